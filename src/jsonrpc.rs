@@ -1,0 +1,456 @@
+//! JSON-RPC 2.0 envelope: ids, messages, error objects, and a parser that turns any bytes into
+//! either a classified message or a precise, spec-conformant error.
+//!
+//! Nothing in here panics on input: every malformed frame becomes an [`Invalid`] that carries
+//! the error object to send back and, when it could be read, the request id to echo.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// The standard JSON-RPC error codes (and the MCP ones the server uses).
+pub mod code {
+    /// The frame is not JSON at all.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// JSON, but not a valid JSON-RPC message (or not allowed here).
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// The method does not exist (or is not available in this revision).
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// The method exists but its params are wrong.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// The server failed while handling a valid request.
+    pub const INTERNAL_ERROR: i64 = -32603;
+}
+
+/// A request id: JSON-RPC allows strings and numbers; MCP narrows numbers to integers and
+/// forbids `null`. The number is kept as written so it is echoed back byte for byte.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    /// An integer id, kept as the JSON number that was sent.
+    Number(serde_json::Number),
+    /// A string id.
+    String(String),
+}
+
+impl RequestId {
+    /// Reads an id from JSON; `None` when the value is not a string or an integer.
+    pub fn from_value(value: &Value) -> Option<Self> {
+        match value {
+            Value::String(s) => Some(Self::String(s.clone())),
+            Value::Number(n) if n.is_i64() || n.is_u64() => Some(Self::Number(n.clone())),
+            _ => None,
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        Self::Number(n.into())
+    }
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Number(n) => write!(f, "{n}"),
+            Self::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+/// The `error` member of an error response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    /// One of [`code`] or an application code.
+    pub code: i64,
+    /// One sentence a person can act on.
+    pub message: String,
+    /// Machine-readable detail, when there is any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ErrorObject {
+    /// An error with no `data`.
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), data: None }
+    }
+    /// `-32700`, with the parser's reason.
+    pub fn parse_error(detail: impl fmt::Display) -> Self {
+        Self::new(code::PARSE_ERROR, format!("Parse error: {detail}"))
+    }
+    /// `-32600`, with what exactly is wrong.
+    pub fn invalid_request(detail: impl fmt::Display) -> Self {
+        Self::new(code::INVALID_REQUEST, format!("Invalid Request: {detail}"))
+    }
+    /// `-32601` for `method`.
+    pub fn method_not_found(method: &str) -> Self {
+        Self::new(code::METHOD_NOT_FOUND, format!("Method not found: {method}"))
+    }
+    /// `-32602`, with what exactly is wrong.
+    pub fn invalid_params(detail: impl fmt::Display) -> Self {
+        Self::new(code::INVALID_PARAMS, format!("Invalid params: {detail}"))
+    }
+    /// `-32603`, with the failure.
+    pub fn internal(detail: impl fmt::Display) -> Self {
+        Self::new(code::INTERNAL_ERROR, format!("Internal error: {detail}"))
+    }
+    /// Attaches `data`.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+}
+
+/// A request: it has an id and expects exactly one response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// Echoed in the response.
+    pub id: RequestId,
+    /// The MCP method, e.g. `tools/call`.
+    pub method: String,
+    /// `params` as sent (an object or an array), if any.
+    pub params: Option<Value>,
+}
+
+/// A notification: no id, no response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notification {
+    /// The MCP method, e.g. `notifications/cancelled`.
+    pub method: String,
+    /// `params` as sent, if any.
+    pub params: Option<Value>,
+}
+
+/// One classified JSON-RPC message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    /// Expects a response.
+    Request(Request),
+    /// Fire and forget.
+    Notification(Notification),
+    /// A successful answer to a request.
+    Response {
+        /// The id of the request it answers.
+        id: RequestId,
+        /// The result value.
+        result: Value,
+    },
+    /// A failed answer; `id` is `None` when the peer could not read the request's id.
+    Error {
+        /// The id of the request it answers, or `None` (`null` on the wire).
+        id: Option<RequestId>,
+        /// What went wrong.
+        error: ErrorObject,
+    },
+}
+
+/// A message that could not be accepted, with the error response to send back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invalid {
+    /// The id to echo, when one could be read (`null` otherwise).
+    pub id: Option<RequestId>,
+    /// The error to send.
+    pub error: ErrorObject,
+}
+
+impl Invalid {
+    /// An invalid message whose id is unknown.
+    pub fn anonymous(error: ErrorObject) -> Self {
+        Self { id: None, error }
+    }
+    /// The error response for this invalid message.
+    pub fn into_message(self) -> Message {
+        Message::Error { id: self.id, error: self.error }
+    }
+}
+
+/// What one frame (one stdio line, one HTTP body) held.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Frame {
+    /// A single message (the normal case).
+    Single(Message),
+    /// A non-empty JSON array: each element classified on its own.
+    Batch(Vec<Result<Message, Invalid>>),
+}
+
+/// Parses one frame's bytes as JSON; the only failure is `-32700`.
+pub fn parse_json(bytes: &[u8]) -> Result<Value, Invalid> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| Invalid::anonymous(ErrorObject::parse_error(format!("invalid UTF-8 ({e})"))))?;
+    if text.trim().is_empty() {
+        return Err(Invalid::anonymous(ErrorObject::parse_error("empty message")));
+    }
+    serde_json::from_str(text).map_err(|e| Invalid::anonymous(ErrorObject::parse_error(e)))
+}
+
+/// Parses one frame. Errors are whole-frame failures (not JSON, empty batch, not an object).
+pub fn parse_frame(bytes: &[u8]) -> Result<Frame, Invalid> {
+    frame_from_value(parse_json(bytes)?)
+}
+
+/// Classifies parsed JSON as one message or a batch.
+pub fn frame_from_value(value: Value) -> Result<Frame, Invalid> {
+    match value {
+        Value::Array(items) if items.is_empty() => {
+            Err(Invalid::anonymous(ErrorObject::invalid_request("empty batch")))
+        }
+        Value::Array(items) => Ok(Frame::Batch(items.into_iter().map(classify).collect())),
+        other => classify(other).map(Frame::Single),
+    }
+}
+
+/// Classifies one JSON value as a JSON-RPC message, or says precisely why it is not one.
+pub fn classify(value: Value) -> Result<Message, Invalid> {
+    let Value::Object(mut obj) = value else {
+        return Err(Invalid::anonymous(ErrorObject::invalid_request(format!(
+            "expected a JSON object, got {}",
+            json_type(&value)
+        ))));
+    };
+    // Read the id first so that every later error can echo it.
+    let raw_id = obj.remove("id");
+    let id = match &raw_id {
+        None => None,
+        Some(v) => match RequestId::from_value(v) {
+            Some(id) => Some(id),
+            None if v.is_null() && !obj.contains_key("method") => None,
+            None => {
+                return Err(Invalid::anonymous(ErrorObject::invalid_request(format!(
+                    "\"id\" must be a string or an integer, got {}",
+                    describe(v)
+                ))))
+            }
+        },
+    };
+    let fail = |detail: String| Invalid { id: id.clone(), error: ErrorObject::invalid_request(detail) };
+    match obj.get("jsonrpc") {
+        Some(Value::String(v)) if v == "2.0" => {}
+        Some(other) => return Err(fail(format!("\"jsonrpc\" must be \"2.0\", got {}", describe(other)))),
+        None => return Err(fail("missing \"jsonrpc\": \"2.0\"".into())),
+    }
+    if let Some(method) = obj.remove("method") {
+        let Value::String(method) = method else {
+            return Err(fail(format!("\"method\" must be a string, got {}", describe(&method))));
+        };
+        let params = obj.remove("params");
+        if let Some(p) = &params {
+            if !(p.is_object() || p.is_array()) {
+                return Err(fail(format!("\"params\" must be an object, got {}", describe(p))));
+            }
+        }
+        return Ok(match id {
+            Some(id) => Message::Request(Request { id, method, params }),
+            None => Message::Notification(Notification { method, params }),
+        });
+    }
+    let result = obj.remove("result");
+    let error = obj.remove("error");
+    match (raw_id, result, error) {
+        (None, _, _) => Err(fail("a message needs a \"method\" (request or notification) or an \"id\" (response)".into())),
+        (Some(_), Some(_), Some(_)) => Err(fail("a response must not carry both \"result\" and \"error\"".into())),
+        (Some(_), Some(result), None) => match id {
+            Some(id) => Ok(Message::Response { id, result }),
+            None => Err(fail("a result response needs a non-null \"id\"".into())),
+        },
+        (Some(_), None, Some(error)) => match serde_json::from_value::<ErrorObject>(error) {
+            Ok(error) => Ok(Message::Error { id, error }),
+            Err(e) => Err(fail(format!("malformed \"error\" object ({e})"))),
+        },
+        (Some(_), None, None) => Err(fail("a response needs \"result\" or \"error\"".into())),
+    }
+}
+
+impl Message {
+    /// A success response.
+    pub fn response(id: RequestId, result: Value) -> Self {
+        Self::Response { id, result }
+    }
+    /// An error response.
+    pub fn error(id: Option<RequestId>, error: ErrorObject) -> Self {
+        Self::Error { id, error }
+    }
+    /// A request.
+    pub fn request(id: RequestId, method: impl Into<String>, params: Option<Value>) -> Self {
+        Self::Request(Request { id, method: method.into(), params })
+    }
+    /// A notification.
+    pub fn notification(method: impl Into<String>, params: Option<Value>) -> Self {
+        Self::Notification(Notification { method: method.into(), params })
+    }
+
+    /// The method, for requests and notifications.
+    pub fn method(&self) -> Option<&str> {
+        match self {
+            Self::Request(r) => Some(&r.method),
+            Self::Notification(n) => Some(&n.method),
+            _ => None,
+        }
+    }
+
+    /// The id, for requests and responses.
+    pub fn id(&self) -> Option<&RequestId> {
+        match self {
+            Self::Request(r) => Some(&r.id),
+            Self::Response { id, .. } => Some(id),
+            Self::Error { id, .. } => id.as_ref(),
+            Self::Notification(_) => None,
+        }
+    }
+
+    /// The wire form, with members in the conventional order.
+    pub fn to_value(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("jsonrpc".into(), "2.0".into());
+        match self {
+            Self::Request(r) => {
+                m.insert("id".into(), id_value(Some(&r.id)));
+                m.insert("method".into(), r.method.clone().into());
+                if let Some(p) = &r.params {
+                    m.insert("params".into(), p.clone());
+                }
+            }
+            Self::Notification(n) => {
+                m.insert("method".into(), n.method.clone().into());
+                if let Some(p) = &n.params {
+                    m.insert("params".into(), p.clone());
+                }
+            }
+            Self::Response { id, result } => {
+                m.insert("id".into(), id_value(Some(id)));
+                m.insert("result".into(), result.clone());
+            }
+            Self::Error { id, error } => {
+                m.insert("id".into(), id_value(id.as_ref()));
+                m.insert("error".into(), serde_json::to_value(error).unwrap_or(Value::Null));
+            }
+        }
+        Value::Object(m)
+    }
+
+    /// The wire text (compact JSON, no trailing newline).
+    pub fn to_json(&self) -> String {
+        self.to_value().to_string()
+    }
+}
+
+fn id_value(id: Option<&RequestId>) -> Value {
+    match id {
+        Some(RequestId::Number(n)) => Value::Number(n.clone()),
+        Some(RequestId::String(s)) => Value::String(s.clone()),
+        None => Value::Null,
+    }
+}
+
+/// The JSON type name of a value, for error messages.
+pub fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A short description of a value for error messages: scalars are shown, containers named.
+fn describe(v: &Value) -> String {
+    match v {
+        Value::Array(_) | Value::Object(_) => json_type(v).to_string(),
+        Value::String(s) if s.len() > 40 => format!("a string of {} bytes", s.len()),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn err(bytes: &[u8]) -> Invalid {
+        match parse_frame(bytes) {
+            Err(e) => e,
+            Ok(Frame::Single(m)) => panic!("expected an error, got {m:?}"),
+            Ok(Frame::Batch(_)) => panic!("expected an error, got a batch"),
+        }
+    }
+
+    #[test]
+    fn classifies_the_four_kinds() {
+        let f = parse_frame(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).unwrap();
+        assert_eq!(f, Frame::Single(Message::request(1.into(), "ping", None)));
+        let f = parse_frame(br#"{"jsonrpc":"2.0","method":"n","params":{}}"#).unwrap();
+        assert_eq!(f, Frame::Single(Message::notification("n", Some(json!({})))));
+        let f = parse_frame(br#"{"jsonrpc":"2.0","id":"a","result":{}}"#).unwrap();
+        assert_eq!(f, Frame::Single(Message::response(RequestId::String("a".into()), json!({}))));
+        let f = parse_frame(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"m"}}"#).unwrap();
+        assert_eq!(f, Frame::Single(Message::error(None, ErrorObject::new(-1, "m"))));
+    }
+
+    #[test]
+    fn not_json_is_parse_error() {
+        for bad in [&b"{"[..], b"nope", b"", b"  ", b"\xff\xfe", b"{\"a\":1}{"] {
+            let e = err(bad);
+            assert_eq!(e.error.code, code::PARSE_ERROR, "{bad:?}");
+            assert_eq!(e.id, None);
+        }
+    }
+
+    #[test]
+    fn not_jsonrpc_is_invalid_request() {
+        let cases: [(&[u8], &str); 8] = [
+            (b"5", "Invalid Request: expected a JSON object, got a number"),
+            (br#"{"id":1,"method":"ping"}"#, "Invalid Request: missing \"jsonrpc\": \"2.0\""),
+            (br#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, "Invalid Request: \"jsonrpc\" must be \"2.0\", got \"1.0\""),
+            (br#"{"jsonrpc":"2.0","id":1,"method":7}"#, "Invalid Request: \"method\" must be a string, got 7"),
+            (br#"{"jsonrpc":"2.0","id":true,"method":"x"}"#, "Invalid Request: \"id\" must be a string or an integer, got true"),
+            (br#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#, "Invalid Request: \"id\" must be a string or an integer, got 1.5"),
+            (br#"{"jsonrpc":"2.0","id":null,"method":"x"}"#, "Invalid Request: \"id\" must be a string or an integer, got null"),
+            (br#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#, "Invalid Request: \"params\" must be an object, got 3"),
+        ];
+        for (bytes, message) in cases {
+            let e = err(bytes);
+            assert_eq!(e.error, ErrorObject::invalid_request(&message["Invalid Request: ".len()..]));
+        }
+        assert_eq!(err(b"[]").error.code, code::INVALID_REQUEST);
+        assert_eq!(err(br#"{"jsonrpc":"2.0"}"#).error.code, code::INVALID_REQUEST);
+    }
+
+    #[test]
+    fn invalid_message_echoes_a_readable_id() {
+        let e = err(br#"{"jsonrpc":"2.0","id":"x","method":5}"#);
+        assert_eq!(e.id, Some(RequestId::String("x".into())));
+        let e = err(br#"{"jsonrpc":"2.0","id":{},"method":"m"}"#);
+        assert_eq!(e.id, None);
+    }
+
+    #[test]
+    fn large_integer_ids_round_trip_exactly() {
+        let f = parse_frame(br#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#).unwrap();
+        let Frame::Single(Message::Request(r)) = f else { panic!() };
+        let out = Message::response(r.id, json!({})).to_json();
+        assert_eq!(out, r#"{"jsonrpc":"2.0","id":18446744073709551615,"result":{}}"#);
+    }
+
+    #[test]
+    fn batches_classify_each_element() {
+        let f = parse_frame(br#"[{"jsonrpc":"2.0","id":1,"method":"a"},7]"#).unwrap();
+        let Frame::Batch(items) = f else { panic!() };
+        assert!(items[0].is_ok());
+        assert_eq!(items[1].as_ref().unwrap_err().error.code, code::INVALID_REQUEST);
+    }
+
+    #[test]
+    fn serializes_in_conventional_order() {
+        let m = Message::error(Some(3.into()), ErrorObject::method_not_found("x"));
+        assert_eq!(m.to_json(), r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found: x"}}"#);
+    }
+
+    #[test]
+    fn deeply_nested_input_does_not_crash() {
+        let deep = "[".repeat(100_000);
+        assert_eq!(err(deep.as_bytes()).error.code, code::PARSE_ERROR);
+    }
+}

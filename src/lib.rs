@@ -1,0 +1,24 @@
+//! everything-mcp: a Model Context Protocol test server.
+//!
+//! Module map (one concept per module):
+//! - [`jsonrpc`]: JSON-RPC 2.0 envelope, parsing any bytes into a message or a precise error.
+//! - [`protocol`]: MCP revisions and negotiation, capabilities, log levels.
+//! - [`server`]: the server, its sessions, the dispatcher, `RequestContext`, the registry, and
+//!   one module per method family under `server::methods`.
+//! - [`catalog`]: built-in surfaces (`everything`, ...), e.g. `catalog::everything::echo`.
+//! - [`transport`]: stdio and in-memory connections.
+//! - [`traffic`]: the recorder of every frame in and out.
+//! - [`python`]: the PyO3 binding, the only module that knows Python.
+
+pub mod catalog;
+pub mod error;
+pub mod jsnum;
+pub mod jsonrpc;
+pub mod protocol;
+mod python;
+pub mod server;
+pub mod traffic;
+pub mod transport;
+
+pub use error::Error;
+pub use server::{Server, ServerConfig};

@@ -1,0 +1,22 @@
+//! The `capabilities` object the server declares in `initialize`, shaped per revision.
+
+use super::Revision;
+use serde_json::{json, Map, Value};
+
+/// The server's capabilities for `revision`.
+///
+/// Everything the registry can hold is always declared (`listChanged: true` because tools,
+/// resources and prompts can be added at runtime; `subscribe: true` because any resource can be
+/// subscribed to), so a client sees the same surface whatever the catalog. Keys are only added
+/// in the revisions that define them.
+pub fn server_capabilities(revision: Revision) -> Value {
+    let mut caps = Map::new();
+    caps.insert("tools".into(), json!({ "listChanged": true }));
+    caps.insert("resources".into(), json!({ "subscribe": true, "listChanged": true }));
+    caps.insert("prompts".into(), json!({ "listChanged": true }));
+    caps.insert("logging".into(), json!({}));
+    if revision.has_completions_capability() {
+        caps.insert("completions".into(), json!({}));
+    }
+    Value::Object(caps)
+}

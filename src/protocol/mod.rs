@@ -1,0 +1,9 @@
+//! What the protocol itself says: revisions and their features, version negotiation, the
+//! capability objects, and the small vocabularies (log levels) shared by every handler.
+
+pub mod capabilities;
+pub mod logging;
+pub mod revision;
+
+pub use logging::LogLevel;
+pub use revision::Revision;

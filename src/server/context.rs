@@ -1,0 +1,96 @@
+//! [`RequestContext`]: everything a handler may use while serving one request — its
+//! arguments' surroundings (`_meta`, revision), progress, logging, cancellation, and asking the
+//! client something. Handlers are written once against this type; the era-specific plumbing
+//! (session vs. per-request `_meta`, push request vs. `input_required`) lives behind it.
+
+use super::session::Session;
+use super::sink::Sink;
+use crate::jsonrpc::{ErrorObject, Message, RequestId};
+use crate::jsnum;
+use crate::protocol::{LogLevel, Revision};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// The context of one request being served.
+#[derive(Clone)]
+pub struct RequestContext {
+    /// The session the request belongs to. In the stateless era this is a per-request session
+    /// built from the request's `_meta` (revision, client capabilities, log level).
+    pub session: Arc<Session>,
+    /// Where messages related to this request go: the connection for stdio, the request's own
+    /// SSE stream for Streamable HTTP.
+    pub sink: Sink,
+    /// The id of the request being served.
+    pub request_id: RequestId,
+    /// The method being served.
+    pub method: String,
+    /// The revision the request is served under.
+    pub revision: Revision,
+    /// `params._meta` as sent (empty when absent).
+    pub meta: Map<String, Value>,
+    /// Cancelled by `notifications/cancelled`, or when the connection ends.
+    pub cancel: CancellationToken,
+}
+
+impl RequestContext {
+    /// The `progressToken` of the request, if the client asked for progress.
+    pub fn progress_token(&self) -> Option<&Value> {
+        self.meta.get("progressToken")
+    }
+
+    /// Sends `notifications/progress` if the client asked for it (otherwise does nothing).
+    /// `message` is dropped for revisions that do not define it (2024-11-05).
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(token) = self.progress_token() else { return };
+        let mut params = Map::new();
+        params.insert("progressToken".into(), token.clone());
+        params.insert("progress".into(), jsnum::to_json(progress));
+        if let Some(t) = total {
+            params.insert("total".into(), jsnum::to_json(t));
+        }
+        if let (Some(m), true) = (message, self.revision.has_progress_message()) {
+            params.insert("message".into(), m.into());
+        }
+        self.sink.send(&Message::notification("notifications/progress", Some(Value::Object(params))));
+    }
+
+    /// Sends `notifications/message` unless the client's level filters it out.
+    pub fn log(&self, level: LogLevel, data: Value, logger: Option<&str>) {
+        if self.session.state().log_level.is_some_and(|min| level < min) {
+            return;
+        }
+        let mut params = Map::new();
+        params.insert("level".into(), level.as_str().into());
+        if let Some(l) = logger {
+            params.insert("logger".into(), l.into());
+        }
+        params.insert("data".into(), data);
+        self.sink.send(&Message::notification("notifications/message", Some(Value::Object(params))));
+    }
+
+    /// Whether the request was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Resolves when the request is cancelled.
+    pub async fn cancelled(&self) {
+        self.cancel.cancelled().await;
+    }
+
+    /// Asks the client something (`sampling/createMessage`, `elicitation/create`,
+    /// `roots/list`) and waits for its answer. In the handshake era this is a server → client
+    /// request on this request's stream.
+    pub async fn ask_client(&self, method: &str, params: Option<Value>) -> Result<Value, ErrorObject> {
+        tokio::select! {
+            r = self.session.request(&self.sink, method, params) => r,
+            () = self.cancel.cancelled() => Err(ErrorObject::internal("the request was cancelled")),
+        }
+    }
+
+    /// The client's declared capabilities.
+    pub fn client_capabilities(&self) -> Value {
+        self.session.state().client_capabilities
+    }
+}

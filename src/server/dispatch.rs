@@ -1,0 +1,301 @@
+//! From bytes to work: record the frame, decode it, apply the lifecycle rules, and either answer
+//! at once (errors, `initialize`, `ping`) or hand back a future that serves the request.
+//!
+//! The decision part runs in frame order on the transport's read loop, so a pipelined
+//! `initialize` + `tools/list` can never race; the serving part runs concurrently, so a slow
+//! tool does not block `ping` or `notifications/cancelled`.
+
+use super::context::RequestContext;
+use super::methods;
+use super::registry::BoxFuture;
+use super::session::{Phase, Session};
+use super::sink::{Outgoing, Sink};
+use super::Server;
+use crate::jsonrpc::{self, ErrorObject, Invalid, Message, Notification, Request, RequestId};
+use crate::traffic::{Direction, FrameMeta, Kind, Parsed};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// What the transport must do after handing a frame to [`Server::receive`].
+pub enum Work {
+    /// Nothing to send (notifications, responses, cancelled requests).
+    Nothing,
+    /// Send this now.
+    Reply(Outgoing),
+    /// Spawn this; send what it yields (if anything) on the same sink.
+    Task(BoxFuture<Option<Outgoing>>),
+}
+
+/// Every method this server serves in the handshake era. Anything else is `-32601`, before and
+/// after `initialize` (a 2.x client probes with `server/discover` and must not wait).
+const METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+];
+
+impl Server {
+    /// Takes one incoming frame of `session` (one stdio line, one HTTP body). `sink` is where
+    /// messages related to this frame's requests go. `http` is recorded with the frame.
+    pub fn receive(self: &Arc<Self>, session: &Arc<Session>, sink: &Sink, raw: &[u8], http: Option<Value>) -> Work {
+        let meta = FrameMeta {
+            dir: Direction::In,
+            transport: session.transport,
+            conn: session.id.clone(),
+            stream: None,
+            http,
+        };
+        let text = String::from_utf8_lossy(raw);
+        let value = match jsonrpc::parse_json(raw) {
+            Ok(v) => v,
+            Err(invalid) => {
+                let parsed = invalid_parsed(None, &invalid);
+                self.recorder.record(&meta, &text, parsed);
+                return Work::Reply(Outgoing::One(invalid.into_message()));
+            }
+        };
+        match value {
+            Value::Array(items) => {
+                let all = Value::Array(items);
+                let frame = jsonrpc::frame_from_value(all.clone());
+                let kind = if frame.is_ok() { Kind::Batch } else { Kind::Invalid };
+                let error = frame.as_ref().err().map(|i| i.error.message.clone());
+                self.recorder.record(&meta, &text, Parsed { msg: Some(all), error, kind, method: None, id: None });
+                match frame {
+                    Ok(jsonrpc::Frame::Batch(items)) => self.receive_batch(session, sink, items),
+                    Ok(jsonrpc::Frame::Single(_)) => Work::Nothing,
+                    Err(invalid) => Work::Reply(Outgoing::One(invalid.into_message())),
+                }
+            }
+            value => match jsonrpc::classify(value.clone()) {
+                Ok(message) => {
+                    self.recorder.record(&meta, &text, parsed_message(value, &message));
+                    self.handle_message(session, sink, message)
+                }
+                Err(invalid) => {
+                    self.recorder.record(&meta, &text, invalid_parsed(Some(value), &invalid));
+                    Work::Reply(Outgoing::One(invalid.into_message()))
+                }
+            },
+        }
+    }
+
+    /// Takes a frame that was over `max_message_bytes`: recorded (truncated), answered with
+    /// `-32600`, never parsed.
+    pub fn receive_oversized(&self, session: &Session, prefix: &[u8], size: usize, http: Option<Value>) -> Work {
+        let meta = FrameMeta { dir: Direction::In, transport: session.transport, conn: session.id.clone(), stream: None, http };
+        let limit = self.config.max_message_bytes;
+        let error = ErrorObject::invalid_request(format!("message of {size} bytes exceeds the {limit}-byte limit"));
+        self.recorder.record_oversized(&meta, prefix, size, error.message.clone());
+        Work::Reply(Outgoing::One(Message::error(None, error)))
+    }
+
+    /// Serves a JSON-RPC batch, where the negotiated revision allows one (2025-03-26 only).
+    fn receive_batch(self: &Arc<Self>, session: &Arc<Session>, sink: &Sink, items: Vec<Result<Message, Invalid>>) -> Work {
+        let state = session.state();
+        let refusal = match state.revision {
+            None => Some("a JSON-RPC batch is not allowed before initialize (and initialize must not be batched)".to_string()),
+            Some(r) if !r.allows_batches() => Some(format!(
+                "JSON-RPC batches are not supported in protocol revision {r} (only 2025-03-26 allows them); send one message per frame"
+            )),
+            Some(_) => None,
+        };
+        if let Some(detail) = refusal {
+            return Work::Reply(Outgoing::One(Message::error(None, ErrorObject::invalid_request(detail))));
+        }
+        let mut replies = Vec::new();
+        let mut tasks = Vec::new();
+        for item in items {
+            match item.map(|m| self.handle_message(session, sink, m)) {
+                Err(invalid) => replies.push(invalid.into_message()),
+                Ok(Work::Nothing) => {}
+                Ok(Work::Reply(Outgoing::One(m))) => replies.push(m),
+                Ok(Work::Reply(Outgoing::Batch(ms))) => replies.extend(ms),
+                Ok(Work::Task(t)) => tasks.push(t),
+            }
+        }
+        if tasks.is_empty() {
+            return if replies.is_empty() { Work::Nothing } else { Work::Reply(Outgoing::Batch(replies)) };
+        }
+        Work::Task(Box::pin(async move {
+            for out in futures::future::join_all(tasks).await.into_iter().flatten() {
+                match out {
+                    Outgoing::One(m) => replies.push(m),
+                    Outgoing::Batch(ms) => replies.extend(ms),
+                }
+            }
+            (!replies.is_empty()).then_some(Outgoing::Batch(replies))
+        }))
+    }
+
+    /// Routes one decoded message.
+    fn handle_message(self: &Arc<Self>, session: &Arc<Session>, sink: &Sink, message: Message) -> Work {
+        match message {
+            Message::Request(req) => self.handle_request(session, sink, req),
+            Message::Notification(n) => {
+                self.handle_notification(session, n);
+                Work::Nothing
+            }
+            Message::Response { id, result } => {
+                if !session.complete_request(&id, Ok(result)) {
+                    tracing::warn!(conn = %session.id, %id, "response to an unknown or finished server request ignored");
+                }
+                Work::Nothing
+            }
+            Message::Error { id: Some(id), error } => {
+                if !session.complete_request(&id, Err(error)) {
+                    tracing::warn!(conn = %session.id, %id, "error response to an unknown or finished server request ignored");
+                }
+                Work::Nothing
+            }
+            Message::Error { id: None, error } => {
+                tracing::warn!(conn = %session.id, code = error.code, "client reported an error without id: {}", error.message);
+                Work::Nothing
+            }
+        }
+    }
+
+    /// Applies the lifecycle rules to a request, then answers or schedules it.
+    fn handle_request(self: &Arc<Self>, session: &Arc<Session>, sink: &Sink, req: Request) -> Work {
+        let reply = |m: Message| Work::Reply(Outgoing::One(m));
+        if !METHODS.contains(&req.method.as_str()) {
+            return reply(Message::error(Some(req.id), ErrorObject::method_not_found(&req.method)));
+        }
+        let params = match split_params(req.params) {
+            Ok(p) => p,
+            Err(e) => return reply(Message::error(Some(req.id), e)),
+        };
+        match req.method.as_str() {
+            "initialize" => {
+                let result = methods::lifecycle::initialize(self, session, &params);
+                return reply(outcome_message(req.id, result));
+            }
+            "ping" => return reply(Message::response(req.id, Value::Object(Map::new()))),
+            _ => {}
+        }
+        if session.phase() == Phase::New {
+            let e = ErrorObject::invalid_request(format!(
+                "received {:?} before initialize; the client must send initialize first",
+                req.method
+            ));
+            return reply(Message::error(Some(req.id), e));
+        }
+        let Some(cancel) = session.begin_request(&req.id) else {
+            let e = ErrorObject::invalid_request(format!("request id {} is already in flight on this connection", req.id));
+            return reply(Message::error(Some(req.id), e));
+        };
+        let meta = match params.get("_meta") {
+            Some(Value::Object(m)) => m.clone(),
+            _ => Map::new(),
+        };
+        let ctx = RequestContext {
+            session: session.clone(),
+            sink: sink.clone(),
+            request_id: req.id.clone(),
+            method: req.method.clone(),
+            revision: session.revision(),
+            meta,
+            cancel: cancel.clone(),
+        };
+        let server = self.clone();
+        let session = session.clone();
+        Work::Task(Box::pin(async move {
+            let id = req.id;
+            let result = tokio::select! {
+                r = methods::call(&server, ctx, &req.method, params) => Some(r),
+                () = cancel.cancelled() => None,
+            };
+            session.end_request(&id);
+            // A cancelled request gets no response (the spec: the receiver SHOULD NOT respond).
+            result.map(|r| Outgoing::One(outcome_message(id, r)))
+        }))
+    }
+
+    /// Handles a client notification (never answered).
+    fn handle_notification(&self, session: &Arc<Session>, n: Notification) {
+        match n.method.as_str() {
+            "notifications/initialized" => {
+                let changed = session.update(|s| {
+                    let was = s.phase;
+                    if was == Phase::Initializing {
+                        s.phase = Phase::Ready;
+                    }
+                    was
+                });
+                if changed == Phase::New {
+                    tracing::warn!(conn = %session.id, "notifications/initialized before initialize ignored");
+                }
+            }
+            "notifications/cancelled" => {
+                let id = n.params.as_ref().and_then(|p| p.get("requestId")).and_then(RequestId::from_value);
+                match id {
+                    Some(id) => {
+                        if !session.cancel_request(&id) {
+                            tracing::debug!(conn = %session.id, %id, "cancellation of a request not in flight ignored");
+                        }
+                    }
+                    None => tracing::warn!(conn = %session.id, "notifications/cancelled without a valid requestId ignored"),
+                }
+            }
+            other => tracing::debug!(conn = %session.id, method = other, "notification received"),
+        }
+    }
+}
+
+/// Separates `params` into an object (absent → empty); arrays are not MCP params.
+fn split_params(params: Option<Value>) -> Result<Map<String, Value>, ErrorObject> {
+    match params {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(m)) => Ok(m),
+        Some(other) => Err(ErrorObject::invalid_params(format!(
+            "\"params\" must be an object, got {}",
+            jsonrpc::json_type(&other)
+        ))),
+    }
+}
+
+/// The response (or error response) for a finished request.
+fn outcome_message(id: RequestId, result: Result<Value, ErrorObject>) -> Message {
+    match result {
+        Ok(v) => Message::response(id, v),
+        Err(e) => Message::error(Some(id), e),
+    }
+}
+
+/// The recorder's view of a decoded message.
+fn parsed_message(value: Value, message: &Message) -> Parsed {
+    let kind = match message {
+        Message::Request(_) => Kind::Request,
+        Message::Notification(_) => Kind::Notification,
+        Message::Response { .. } => Kind::Response,
+        Message::Error { .. } => Kind::Error,
+    };
+    Parsed {
+        msg: Some(value),
+        error: None,
+        kind,
+        method: message.method().map(str::to_string),
+        id: message.id().cloned(),
+    }
+}
+
+/// The recorder's view of a frame that is not a valid message.
+fn invalid_parsed(value: Option<Value>, invalid: &Invalid) -> Parsed {
+    Parsed {
+        msg: value,
+        error: Some(invalid.error.message.clone()),
+        kind: Kind::Invalid,
+        method: None,
+        id: invalid.id.clone(),
+    }
+}

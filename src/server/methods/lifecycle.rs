@@ -1,0 +1,52 @@
+//! `initialize`: version negotiation, capabilities, `serverInfo`, `instructions`.
+
+use crate::jsonrpc::ErrorObject;
+use crate::protocol::capabilities::server_capabilities;
+use crate::protocol::revision::negotiate;
+use crate::server::session::{Phase, Session};
+use crate::server::Server;
+use serde_json::{Map, Value};
+
+/// Answers `initialize` and moves the session to [`Phase::Initializing`]. A second
+/// `initialize` on the same connection is refused with `-32600`.
+pub fn initialize(server: &Server, session: &Session, params: &Map<String, Value>) -> Result<Value, ErrorObject> {
+    let state = session.state();
+    if state.phase != Phase::New {
+        return Err(ErrorObject::invalid_request(format!(
+            "initialize was already received on this connection (negotiated {})",
+            state.revision.map_or("?", |r| r.as_str())
+        )));
+    }
+    let requested = super::required_str(params, "protocolVersion")?;
+    let capabilities = match params.get("capabilities") {
+        Some(Value::Object(c)) => Value::Object(c.clone()),
+        Some(_) => return Err(ErrorObject::invalid_params("\"capabilities\" must be an object")),
+        None => return Err(ErrorObject::invalid_params("missing required \"capabilities\"")),
+    };
+    let client_info = match params.get("clientInfo") {
+        Some(Value::Object(c)) if c.get("name").is_some_and(Value::is_string) => Value::Object(c.clone()),
+        Some(_) => return Err(ErrorObject::invalid_params("\"clientInfo\" must be an object with a string \"name\"")),
+        None => return Err(ErrorObject::invalid_params("missing required \"clientInfo\"")),
+    };
+    let Some(revision) = negotiate(requested, &server.config.revisions) else {
+        return Err(ErrorObject::invalid_request(format!(
+            "this server is pinned to the stateless era ({}); it does not serve initialize",
+            server.config.revisions.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ")
+        )));
+    };
+    session.update(|s| {
+        s.phase = Phase::Initializing;
+        s.revision = Some(revision);
+        s.client_info = Some(client_info);
+        s.client_capabilities = capabilities;
+        s.requested_version = Some(requested.to_string());
+    });
+    let mut result = Map::new();
+    result.insert("protocolVersion".into(), revision.as_str().into());
+    result.insert("capabilities".into(), server_capabilities(revision));
+    result.insert("serverInfo".into(), server.server_info(revision));
+    if let Some(text) = &server.config.instructions {
+        result.insert("instructions".into(), text.clone().into());
+    }
+    Ok(Value::Object(result))
+}

@@ -1,0 +1,85 @@
+//! `tools/list` and `tools/call`: listing shaped per revision, argument validation against the
+//! tool's `inputSchema` (a failure is an `isError` result, SEP-1303), and running the handler.
+
+use super::{optional_object, required_str};
+use crate::jsonrpc::ErrorObject;
+use crate::protocol::Revision;
+use crate::server::context::RequestContext;
+use crate::server::pagination::{list_result, page};
+use crate::server::registry::HandlerError;
+use crate::server::Server;
+use serde_json::{json, Map, Value};
+
+/// `tools/list`, paginated.
+pub fn list(server: &Server, ctx: &RequestContext, params: &Map<String, Value>) -> Result<Value, ErrorObject> {
+    let registry = server.registry();
+    let p = page("tools", registry.tools.len(), params, server.config.page_size)?;
+    let tools = registry.tools.values().skip(p.start).take(p.end - p.start);
+    let items = tools.map(|t| Value::Object(shape_definition(&t.definition, ctx.revision))).collect();
+    Ok(list_result("tools", items, p.next_cursor))
+}
+
+/// A tool definition as `revision` defines it: fields added by later revisions are removed.
+fn shape_definition(def: &Map<String, Value>, revision: Revision) -> Map<String, Value> {
+    let mut def = def.clone();
+    if !revision.has_tool_annotations() {
+        def.shift_remove("annotations");
+    }
+    if !revision.has_titles() {
+        def.shift_remove("title");
+    }
+    if !revision.has_structured_output() {
+        def.shift_remove("outputSchema");
+    }
+    if !revision.has_tasks() {
+        def.shift_remove("execution");
+        def.shift_remove("icons");
+    }
+    def
+}
+
+/// `tools/call`: unknown tool → `-32602`; invalid arguments → `isError` result; a handler's
+/// failure → `isError` result with its text; a handler's JSON-RPC error → that error.
+pub async fn call(server: &Server, ctx: RequestContext, params: &Map<String, Value>) -> Result<Value, ErrorObject> {
+    let name = required_str(params, "name")?;
+    let arguments = optional_object(params, "arguments")?;
+    let Some(tool) = server.registry().tools.get(name).cloned() else {
+        return Err(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
+    };
+    let instance = Value::Object(arguments);
+    let problems: Vec<String> = tool.validator.iter_errors(&instance).map(|e| describe_violation(&e)).collect();
+    if !problems.is_empty() {
+        return Ok(error_result(format!(
+            "MCP error -32602: Input validation error: Invalid arguments for tool {name}: {}",
+            problems.join("; ")
+        )));
+    }
+    let Value::Object(arguments) = instance else { unreachable!("built from a map above") };
+    let revision = ctx.revision;
+    match (tool.handler)(ctx, arguments).await {
+        Ok(Value::Object(mut result)) => {
+            if !revision.has_structured_output() {
+                result.shift_remove("structuredContent");
+            }
+            Ok(Value::Object(result))
+        }
+        Ok(other) => Err(ErrorObject::internal(format!("tool {name} returned {other} instead of a CallToolResult object"))),
+        Err(HandlerError::Failed(text)) => Ok(error_result(text)),
+        Err(HandlerError::Rpc(e)) => Err(e),
+    }
+}
+
+/// `{"content":[{"type":"text","text":…}],"isError":true}`.
+pub fn error_result(text: String) -> Value {
+    json!({ "content": [{ "type": "text", "text": text }], "isError": true })
+}
+
+/// One schema violation as "<message> at <path>" (path omitted at the root).
+fn describe_violation(e: &jsonschema::ValidationError<'_>) -> String {
+    let path = e.instance_path().to_string();
+    if path.is_empty() {
+        e.to_string()
+    } else {
+        format!("{e} at {}", path.trim_start_matches('/').replace('/', "."))
+    }
+}

@@ -1,0 +1,251 @@
+//! The server: configuration, the registry of what it offers, its live sessions, and the
+//! recorder. Transports feed it frames through [`Server::receive`] (see [`dispatch`]).
+
+pub mod context;
+pub mod dispatch;
+pub mod methods;
+pub mod pagination;
+pub mod registry;
+pub mod session;
+pub mod sink;
+pub mod uri_template;
+
+use crate::catalog;
+use crate::error::Error;
+use crate::jsonrpc::Message;
+use crate::protocol::Revision;
+use crate::traffic::{Recorder, TransportKind};
+use registry::{CompleteFn, CompletionKey, ListKind, Prompt, Registry, Resource, ResourceTemplate, Tool};
+use serde_json::{json, Value};
+use session::{Phase, Session};
+use sink::Sink;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use tokio::sync::mpsc;
+
+/// Default cap on one incoming frame (a stdio line, an HTTP body): large enough for any real
+/// payload, small enough that a runaway client cannot exhaust memory.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
+/// How a server is set up. `Default` is the `everything` catalog, every revision, no recording.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// `serverInfo.name`.
+    pub name: String,
+    /// `serverInfo.title` (sent from 2025-06-18 on).
+    pub title: Option<String>,
+    /// `serverInfo.version`.
+    pub version: String,
+    /// `instructions` in the `initialize` result.
+    pub instructions: Option<String>,
+    /// Revisions this server accepts (a client asking for another gets the newest of these).
+    pub revisions: Vec<Revision>,
+    /// Catalogs loaded at start, by name (see [`catalog::NAMES`]).
+    pub catalogs: Vec<String>,
+    /// Items per page for `*/list`; `None` returns everything in one page.
+    pub page_size: Option<usize>,
+    /// Largest accepted frame in bytes; larger ones get `-32600` and are not parsed.
+    pub max_message_bytes: usize,
+    /// Also write traffic to this JSON-lines file.
+    pub record_path: Option<PathBuf>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            name: "everything-mcp".into(),
+            title: Some("everything-mcp test server".into()),
+            version: env!("CARGO_PKG_VERSION").into(),
+            instructions: Some(
+                "A Model Context Protocol test server: it exercises every corner of the protocol \
+                 so MCP clients can be tested against it. Tools such as `echo` and `get-sum` \
+                 return exact, documented outputs."
+                    .into(),
+            ),
+            revisions: Revision::ALL.to_vec(),
+            catalogs: vec!["everything".into()],
+            page_size: None,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            record_path: None,
+        }
+    }
+}
+
+/// An MCP server: shared by all its connections and transports.
+pub struct Server {
+    /// How it was set up.
+    pub config: ServerConfig,
+    /// What it offers. Readers take a snapshot (`Arc` clone) so a handler never holds a lock;
+    /// writers replace the snapshot (registration is rare, reads are per request).
+    registry: RwLock<Arc<Registry>>,
+    /// Every frame in and out.
+    pub recorder: Arc<Recorder>,
+    /// Live sessions, for broadcasts (`list_changed`, `resources/updated`).
+    sessions: Mutex<HashMap<Arc<str>, Weak<Session>>>,
+    /// Numbers connection ids (`stdio-1`, `memory-2`, ...).
+    next_conn: AtomicU64,
+}
+
+impl Server {
+    /// A server with `config`'s catalogs loaded; fails on an unknown catalog, a bad limit, or
+    /// a record file that cannot be opened.
+    pub fn new(config: ServerConfig) -> Result<Arc<Self>, Error> {
+        if config.revisions.is_empty() {
+            return Err(Error::Config("at least one protocol revision must be allowed".into()));
+        }
+        if config.max_message_bytes == 0 {
+            return Err(Error::Config("max_message_bytes must be positive".into()));
+        }
+        if config.page_size == Some(0) {
+            return Err(Error::Config("page_size must be positive".into()));
+        }
+        let mut registry = Registry::default();
+        for name in &config.catalogs {
+            catalog::load(name, &mut registry)?;
+        }
+        let recorder = Recorder::new(config.record_path.as_deref()).map_err(|e| {
+            let path = config.record_path.as_deref().unwrap_or_else(|| std::path::Path::new(""));
+            Error::Config(format!("cannot open record file {}: {e}", path.display()))
+        })?;
+        Ok(Arc::new(Self {
+            config,
+            registry: RwLock::new(Arc::new(registry)),
+            recorder: Arc::new(recorder),
+            sessions: Mutex::new(HashMap::new()),
+            next_conn: AtomicU64::new(1),
+        }))
+    }
+
+    /// The current registry snapshot.
+    pub fn registry(&self) -> Arc<Registry> {
+        self.registry.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Opens a session for a new connection whose outgoing frames go to `tx`.
+    pub fn open_session(&self, transport: TransportKind, tx: mpsc::UnboundedSender<String>) -> Arc<Session> {
+        let n = self.next_conn.fetch_add(1, Ordering::Relaxed);
+        let label = match transport {
+            TransportKind::Stdio => "stdio",
+            TransportKind::Http => "http",
+            TransportKind::Sse => "sse",
+            TransportKind::Memory => "memory",
+        };
+        let id: Arc<str> = format!("{label}-{n}").into();
+        let sink = Sink::new(tx, self.recorder.clone(), transport, id.clone(), None);
+        let session = Arc::new(Session::new(id.clone(), transport, sink));
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions.retain(|_, s| s.strong_count() > 0);
+        sessions.insert(id, Arc::downgrade(&session));
+        session
+    }
+
+    /// Ends a session: its handlers stop and it receives no more broadcasts.
+    pub fn close_session(&self, session: &Session) {
+        session.close();
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(&session.id);
+    }
+
+    /// Sessions that finished `initialize` and are still open.
+    fn live_sessions(&self) -> Vec<Arc<Session>> {
+        let sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions
+            .values()
+            .filter_map(Weak::upgrade)
+            .filter(|s| s.phase() != Phase::New && !s.closed.is_cancelled())
+            .collect()
+    }
+
+    /// Sends `notifications/{tools,resources,prompts}/list_changed` to every initialized session.
+    pub fn notify_list_changed(&self, kind: ListKind) {
+        let note = Message::notification(kind.notification(), None);
+        for s in self.live_sessions() {
+            s.sink.send(&note);
+        }
+    }
+
+    /// Sends `notifications/resources/updated` to every session subscribed to `uri`; returns
+    /// how many were notified.
+    pub fn notify_resource_updated(&self, uri: &str) -> usize {
+        let note = Message::notification("notifications/resources/updated", Some(json!({ "uri": uri })));
+        let mut n = 0;
+        for s in self.live_sessions() {
+            if s.state().subscriptions.contains(uri) {
+                s.sink.send(&note);
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Applies `change` to a copy of the registry, publishes it, and announces `kind`.
+    fn change_registry(&self, kind: ListKind, change: impl FnOnce(&mut Registry)) {
+        {
+            let mut guard = self.registry.write().unwrap_or_else(|e| e.into_inner());
+            let mut next = Registry::clone(&guard);
+            change(&mut next);
+            *guard = Arc::new(next);
+        }
+        self.notify_list_changed(kind);
+    }
+
+    /// Adds (or replaces) a tool and sends `notifications/tools/list_changed`.
+    pub fn add_tool(&self, tool: Tool) {
+        self.change_registry(ListKind::Tools, |r| {
+            r.tools.insert(tool.name().to_string(), tool);
+        });
+    }
+
+    /// Removes a tool; `false` if there was none by that name.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let found = self.registry().tools.contains_key(name);
+        if found {
+            self.change_registry(ListKind::Tools, |r| {
+                r.tools.shift_remove(name);
+            });
+        }
+        found
+    }
+
+    /// Adds (or replaces) a resource and sends `notifications/resources/list_changed`.
+    pub fn add_resource(&self, resource: Resource) {
+        self.change_registry(ListKind::Resources, |r| {
+            r.resources.insert(resource.uri().to_string(), resource);
+        });
+    }
+
+    /// Adds (or replaces) a resource template and sends `notifications/resources/list_changed`.
+    pub fn add_template(&self, template: ResourceTemplate) {
+        let key = template.definition.get("uriTemplate").and_then(Value::as_str).unwrap_or_default().to_string();
+        self.change_registry(ListKind::Resources, |r| {
+            r.templates.insert(key, template);
+        });
+    }
+
+    /// Adds (or replaces) a prompt and sends `notifications/prompts/list_changed`.
+    pub fn add_prompt(&self, prompt: Prompt) {
+        self.change_registry(ListKind::Prompts, |r| {
+            r.prompts.insert(prompt.name().to_string(), prompt);
+        });
+    }
+
+    /// Adds a completion provider (no notification: completions have no list).
+    pub fn add_completion(&self, key: CompletionKey, complete: CompleteFn) {
+        let mut guard = self.registry.write().unwrap_or_else(|e| e.into_inner());
+        let mut next = Registry::clone(&guard);
+        next.completions.insert(key, complete);
+        *guard = Arc::new(next);
+    }
+
+    /// The `serverInfo` object for `revision`.
+    pub fn server_info(&self, revision: Revision) -> Value {
+        let mut info = serde_json::Map::new();
+        info.insert("name".into(), self.config.name.clone().into());
+        if let (Some(t), true) = (&self.config.title, revision.has_titles()) {
+            info.insert("title".into(), t.clone().into());
+        }
+        info.insert("version".into(), self.config.version.clone().into());
+        Value::Object(info)
+    }
+}

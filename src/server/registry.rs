@@ -1,0 +1,235 @@
+//! What a server offers: tools, resources, resource templates, prompts and completion
+//! providers, each a definition (what `*/list` shows) plus a handler (what runs).
+//!
+//! Handlers are plain async closures over a [`RequestContext`], so a Rust catalog entry and a
+//! Python callable (wrapped by the binding) look the same to the dispatcher.
+
+use super::context::RequestContext;
+use crate::error::Error;
+use crate::jsonrpc::ErrorObject;
+use indexmap::IndexMap;
+use serde_json::{Map, Value};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+/// A boxed, sendable future: what every handler returns.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// How a handler fails.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HandlerError {
+    /// A failure the caller should see as content: for tools an `isError: true` result (per the
+    /// spec, tool execution errors are results), elsewhere a `-32603` error.
+    Failed(String),
+    /// A specific JSON-RPC error to send as is.
+    Rpc(ErrorObject),
+}
+
+impl HandlerError {
+    /// A failure with this text.
+    pub fn failed(text: impl Into<String>) -> Self {
+        Self::Failed(text.into())
+    }
+}
+
+/// Result of a handler.
+pub type HandlerResult<T> = Result<T, HandlerError>;
+
+/// Runs a tool: `(context, arguments) -> CallToolResult` (a JSON object).
+pub type ToolFn = Arc<dyn Fn(RequestContext, Map<String, Value>) -> BoxFuture<HandlerResult<Value>> + Send + Sync>;
+/// Reads a resource: `(context, uri) -> contents array`.
+pub type ResourceFn = Arc<dyn Fn(RequestContext, String) -> BoxFuture<HandlerResult<Vec<Value>>> + Send + Sync>;
+/// Reads a templated resource: `(context, uri, variables) -> contents array`.
+pub type TemplateFn =
+    Arc<dyn Fn(RequestContext, String, Map<String, Value>) -> BoxFuture<HandlerResult<Vec<Value>>> + Send + Sync>;
+/// Renders a prompt: `(context, arguments) -> GetPromptResult` (a JSON object).
+pub type PromptFn = Arc<dyn Fn(RequestContext, Map<String, Value>) -> BoxFuture<HandlerResult<Value>> + Send + Sync>;
+/// Completes an argument: `(argument name, partial value, other arguments) -> candidates`.
+pub type CompleteFn = Arc<dyn Fn(String, String, Map<String, Value>) -> BoxFuture<HandlerResult<Vec<String>>> + Send + Sync>;
+
+/// A tool: its `tools/list` entry, a compiled validator for its input, and its handler.
+#[derive(Clone)]
+pub struct Tool {
+    /// The `tools/list` entry as the newest revision shows it (`name`, `title`, `inputSchema`,
+    /// ...); older revisions get fields they do not define removed when listed.
+    pub definition: Map<String, Value>,
+    /// `inputSchema`, compiled once at registration: arguments are checked before the handler runs.
+    pub validator: Arc<jsonschema::Validator>,
+    /// What runs on `tools/call`.
+    pub handler: ToolFn,
+}
+
+impl Tool {
+    /// Builds a tool from its definition (which must have a string `name` and an object
+    /// `inputSchema`) and handler; fails when the schema does not compile.
+    pub fn new(definition: Value, handler: ToolFn) -> Result<Self, Error> {
+        let Value::Object(definition) = definition else {
+            return Err(Error::Definition("a tool definition must be a JSON object".into()));
+        };
+        let name = definition.get("name").and_then(Value::as_str).unwrap_or_default();
+        if name.is_empty() {
+            return Err(Error::Definition("a tool needs a non-empty string \"name\"".into()));
+        }
+        let schema = definition
+            .get("inputSchema")
+            .filter(|s| s.is_object())
+            .ok_or_else(|| Error::Definition(format!("tool {name:?} needs an object \"inputSchema\"")))?;
+        let validator = jsonschema::validator_for(schema)
+            .map_err(|e| Error::Definition(format!("tool {name:?} has an invalid inputSchema: {e}")))?;
+        Ok(Self { definition, validator: Arc::new(validator), handler })
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        self.definition.get("name").and_then(Value::as_str).unwrap_or_default()
+    }
+}
+
+/// A concrete resource: its `resources/list` entry and how to read it.
+#[derive(Clone)]
+pub struct Resource {
+    /// The `resources/list` entry (`uri`, `name`, `mimeType`, ...).
+    pub definition: Map<String, Value>,
+    /// What runs on `resources/read` of this URI.
+    pub handler: ResourceFn,
+}
+
+impl Resource {
+    /// The resource's URI.
+    pub fn uri(&self) -> &str {
+        self.definition.get("uri").and_then(Value::as_str).unwrap_or_default()
+    }
+}
+
+/// A resource template: its `resources/templates/list` entry, the parsed template, and a reader.
+#[derive(Clone)]
+pub struct ResourceTemplate {
+    /// The `resources/templates/list` entry (`uriTemplate`, `name`, ...).
+    pub definition: Map<String, Value>,
+    /// The parsed `uriTemplate`, used to match URIs on `resources/read`.
+    pub template: super::uri_template::UriTemplate,
+    /// What runs on `resources/read` of a matching URI.
+    pub handler: TemplateFn,
+}
+
+/// A prompt: its `prompts/list` entry and how to render it.
+#[derive(Clone)]
+pub struct Prompt {
+    /// The `prompts/list` entry (`name`, `arguments`, ...).
+    pub definition: Map<String, Value>,
+    /// What runs on `prompts/get`.
+    pub handler: PromptFn,
+}
+
+impl Prompt {
+    /// The prompt's name.
+    pub fn name(&self) -> &str {
+        self.definition.get("name").and_then(Value::as_str).unwrap_or_default()
+    }
+    /// Names of the arguments marked `required`.
+    pub fn required_arguments(&self) -> Vec<String> {
+        self.definition
+            .get("arguments")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|a| a.get("required").and_then(Value::as_bool) == Some(true))
+            .filter_map(|a| a.get("name").and_then(Value::as_str).map(str::to_string))
+            .collect()
+    }
+}
+
+/// What a completion provider completes: `ref/prompt` by prompt name or `ref/resource` by
+/// template URI, and one argument of it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CompletionKey {
+    /// `"ref/prompt"` or `"ref/resource"`.
+    pub ref_type: String,
+    /// The prompt name or the resource template's `uriTemplate`.
+    pub ref_name: String,
+    /// The argument (or template variable) being completed.
+    pub argument: String,
+}
+
+/// Everything registered, in registration order (the order `*/list` shows).
+#[derive(Clone, Default)]
+pub struct Registry {
+    /// Tools by name.
+    pub tools: IndexMap<String, Tool>,
+    /// Resources by URI.
+    pub resources: IndexMap<String, Resource>,
+    /// Resource templates by `uriTemplate`.
+    pub templates: IndexMap<String, ResourceTemplate>,
+    /// Prompts by name.
+    pub prompts: IndexMap<String, Prompt>,
+    /// Completion providers.
+    pub completions: IndexMap<CompletionKey, CompleteFn>,
+}
+
+/// Which `notifications/*/list_changed` a registry change calls for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListKind {
+    /// `notifications/tools/list_changed`.
+    Tools,
+    /// `notifications/resources/list_changed` (resources and templates).
+    Resources,
+    /// `notifications/prompts/list_changed`.
+    Prompts,
+}
+
+impl ListKind {
+    /// The notification method.
+    pub fn notification(self) -> &'static str {
+        match self {
+            Self::Tools => "notifications/tools/list_changed",
+            Self::Resources => "notifications/resources/list_changed",
+            Self::Prompts => "notifications/prompts/list_changed",
+        }
+    }
+}
+
+/// Wraps an async closure as a [`ToolFn`].
+pub fn tool_fn<F, Fut>(f: F) -> ToolFn
+where
+    F: Fn(RequestContext, Map<String, Value>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = HandlerResult<Value>> + Send + 'static,
+{
+    Arc::new(move |ctx, args| Box::pin(f(ctx, args)))
+}
+
+/// Wraps an async closure as a [`ResourceFn`].
+pub fn resource_fn<F, Fut>(f: F) -> ResourceFn
+where
+    F: Fn(RequestContext, String) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = HandlerResult<Vec<Value>>> + Send + 'static,
+{
+    Arc::new(move |ctx, uri| Box::pin(f(ctx, uri)))
+}
+
+/// Wraps an async closure as a [`TemplateFn`].
+pub fn template_fn<F, Fut>(f: F) -> TemplateFn
+where
+    F: Fn(RequestContext, String, Map<String, Value>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = HandlerResult<Vec<Value>>> + Send + 'static,
+{
+    Arc::new(move |ctx, uri, vars| Box::pin(f(ctx, uri, vars)))
+}
+
+/// Wraps an async closure as a [`PromptFn`].
+pub fn prompt_fn<F, Fut>(f: F) -> PromptFn
+where
+    F: Fn(RequestContext, Map<String, Value>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = HandlerResult<Value>> + Send + 'static,
+{
+    Arc::new(move |ctx, args| Box::pin(f(ctx, args)))
+}
+
+/// Wraps an async closure as a [`CompleteFn`].
+pub fn complete_fn<F, Fut>(f: F) -> CompleteFn
+where
+    F: Fn(String, String, Map<String, Value>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = HandlerResult<Vec<String>>> + Send + 'static,
+{
+    Arc::new(move |arg, value, ctx| Box::pin(f(arg, value, ctx)))
+}

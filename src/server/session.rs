@@ -1,0 +1,185 @@
+//! Per-connection state in the handshake era: lifecycle phase, negotiated revision, what the
+//! client declared, its log level and subscriptions, the requests it has in flight (so
+//! `notifications/cancelled` can stop them), and the requests the server sent it (so their
+//! responses find their way back).
+
+use super::sink::Sink;
+use crate::jsonrpc::{ErrorObject, Message, RequestId};
+use crate::protocol::{LogLevel, Revision};
+use crate::traffic::TransportKind;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+/// Where a connection is in the lifecycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Nothing but `initialize` (and `ping`) is accepted yet.
+    New,
+    /// `initialize` was answered; `notifications/initialized` has not arrived. Requests are
+    /// served anyway (clients pipeline), only server-initiated traffic should wait.
+    Initializing,
+    /// `notifications/initialized` arrived.
+    Ready,
+}
+
+/// What the `initialize` exchange settled, plus the settings the client changes later.
+#[derive(Debug, Clone)]
+pub struct SessionState {
+    /// Lifecycle phase.
+    pub phase: Phase,
+    /// The negotiated revision (set by `initialize`).
+    pub revision: Option<Revision>,
+    /// `clientInfo` as the client sent it.
+    pub client_info: Option<Value>,
+    /// `capabilities` as the client sent it (an object; `{}` before `initialize`).
+    pub client_capabilities: Value,
+    /// The `protocolVersion` the client asked for, as sent.
+    pub requested_version: Option<String>,
+    /// Minimum level for `notifications/message`; `None` until `logging/setLevel` (then all
+    /// messages are sent, as the reference server does).
+    pub log_level: Option<LogLevel>,
+    /// URIs the client subscribed to with `resources/subscribe`.
+    pub subscriptions: HashSet<String>,
+}
+
+/// A request the server sent to the client, waiting for its response.
+struct PendingRequest {
+    /// Completed with the client's result or error.
+    reply: oneshot::Sender<Result<Value, ErrorObject>>,
+}
+
+/// One client connection (stdio, in-memory) or one `Mcp-Session-Id` (HTTP).
+pub struct Session {
+    /// Stable id: recorded as `conn` in traffic, issued as `Mcp-Session-Id` over HTTP.
+    pub id: Arc<str>,
+    /// The transport the client came in on.
+    pub transport: TransportKind,
+    /// Where messages not tied to a request go (stdio: stdout; HTTP: the GET stream).
+    pub sink: Sink,
+    /// Cancelled when the connection ends: every handler of this session stops.
+    pub closed: CancellationToken,
+    /// Lifecycle, revision, client declarations, log level, subscriptions.
+    state: Mutex<SessionState>,
+    /// Requests from the client being handled, by id, so they can be cancelled.
+    inflight: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// Requests to the client awaiting a response, by the id the server gave them.
+    pending: Mutex<HashMap<RequestId, PendingRequest>>,
+    /// The next id for a server → client request (a separate id space from the client's).
+    next_request_id: AtomicI64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Session {
+    /// A fresh session in phase [`Phase::New`].
+    pub fn new(id: Arc<str>, transport: TransportKind, sink: Sink) -> Self {
+        Self {
+            id,
+            transport,
+            sink,
+            closed: CancellationToken::new(),
+            state: Mutex::new(SessionState {
+                phase: Phase::New,
+                revision: None,
+                client_info: None,
+                client_capabilities: Value::Object(Default::default()),
+                requested_version: None,
+                log_level: None,
+                subscriptions: HashSet::new(),
+            }),
+            inflight: Mutex::new(HashMap::new()),
+            pending: Mutex::new(HashMap::new()),
+            next_request_id: AtomicI64::new(0),
+        }
+    }
+
+    /// A copy of the state.
+    pub fn state(&self) -> SessionState {
+        lock(&self.state).clone()
+    }
+
+    /// Changes the state under its lock.
+    pub fn update<R>(&self, f: impl FnOnce(&mut SessionState) -> R) -> R {
+        f(&mut lock(&self.state))
+    }
+
+    /// The lifecycle phase.
+    pub fn phase(&self) -> Phase {
+        lock(&self.state).phase
+    }
+
+    /// The negotiated revision, or the newest handshake revision before `initialize`.
+    pub fn revision(&self) -> Revision {
+        lock(&self.state).revision.unwrap_or(Revision::LATEST_HANDSHAKE)
+    }
+
+    /// Registers a client request as in flight; `None` if that id is already in flight.
+    pub fn begin_request(&self, id: &RequestId) -> Option<CancellationToken> {
+        let mut inflight = lock(&self.inflight);
+        if inflight.contains_key(id) {
+            return None;
+        }
+        let token = self.closed.child_token();
+        inflight.insert(id.clone(), token.clone());
+        Some(token)
+    }
+
+    /// Forgets a finished client request.
+    pub fn end_request(&self, id: &RequestId) {
+        lock(&self.inflight).remove(id);
+    }
+
+    /// Cancels an in-flight client request; `false` if it was not in flight.
+    pub fn cancel_request(&self, id: &RequestId) -> bool {
+        match lock(&self.inflight).remove(id) {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Sends a request to the client on `sink` and waits for its response. Fails with a
+    /// `-32603`-style error if the connection closes first.
+    pub async fn request(&self, sink: &Sink, method: &str, params: Option<Value>) -> Result<Value, ErrorObject> {
+        let id = RequestId::from(self.next_request_id.fetch_add(1, Ordering::Relaxed));
+        let (tx, rx) = oneshot::channel();
+        lock(&self.pending).insert(id.clone(), PendingRequest { reply: tx });
+        if !sink.send(&Message::request(id.clone(), method, params)) {
+            lock(&self.pending).remove(&id);
+            return Err(ErrorObject::internal("the connection is closed"));
+        }
+        tokio::select! {
+            r = rx => r.unwrap_or_else(|_| Err(ErrorObject::internal("the connection closed before the client answered"))),
+            () = self.closed.cancelled() => {
+                lock(&self.pending).remove(&id);
+                Err(ErrorObject::internal("the connection closed before the client answered"))
+            }
+        }
+    }
+
+    /// Delivers a client response to the server request it answers; `false` if no request
+    /// with that id is waiting.
+    pub fn complete_request(&self, id: &RequestId, result: Result<Value, ErrorObject>) -> bool {
+        match lock(&self.pending).remove(id) {
+            Some(p) => {
+                let _ = p.reply.send(result);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends the session: every handler and every waiting server request stops.
+    pub fn close(&self) {
+        self.closed.cancel();
+        lock(&self.pending).clear();
+    }
+}

@@ -1,0 +1,86 @@
+//! Where outgoing messages go. A [`Sink`] serializes a message, records it, and hands the
+//! frame to the transport's writer, so every byte that leaves is on the tape, in order.
+
+use crate::jsonrpc::Message;
+use crate::traffic::{Direction, FrameMeta, Kind, Parsed, Recorder, TransportKind};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// What a request produced: one message, or (for a batch) an array of them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outgoing {
+    /// A single message.
+    One(Message),
+    /// A batch reply: the responses to a JSON-RPC batch, sent as one JSON array.
+    Batch(Vec<Message>),
+}
+
+/// A handle to one outgoing channel (a stdio connection, an SSE stream, ...).
+#[derive(Clone)]
+pub struct Sink {
+    /// The transport's writer reads frames (without trailing newline) from here.
+    tx: mpsc::UnboundedSender<String>,
+    /// Every frame is recorded before it is handed to the writer.
+    recorder: Arc<Recorder>,
+    /// Recorded with each frame.
+    meta: FrameMeta,
+}
+
+impl Sink {
+    /// A sink feeding `tx`, recording under `conn` (and `stream`, for SSE).
+    pub fn new(
+        tx: mpsc::UnboundedSender<String>,
+        recorder: Arc<Recorder>,
+        transport: TransportKind,
+        conn: Arc<str>,
+        stream: Option<Arc<str>>,
+    ) -> Self {
+        let meta = FrameMeta { dir: Direction::Out, transport, conn, stream, http: None };
+        Self { tx, recorder, meta }
+    }
+
+    /// Sends one message; `false` when the other side is gone.
+    pub fn send(&self, message: &Message) -> bool {
+        self.send_outgoing(&Outgoing::One(message.clone()))
+    }
+
+    /// Sends a message or a batch reply; `false` when the other side is gone.
+    pub fn send_outgoing(&self, out: &Outgoing) -> bool {
+        let (value, parsed) = match out {
+            Outgoing::One(m) => {
+                let value = m.to_value();
+                let kind = match m {
+                    Message::Request(_) => Kind::Request,
+                    Message::Notification(_) => Kind::Notification,
+                    Message::Response { .. } => Kind::Response,
+                    Message::Error { .. } => Kind::Error,
+                };
+                let parsed = Parsed {
+                    msg: None,
+                    error: None,
+                    kind,
+                    method: m.method().map(str::to_string),
+                    id: m.id().cloned(),
+                };
+                (value, parsed)
+            }
+            Outgoing::Batch(ms) => {
+                let value = serde_json::Value::Array(ms.iter().map(Message::to_value).collect());
+                (value, Parsed { msg: None, error: None, kind: Kind::Batch, method: None, id: None })
+            }
+        };
+        let text = value.to_string();
+        self.recorder.record(&self.meta, &text, Parsed { msg: Some(value), ..parsed });
+        self.tx.send(text).is_ok()
+    }
+
+    /// Whether the writer has gone away.
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+
+    /// The connection id frames are recorded under.
+    pub fn conn(&self) -> &Arc<str> {
+        &self.meta.conn
+    }
+}

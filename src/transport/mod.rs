@@ -1,0 +1,76 @@
+//! Transports move frames between a client and the [`Server`]. Each one reads frames, hands
+//! them to [`drive`], and writes what the connection's sink produces.
+
+pub mod memory;
+pub mod stdio;
+
+use crate::server::dispatch::Work;
+use crate::server::session::Session;
+use crate::server::Server;
+use futures::{Stream, StreamExt};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// How long in-flight requests may still finish (and be answered) after the client closed
+/// its side, before they are cancelled. Keeps `printf '…' | everything-mcp` useful while the
+/// process still exits within 100 ms of EOF.
+pub const CLOSE_GRACE: Duration = Duration::from_millis(50);
+
+/// One frame as read from the wire.
+#[derive(Debug)]
+pub enum Inbound {
+    /// A complete frame.
+    Frame(Vec<u8>),
+    /// A frame larger than the server's limit: only its first bytes were kept.
+    Oversized {
+        /// The first bytes of the frame (for the record).
+        prefix: Vec<u8>,
+        /// Its full size in bytes.
+        size: usize,
+    },
+}
+
+/// Serves one connection: feeds every frame of `frames` to the server until the stream ends
+/// (the client closed) or `shutdown` fires, then lets in-flight requests finish for at most
+/// [`CLOSE_GRACE`], cancels the rest and closes the session.
+pub async fn drive<S>(server: Arc<Server>, session: Arc<Session>, frames: S, shutdown: CancellationToken)
+where
+    S: Stream<Item = Inbound>,
+{
+    let mut frames = std::pin::pin!(frames);
+    let tasks = TaskTracker::new();
+    loop {
+        let inbound = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => break,
+            inbound = frames.next() => match inbound {
+                Some(i) => i,
+                None => break,
+            },
+        };
+        let work = match inbound {
+            Inbound::Frame(bytes) => server.receive(&session, &session.sink, &bytes, None),
+            Inbound::Oversized { prefix, size } => server.receive_oversized(&session, &prefix, size, None),
+        };
+        match work {
+            Work::Nothing => {}
+            Work::Reply(out) => {
+                session.sink.send_outgoing(&out);
+            }
+            Work::Task(fut) => {
+                let sink = session.sink.clone();
+                tasks.spawn(async move {
+                    if let Some(out) = fut.await {
+                        sink.send_outgoing(&out);
+                    }
+                });
+            }
+        }
+    }
+    tasks.close();
+    let _ = tokio::time::timeout(CLOSE_GRACE, tasks.wait()).await;
+    server.close_session(&session);
+    let _ = tokio::time::timeout(CLOSE_GRACE, tasks.wait()).await;
+}

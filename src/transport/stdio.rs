@@ -1,0 +1,152 @@
+//! stdio: newline-delimited JSON-RPC on stdin/stdout (logs go to stderr, never stdout).
+//! The server exits as soon as stdin closes, whatever timers or handlers are running.
+
+use super::{drive, Inbound};
+use crate::server::Server;
+use crate::traffic::TransportKind;
+use std::sync::Arc;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Bytes of an oversized line kept for the traffic record.
+const OVERSIZED_PREFIX: usize = 1024;
+
+/// Serves the process's stdin/stdout until stdin closes or `shutdown` fires.
+pub async fn serve_stdio(server: Arc<Server>, shutdown: CancellationToken) -> std::io::Result<()> {
+    serve_io(server, tokio::io::stdin(), tokio::io::stdout(), TransportKind::Stdio, shutdown).await
+}
+
+/// Serves newline-delimited JSON-RPC over any reader/writer pair (stdin/stdout, a pipe, a
+/// socket) until the reader ends or `shutdown` fires. Everything answered is flushed before
+/// this returns.
+pub async fn serve_io<R, W>(
+    server: Arc<Server>,
+    reader: R,
+    writer: W,
+    transport: TransportKind,
+    shutdown: CancellationToken,
+) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (tx, rx) = mpsc::unbounded_channel::<String>();
+    let session = server.open_session(transport, tx);
+    let stop_writing = CancellationToken::new();
+    let writer_task = tokio::spawn(write_lines(writer, rx, stop_writing.clone()));
+    let limit = server.config.max_message_bytes;
+    let reader = BufReader::with_capacity(64 * 1024, reader);
+    let frames = futures::stream::unfold(reader, move |mut reader| async move {
+        match read_line(&mut reader, limit).await {
+            Ok(line) => line.map(|l| (l, reader)),
+            Err(e) => {
+                tracing::warn!("stdio: reading input failed, closing: {e}");
+                None
+            }
+        }
+    });
+    drive(server, session, frames, shutdown).await;
+    stop_writing.cancel();
+    writer_task.await.unwrap_or_else(|e| Err(std::io::Error::other(e)))
+}
+
+/// Writes frames, one per line, flushing whenever the queue runs dry. When `stop` fires, what
+/// is queued is still written, then the writer flushes and ends.
+async fn write_lines<W: AsyncWrite + Unpin>(writer: W, mut rx: mpsc::UnboundedReceiver<String>, stop: CancellationToken) -> std::io::Result<()> {
+    let mut w = BufWriter::with_capacity(64 * 1024, writer);
+    loop {
+        let frame = tokio::select! {
+            biased;
+            f = rx.recv() => f,
+            () = stop.cancelled() => rx.try_recv().ok(),
+        };
+        let Some(frame) = frame else { break };
+        w.write_all(frame.as_bytes()).await?;
+        w.write_all(b"\n").await?;
+        while let Ok(more) = rx.try_recv() {
+            w.write_all(more.as_bytes()).await?;
+            w.write_all(b"\n").await?;
+        }
+        w.flush().await?;
+    }
+    w.flush().await
+}
+
+/// Reads one line (without its `\n` or `\r\n`). A line longer than `limit` is consumed to its
+/// end without being kept. `None` at end of input (a final line without `\n` still counts).
+pub async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, limit: usize) -> std::io::Result<Option<Inbound>> {
+    let mut line = Vec::new();
+    let mut size = 0usize;
+    let mut started = false;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            if !started {
+                return Ok(None);
+            }
+            break;
+        }
+        started = true;
+        let (chunk, found) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (&available[..i], true),
+            None => (available, false),
+        };
+        size += chunk.len();
+        if size <= limit {
+            line.extend_from_slice(chunk);
+        } else if line.len() < OVERSIZED_PREFIX {
+            let room = OVERSIZED_PREFIX - line.len();
+            line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        }
+        let used = chunk.len() + usize::from(found);
+        reader.consume(used);
+        if found {
+            break;
+        }
+    }
+    if line.last() == Some(&b'\r') && size <= limit {
+        line.pop();
+        size -= 1;
+    }
+    if size > limit {
+        return Ok(Some(Inbound::Oversized { prefix: line, size }));
+    }
+    Ok(Some(Inbound::Frame(line)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn lines(input: &[u8], limit: usize) -> Vec<Inbound> {
+        let mut r = BufReader::with_capacity(4, input);
+        let mut out = Vec::new();
+        while let Some(l) = read_line(&mut r, limit).await.unwrap() {
+            out.push(l);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn splits_lines_and_strips_crlf() {
+        let got = lines(b"ab\r\n\ncdefgh\nlast", 100).await;
+        let frames: Vec<_> = got
+            .into_iter()
+            .map(|i| match i {
+                Inbound::Frame(b) => String::from_utf8(b).unwrap(),
+                Inbound::Oversized { .. } => panic!(),
+            })
+            .collect();
+        assert_eq!(frames, ["ab", "", "cdefgh", "last"]);
+    }
+
+    #[tokio::test]
+    async fn oversized_lines_are_skipped_not_kept() {
+        let mut input = vec![b'x'; 5000];
+        input.extend_from_slice(b"\nok\n");
+        let got = lines(&input, 100).await;
+        assert!(matches!(&got[0], Inbound::Oversized { prefix, size: 5000 } if prefix.len() == OVERSIZED_PREFIX));
+        assert!(matches!(&got[1], Inbound::Frame(b) if b == b"ok"));
+    }
+}
