@@ -74,7 +74,11 @@ pub struct ErrorObject {
 impl ErrorObject {
     /// An error with no `data`.
     pub fn new(code: i64, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), data: None }
+        Self {
+            code,
+            message: message.into(),
+            data: None,
+        }
     }
     /// `-32700`, with the parser's reason.
     pub fn parse_error(detail: impl fmt::Display) -> Self {
@@ -86,7 +90,10 @@ impl ErrorObject {
     }
     /// `-32601` for `method`.
     pub fn method_not_found(method: &str) -> Self {
-        Self::new(code::METHOD_NOT_FOUND, format!("Method not found: {method}"))
+        Self::new(
+            code::METHOD_NOT_FOUND,
+            format!("Method not found: {method}"),
+        )
     }
     /// `-32602`, with what exactly is wrong.
     pub fn invalid_params(detail: impl fmt::Display) -> Self {
@@ -151,18 +158,24 @@ pub enum Message {
 pub struct Invalid {
     /// The id to echo, when one could be read (`null` otherwise).
     pub id: Option<RequestId>,
-    /// The error to send.
-    pub error: ErrorObject,
+    /// The error to send (boxed: invalid input is the cold path, keep `Result`s small).
+    pub error: Box<ErrorObject>,
 }
 
 impl Invalid {
     /// An invalid message whose id is unknown.
     pub fn anonymous(error: ErrorObject) -> Self {
-        Self { id: None, error }
+        Self {
+            id: None,
+            error: Box::new(error),
+        }
     }
     /// The error response for this invalid message.
     pub fn into_message(self) -> Message {
-        Message::Error { id: self.id, error: self.error }
+        Message::Error {
+            id: self.id,
+            error: *self.error,
+        }
     }
 }
 
@@ -177,10 +190,13 @@ pub enum Frame {
 
 /// Parses one frame's bytes as JSON; the only failure is `-32700`.
 pub fn parse_json(bytes: &[u8]) -> Result<Value, Invalid> {
-    let text = std::str::from_utf8(bytes)
-        .map_err(|e| Invalid::anonymous(ErrorObject::parse_error(format!("invalid UTF-8 ({e})"))))?;
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        Invalid::anonymous(ErrorObject::parse_error(format!("invalid UTF-8 ({e})")))
+    })?;
     if text.trim().is_empty() {
-        return Err(Invalid::anonymous(ErrorObject::parse_error("empty message")));
+        return Err(Invalid::anonymous(ErrorObject::parse_error(
+            "empty message",
+        )));
     }
     serde_json::from_str(text).map_err(|e| Invalid::anonymous(ErrorObject::parse_error(e)))
 }
@@ -193,9 +209,9 @@ pub fn parse_frame(bytes: &[u8]) -> Result<Frame, Invalid> {
 /// Classifies parsed JSON as one message or a batch.
 pub fn frame_from_value(value: Value) -> Result<Frame, Invalid> {
     match value {
-        Value::Array(items) if items.is_empty() => {
-            Err(Invalid::anonymous(ErrorObject::invalid_request("empty batch")))
-        }
+        Value::Array(items) if items.is_empty() => Err(Invalid::anonymous(
+            ErrorObject::invalid_request("empty batch"),
+        )),
         Value::Array(items) => Ok(Frame::Batch(items.into_iter().map(classify).collect())),
         other => classify(other).map(Frame::Single),
     }
@@ -224,20 +240,34 @@ pub fn classify(value: Value) -> Result<Message, Invalid> {
             }
         },
     };
-    let fail = |detail: String| Invalid { id: id.clone(), error: ErrorObject::invalid_request(detail) };
+    let fail = |detail: String| Invalid {
+        id: id.clone(),
+        error: Box::new(ErrorObject::invalid_request(detail)),
+    };
     match obj.get("jsonrpc") {
         Some(Value::String(v)) if v == "2.0" => {}
-        Some(other) => return Err(fail(format!("\"jsonrpc\" must be \"2.0\", got {}", describe(other)))),
+        Some(other) => {
+            return Err(fail(format!(
+                "\"jsonrpc\" must be \"2.0\", got {}",
+                describe(other)
+            )))
+        }
         None => return Err(fail("missing \"jsonrpc\": \"2.0\"".into())),
     }
     if let Some(method) = obj.remove("method") {
         let Value::String(method) = method else {
-            return Err(fail(format!("\"method\" must be a string, got {}", describe(&method))));
+            return Err(fail(format!(
+                "\"method\" must be a string, got {}",
+                describe(&method)
+            )));
         };
         let params = obj.remove("params");
         if let Some(p) = &params {
             if !(p.is_object() || p.is_array()) {
-                return Err(fail(format!("\"params\" must be an object, got {}", describe(p))));
+                return Err(fail(format!(
+                    "\"params\" must be an object, got {}",
+                    describe(p)
+                )));
             }
         }
         return Ok(match id {
@@ -248,8 +278,12 @@ pub fn classify(value: Value) -> Result<Message, Invalid> {
     let result = obj.remove("result");
     let error = obj.remove("error");
     match (raw_id, result, error) {
-        (None, _, _) => Err(fail("a message needs a \"method\" (request or notification) or an \"id\" (response)".into())),
-        (Some(_), Some(_), Some(_)) => Err(fail("a response must not carry both \"result\" and \"error\"".into())),
+        (None, _, _) => Err(fail(
+            "a message needs a \"method\" (request or notification) or an \"id\" (response)".into(),
+        )),
+        (Some(_), Some(_), Some(_)) => Err(fail(
+            "a response must not carry both \"result\" and \"error\"".into(),
+        )),
         (Some(_), Some(result), None) => match id {
             Some(id) => Ok(Message::Response { id, result }),
             None => Err(fail("a result response needs a non-null \"id\"".into())),
@@ -273,11 +307,18 @@ impl Message {
     }
     /// A request.
     pub fn request(id: RequestId, method: impl Into<String>, params: Option<Value>) -> Self {
-        Self::Request(Request { id, method: method.into(), params })
+        Self::Request(Request {
+            id,
+            method: method.into(),
+            params,
+        })
     }
     /// A notification.
     pub fn notification(method: impl Into<String>, params: Option<Value>) -> Self {
-        Self::Notification(Notification { method: method.into(), params })
+        Self::Notification(Notification {
+            method: method.into(),
+            params,
+        })
     }
 
     /// The method, for requests and notifications.
@@ -323,7 +364,10 @@ impl Message {
             }
             Self::Error { id, error } => {
                 m.insert("id".into(), id_value(id.as_ref()));
-                m.insert("error".into(), serde_json::to_value(error).unwrap_or(Value::Null));
+                m.insert(
+                    "error".into(),
+                    serde_json::to_value(error).unwrap_or(Value::Null),
+                );
             }
         }
         Value::Object(m)
@@ -382,11 +426,21 @@ mod tests {
         let f = parse_frame(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).unwrap();
         assert_eq!(f, Frame::Single(Message::request(1.into(), "ping", None)));
         let f = parse_frame(br#"{"jsonrpc":"2.0","method":"n","params":{}}"#).unwrap();
-        assert_eq!(f, Frame::Single(Message::notification("n", Some(json!({})))));
+        assert_eq!(
+            f,
+            Frame::Single(Message::notification("n", Some(json!({}))))
+        );
         let f = parse_frame(br#"{"jsonrpc":"2.0","id":"a","result":{}}"#).unwrap();
-        assert_eq!(f, Frame::Single(Message::response(RequestId::String("a".into()), json!({}))));
-        let f = parse_frame(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"m"}}"#).unwrap();
-        assert_eq!(f, Frame::Single(Message::error(None, ErrorObject::new(-1, "m"))));
+        assert_eq!(
+            f,
+            Frame::Single(Message::response(RequestId::String("a".into()), json!({})))
+        );
+        let f = parse_frame(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"m"}}"#)
+            .unwrap();
+        assert_eq!(
+            f,
+            Frame::Single(Message::error(None, ErrorObject::new(-1, "m")))
+        );
     }
 
     #[test]
@@ -401,21 +455,51 @@ mod tests {
     #[test]
     fn not_jsonrpc_is_invalid_request() {
         let cases: [(&[u8], &str); 8] = [
-            (b"5", "Invalid Request: expected a JSON object, got a number"),
-            (br#"{"id":1,"method":"ping"}"#, "Invalid Request: missing \"jsonrpc\": \"2.0\""),
-            (br#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, "Invalid Request: \"jsonrpc\" must be \"2.0\", got \"1.0\""),
-            (br#"{"jsonrpc":"2.0","id":1,"method":7}"#, "Invalid Request: \"method\" must be a string, got 7"),
-            (br#"{"jsonrpc":"2.0","id":true,"method":"x"}"#, "Invalid Request: \"id\" must be a string or an integer, got true"),
-            (br#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#, "Invalid Request: \"id\" must be a string or an integer, got 1.5"),
-            (br#"{"jsonrpc":"2.0","id":null,"method":"x"}"#, "Invalid Request: \"id\" must be a string or an integer, got null"),
-            (br#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#, "Invalid Request: \"params\" must be an object, got 3"),
+            (
+                b"5",
+                "Invalid Request: expected a JSON object, got a number",
+            ),
+            (
+                br#"{"id":1,"method":"ping"}"#,
+                "Invalid Request: missing \"jsonrpc\": \"2.0\"",
+            ),
+            (
+                br#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+                "Invalid Request: \"jsonrpc\" must be \"2.0\", got \"1.0\"",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1,"method":7}"#,
+                "Invalid Request: \"method\" must be a string, got 7",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":true,"method":"x"}"#,
+                "Invalid Request: \"id\" must be a string or an integer, got true",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#,
+                "Invalid Request: \"id\" must be a string or an integer, got 1.5",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":null,"method":"x"}"#,
+                "Invalid Request: \"id\" must be a string or an integer, got null",
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#,
+                "Invalid Request: \"params\" must be an object, got 3",
+            ),
         ];
         for (bytes, message) in cases {
             let e = err(bytes);
-            assert_eq!(e.error, ErrorObject::invalid_request(&message["Invalid Request: ".len()..]));
+            assert_eq!(
+                *e.error,
+                ErrorObject::invalid_request(&message["Invalid Request: ".len()..])
+            );
         }
         assert_eq!(err(b"[]").error.code, code::INVALID_REQUEST);
-        assert_eq!(err(br#"{"jsonrpc":"2.0"}"#).error.code, code::INVALID_REQUEST);
+        assert_eq!(
+            err(br#"{"jsonrpc":"2.0"}"#).error.code,
+            code::INVALID_REQUEST
+        );
     }
 
     #[test]
@@ -428,10 +512,16 @@ mod tests {
 
     #[test]
     fn large_integer_ids_round_trip_exactly() {
-        let f = parse_frame(br#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#).unwrap();
-        let Frame::Single(Message::Request(r)) = f else { panic!() };
+        let f =
+            parse_frame(br#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#).unwrap();
+        let Frame::Single(Message::Request(r)) = f else {
+            panic!()
+        };
         let out = Message::response(r.id, json!({})).to_json();
-        assert_eq!(out, r#"{"jsonrpc":"2.0","id":18446744073709551615,"result":{}}"#);
+        assert_eq!(
+            out,
+            r#"{"jsonrpc":"2.0","id":18446744073709551615,"result":{}}"#
+        );
     }
 
     #[test]
@@ -439,13 +529,19 @@ mod tests {
         let f = parse_frame(br#"[{"jsonrpc":"2.0","id":1,"method":"a"},7]"#).unwrap();
         let Frame::Batch(items) = f else { panic!() };
         assert!(items[0].is_ok());
-        assert_eq!(items[1].as_ref().unwrap_err().error.code, code::INVALID_REQUEST);
+        assert_eq!(
+            items[1].as_ref().unwrap_err().error.code,
+            code::INVALID_REQUEST
+        );
     }
 
     #[test]
     fn serializes_in_conventional_order() {
         let m = Message::error(Some(3.into()), ErrorObject::method_not_found("x"));
-        assert_eq!(m.to_json(), r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found: x"}}"#);
+        assert_eq!(
+            m.to_json(),
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found: x"}}"#
+        );
     }
 
     #[test]

@@ -153,7 +153,12 @@ impl Recorder {
     /// A recorder that keeps records in memory and, if `path` is given, appends them to it.
     pub fn new(path: Option<&Path>) -> std::io::Result<Self> {
         let file = match path {
-            Some(p) => Some(std::fs::OpenOptions::new().create(true).append(true).open(p)?),
+            Some(p) => Some(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(p)?,
+            ),
             None => None,
         };
         Ok(Self {
@@ -180,14 +185,18 @@ impl Recorder {
             match parsed.kind {
                 Kind::Request => {
                     let key = (meta.conn.clone(), meta.dir, id.clone());
-                    inner.open.insert(key, (t_ns, method.clone().unwrap_or_default()));
+                    inner
+                        .open
+                        .insert(key, (t_ns, method.clone().unwrap_or_default()));
                 }
                 Kind::Response | Kind::Error => {
                     let other = match meta.dir {
                         Direction::In => Direction::Out,
                         Direction::Out => Direction::In,
                     };
-                    if let Some((t0, m)) = inner.open.remove(&(meta.conn.clone(), other, id.clone())) {
+                    if let Some((t0, m)) =
+                        inner.open.remove(&(meta.conn.clone(), other, id.clone()))
+                    {
                         latency_ms = Some((t_ns.saturating_sub(t0)) as f64 / 1e6);
                         method = Some(m);
                     }
@@ -228,17 +237,34 @@ impl Recorder {
     }
 
     /// Records a frame that was too large to keep: its first bytes and its size.
-    pub fn record_oversized(&self, meta: &FrameMeta, prefix: &[u8], size: usize, error: String) -> u64 {
+    pub fn record_oversized(
+        &self,
+        meta: &FrameMeta,
+        prefix: &[u8],
+        size: usize,
+        error: String,
+    ) -> u64 {
         let keep = &prefix[..prefix.len().min(OVERSIZED_RAW_PREFIX)];
         let raw = String::from_utf8_lossy(keep).into_owned();
-        let parsed = Parsed { msg: None, error: Some(format!("{error} (raw truncated to {} of {size} bytes)", keep.len())), kind: Kind::Invalid, method: None, id: None };
+        let parsed = Parsed {
+            msg: None,
+            error: Some(format!(
+                "{error} (raw truncated to {} of {size} bytes)",
+                keep.len()
+            )),
+            kind: Kind::Invalid,
+            method: None,
+            id: None,
+        };
         self.record(meta, &raw, parsed)
     }
 
     /// Records with `seq > after`, in order.
     pub fn since(&self, after: u64) -> Vec<Arc<Record>> {
         let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let start = usize::try_from(after).unwrap_or(usize::MAX).min(inner.records.len());
+        let start = usize::try_from(after)
+            .unwrap_or(usize::MAX)
+            .min(inner.records.len());
         inner.records[start..].to_vec()
     }
 
@@ -280,15 +306,33 @@ mod tests {
     use serde_json::json;
 
     fn meta(dir: Direction) -> FrameMeta {
-        FrameMeta { dir, transport: TransportKind::Stdio, conn: "c1".into(), stream: None, http: None }
+        FrameMeta {
+            dir,
+            transport: TransportKind::Stdio,
+            conn: "c1".into(),
+            stream: None,
+            http: None,
+        }
     }
 
     #[test]
     fn responses_get_method_and_latency_of_their_request() {
         let r = Recorder::new(None).unwrap();
-        let req = Parsed { msg: Some(json!({})), error: None, kind: Kind::Request, method: Some("tools/list".into()), id: Some(1.into()) };
+        let req = Parsed {
+            msg: Some(json!({})),
+            error: None,
+            kind: Kind::Request,
+            method: Some("tools/list".into()),
+            id: Some(1.into()),
+        };
         r.record(&meta(Direction::In), "{}", req);
-        let resp = Parsed { msg: Some(json!({})), error: None, kind: Kind::Response, method: None, id: Some(1.into()) };
+        let resp = Parsed {
+            msg: Some(json!({})),
+            error: None,
+            kind: Kind::Response,
+            method: None,
+            id: Some(1.into()),
+        };
         r.record(&meta(Direction::Out), "{}", resp);
         let recs = r.since(0);
         assert_eq!(recs.len(), 2);

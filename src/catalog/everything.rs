@@ -42,7 +42,10 @@ pub fn echo() -> Result<Tool, Error> {
     Tool::new(
         definition,
         tool_fn(|_ctx, args| async move {
-            let message = args.get("message").and_then(Value::as_str).unwrap_or_default();
+            let message = args
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             Ok(text_result(format!("Echo: {message}")))
         }),
     )
@@ -69,7 +72,11 @@ pub fn get_sum() -> Result<Tool, Error> {
     Tool::new(
         definition,
         tool_fn(|_ctx, args| async move {
-            let num = |k: &str| args.get(k).and_then(Value::as_f64).ok_or_else(|| HandlerError::failed(format!("{k} must be a number")));
+            let num = |k: &str| {
+                args.get(k)
+                    .and_then(Value::as_f64)
+                    .ok_or_else(|| HandlerError::failed(format!("{k} must be a number")))
+            };
             let (a, b) = (num("a")?, num("b")?);
             Ok(text_result(format!(
                 "The sum of {} and {} is {}.",

@@ -14,6 +14,9 @@ pub fn load(name: &str, registry: &mut Registry) -> Result<(), Error> {
     match name {
         "everything" => everything::load(registry),
         "none" => Ok(()),
-        other => Err(Error::Config(format!("unknown catalog {other:?} (known: {})", NAMES.join(", ")))),
+        other => Err(Error::Config(format!(
+            "unknown catalog {other:?} (known: {})",
+            NAMES.join(", ")
+        ))),
     }
 }

@@ -12,7 +12,10 @@ use serde_json::{json, Map, Value};
 pub fn server_capabilities(revision: Revision) -> Value {
     let mut caps = Map::new();
     caps.insert("tools".into(), json!({ "listChanged": true }));
-    caps.insert("resources".into(), json!({ "subscribe": true, "listChanged": true }));
+    caps.insert(
+        "resources".into(),
+        json!({ "subscribe": true, "listChanged": true }),
+    );
     caps.insert("prompts".into(), json!({ "listChanged": true }));
     caps.insert("logging".into(), json!({}));
     if revision.has_completions_capability() {

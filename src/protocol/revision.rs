@@ -29,8 +29,12 @@ impl Revision {
     ];
 
     /// The revisions negotiated with `initialize`, oldest first.
-    pub const HANDSHAKE: [Revision; 4] =
-        [Self::V2024_11_05, Self::V2025_03_26, Self::V2025_06_18, Self::V2025_11_25];
+    pub const HANDSHAKE: [Revision; 4] = [
+        Self::V2024_11_05,
+        Self::V2025_03_26,
+        Self::V2025_06_18,
+        Self::V2025_11_25,
+    ];
 
     /// The newest revision that uses the `initialize` handshake.
     pub const LATEST_HANDSHAKE: Revision = Self::V2025_11_25;
@@ -138,15 +142,25 @@ mod tests {
     #[test]
     fn answers_unknown_or_stateless_with_the_newest_handshake_revision() {
         for req in ["1999-01-01", "", "2024-10-07", "2026-07-28", "latest"] {
-            assert_eq!(negotiate(req, &Revision::ALL), Some(Revision::V2025_11_25), "{req}");
+            assert_eq!(
+                negotiate(req, &Revision::ALL),
+                Some(Revision::V2025_11_25),
+                "{req}"
+            );
         }
     }
 
     #[test]
     fn respects_a_pinned_set() {
         let pinned = [Revision::V2025_03_26];
-        assert_eq!(negotiate("2025-11-25", &pinned), Some(Revision::V2025_03_26));
-        assert_eq!(negotiate("2025-03-26", &pinned), Some(Revision::V2025_03_26));
+        assert_eq!(
+            negotiate("2025-11-25", &pinned),
+            Some(Revision::V2025_03_26)
+        );
+        assert_eq!(
+            negotiate("2025-03-26", &pinned),
+            Some(Revision::V2025_03_26)
+        );
         assert_eq!(negotiate("2025-03-26", &[Revision::V2026_07_28]), None);
     }
 

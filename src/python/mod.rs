@@ -1,0 +1,49 @@
+//! The PyO3 binding: the only code that knows Python. It parses arguments, calls the core, and
+//! maps core errors through one funnel ([`errors`]). The public API is the Python package
+//! `everything_mcp`; this module is its private `_core`.
+
+mod connection;
+mod errors;
+mod server;
+
+use pyo3::prelude::*;
+
+/// The `everything_mcp._core` extension module.
+#[pymodule(gil_used = false)]
+pub mod _core {
+    #[pymodule_export]
+    use super::connection::Connection;
+    #[pymodule_export]
+    use super::errors::{ConfigError, ConnectionClosedError, EverythingMcpError};
+    #[pymodule_export]
+    use super::init_logging;
+    #[pymodule_export]
+    use super::server::Server;
+
+    use pyo3::prelude::*;
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+        m.add(
+            "SUPPORTED_REVISIONS",
+            crate::protocol::Revision::ALL.map(|r| r.as_str()).to_vec(),
+        )?;
+        m.add("CATALOGS", crate::catalog::NAMES.to_vec())?;
+        Ok(())
+    }
+}
+
+/// Sends the core's diagnostics (`tracing`) to stderr at `level` (`error`, `warn`, `info`,
+/// `debug`, `trace`, or a filter such as `everything_mcp=debug`). The first call wins.
+#[pyfunction]
+fn init_logging(level: &str) -> PyResult<()> {
+    let filter = tracing_subscriber::EnvFilter::try_new(level)
+        .map_err(|e| errors::ConfigError::new_err(format!("invalid log level {level:?}: {e}")))?;
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+    Ok(())
+}

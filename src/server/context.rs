@@ -5,8 +5,8 @@
 
 use super::session::Session;
 use super::sink::Sink;
-use crate::jsonrpc::{ErrorObject, Message, RequestId};
 use crate::jsnum;
+use crate::jsonrpc::{ErrorObject, Message, RequestId};
 use crate::protocol::{LogLevel, Revision};
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -42,7 +42,9 @@ impl RequestContext {
     /// Sends `notifications/progress` if the client asked for it (otherwise does nothing).
     /// `message` is dropped for revisions that do not define it (2024-11-05).
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        let Some(token) = self.progress_token() else { return };
+        let Some(token) = self.progress_token() else {
+            return;
+        };
         let mut params = Map::new();
         params.insert("progressToken".into(), token.clone());
         params.insert("progress".into(), jsnum::to_json(progress));
@@ -52,12 +54,20 @@ impl RequestContext {
         if let (Some(m), true) = (message, self.revision.has_progress_message()) {
             params.insert("message".into(), m.into());
         }
-        self.sink.send(&Message::notification("notifications/progress", Some(Value::Object(params))));
+        self.sink.send(&Message::notification(
+            "notifications/progress",
+            Some(Value::Object(params)),
+        ));
     }
 
     /// Sends `notifications/message` unless the client's level filters it out.
     pub fn log(&self, level: LogLevel, data: Value, logger: Option<&str>) {
-        if self.session.state().log_level.is_some_and(|min| level < min) {
+        if self
+            .session
+            .state()
+            .log_level
+            .is_some_and(|min| level < min)
+        {
             return;
         }
         let mut params = Map::new();
@@ -66,7 +76,10 @@ impl RequestContext {
             params.insert("logger".into(), l.into());
         }
         params.insert("data".into(), data);
-        self.sink.send(&Message::notification("notifications/message", Some(Value::Object(params))));
+        self.sink.send(&Message::notification(
+            "notifications/message",
+            Some(Value::Object(params)),
+        ));
     }
 
     /// Whether the request was cancelled.
@@ -82,7 +95,11 @@ impl RequestContext {
     /// Asks the client something (`sampling/createMessage`, `elicitation/create`,
     /// `roots/list`) and waits for its answer. In the handshake era this is a server → client
     /// request on this request's stream.
-    pub async fn ask_client(&self, method: &str, params: Option<Value>) -> Result<Value, ErrorObject> {
+    pub async fn ask_client(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, ErrorObject> {
         tokio::select! {
             r = self.session.request(&self.sink, method, params) => r,
             () = self.cancel.cancelled() => Err(ErrorObject::internal("the request was cancelled")),

@@ -47,7 +47,13 @@ const METHODS: &[&str] = &[
 impl Server {
     /// Takes one incoming frame of `session` (one stdio line, one HTTP body). `sink` is where
     /// messages related to this frame's requests go. `http` is recorded with the frame.
-    pub fn receive(self: &Arc<Self>, session: &Arc<Session>, sink: &Sink, raw: &[u8], http: Option<Value>) -> Work {
+    pub fn receive(
+        self: &Arc<Self>,
+        session: &Arc<Session>,
+        sink: &Sink,
+        raw: &[u8],
+        http: Option<Value>,
+    ) -> Work {
         let meta = FrameMeta {
             dir: Direction::In,
             transport: session.transport,
@@ -68,9 +74,23 @@ impl Server {
             Value::Array(items) => {
                 let all = Value::Array(items);
                 let frame = jsonrpc::frame_from_value(all.clone());
-                let kind = if frame.is_ok() { Kind::Batch } else { Kind::Invalid };
+                let kind = if frame.is_ok() {
+                    Kind::Batch
+                } else {
+                    Kind::Invalid
+                };
                 let error = frame.as_ref().err().map(|i| i.error.message.clone());
-                self.recorder.record(&meta, &text, Parsed { msg: Some(all), error, kind, method: None, id: None });
+                self.recorder.record(
+                    &meta,
+                    &text,
+                    Parsed {
+                        msg: Some(all),
+                        error,
+                        kind,
+                        method: None,
+                        id: None,
+                    },
+                );
                 match frame {
                     Ok(jsonrpc::Frame::Batch(items)) => self.receive_batch(session, sink, items),
                     Ok(jsonrpc::Frame::Single(_)) => Work::Nothing,
@@ -79,11 +99,13 @@ impl Server {
             }
             value => match jsonrpc::classify(value.clone()) {
                 Ok(message) => {
-                    self.recorder.record(&meta, &text, parsed_message(value, &message));
+                    self.recorder
+                        .record(&meta, &text, parsed_message(value, &message));
                     self.handle_message(session, sink, message)
                 }
                 Err(invalid) => {
-                    self.recorder.record(&meta, &text, invalid_parsed(Some(value), &invalid));
+                    self.recorder
+                        .record(&meta, &text, invalid_parsed(Some(value), &invalid));
                     Work::Reply(Outgoing::One(invalid.into_message()))
                 }
             },
@@ -92,16 +114,36 @@ impl Server {
 
     /// Takes a frame that was over `max_message_bytes`: recorded (truncated), answered with
     /// `-32600`, never parsed.
-    pub fn receive_oversized(&self, session: &Session, prefix: &[u8], size: usize, http: Option<Value>) -> Work {
-        let meta = FrameMeta { dir: Direction::In, transport: session.transport, conn: session.id.clone(), stream: None, http };
+    pub fn receive_oversized(
+        &self,
+        session: &Session,
+        prefix: &[u8],
+        size: usize,
+        http: Option<Value>,
+    ) -> Work {
+        let meta = FrameMeta {
+            dir: Direction::In,
+            transport: session.transport,
+            conn: session.id.clone(),
+            stream: None,
+            http,
+        };
         let limit = self.config.max_message_bytes;
-        let error = ErrorObject::invalid_request(format!("message of {size} bytes exceeds the {limit}-byte limit"));
-        self.recorder.record_oversized(&meta, prefix, size, error.message.clone());
+        let error = ErrorObject::invalid_request(format!(
+            "message of {size} bytes exceeds the {limit}-byte limit"
+        ));
+        self.recorder
+            .record_oversized(&meta, prefix, size, error.message.clone());
         Work::Reply(Outgoing::One(Message::error(None, error)))
     }
 
     /// Serves a JSON-RPC batch, where the negotiated revision allows one (2025-03-26 only).
-    fn receive_batch(self: &Arc<Self>, session: &Arc<Session>, sink: &Sink, items: Vec<Result<Message, Invalid>>) -> Work {
+    fn receive_batch(
+        self: &Arc<Self>,
+        session: &Arc<Session>,
+        sink: &Sink,
+        items: Vec<Result<Message, Invalid>>,
+    ) -> Work {
         let state = session.state();
         let refusal = match state.revision {
             None => Some("a JSON-RPC batch is not allowed before initialize (and initialize must not be batched)".to_string()),
@@ -111,7 +153,10 @@ impl Server {
             Some(_) => None,
         };
         if let Some(detail) = refusal {
-            return Work::Reply(Outgoing::One(Message::error(None, ErrorObject::invalid_request(detail))));
+            return Work::Reply(Outgoing::One(Message::error(
+                None,
+                ErrorObject::invalid_request(detail),
+            )));
         }
         let mut replies = Vec::new();
         let mut tasks = Vec::new();
@@ -125,7 +170,11 @@ impl Server {
             }
         }
         if tasks.is_empty() {
-            return if replies.is_empty() { Work::Nothing } else { Work::Reply(Outgoing::Batch(replies)) };
+            return if replies.is_empty() {
+                Work::Nothing
+            } else {
+                Work::Reply(Outgoing::Batch(replies))
+            };
         }
         Work::Task(Box::pin(async move {
             for out in futures::future::join_all(tasks).await.into_iter().flatten() {
@@ -139,7 +188,12 @@ impl Server {
     }
 
     /// Routes one decoded message.
-    fn handle_message(self: &Arc<Self>, session: &Arc<Session>, sink: &Sink, message: Message) -> Work {
+    fn handle_message(
+        self: &Arc<Self>,
+        session: &Arc<Session>,
+        sink: &Sink,
+        message: Message,
+    ) -> Work {
         match message {
             Message::Request(req) => self.handle_request(session, sink, req),
             Message::Notification(n) => {
@@ -152,7 +206,10 @@ impl Server {
                 }
                 Work::Nothing
             }
-            Message::Error { id: Some(id), error } => {
+            Message::Error {
+                id: Some(id),
+                error,
+            } => {
                 if !session.complete_request(&id, Err(error)) {
                     tracing::warn!(conn = %session.id, %id, "error response to an unknown or finished server request ignored");
                 }
@@ -169,7 +226,10 @@ impl Server {
     fn handle_request(self: &Arc<Self>, session: &Arc<Session>, sink: &Sink, req: Request) -> Work {
         let reply = |m: Message| Work::Reply(Outgoing::One(m));
         if !METHODS.contains(&req.method.as_str()) {
-            return reply(Message::error(Some(req.id), ErrorObject::method_not_found(&req.method)));
+            return reply(Message::error(
+                Some(req.id),
+                ErrorObject::method_not_found(&req.method),
+            ));
         }
         let params = match split_params(req.params) {
             Ok(p) => p,
@@ -191,7 +251,10 @@ impl Server {
             return reply(Message::error(Some(req.id), e));
         }
         let Some(cancel) = session.begin_request(&req.id) else {
-            let e = ErrorObject::invalid_request(format!("request id {} is already in flight on this connection", req.id));
+            let e = ErrorObject::invalid_request(format!(
+                "request id {} is already in flight on this connection",
+                req.id
+            ));
             return reply(Message::error(Some(req.id), e));
         };
         let meta = match params.get("_meta") {
@@ -212,9 +275,12 @@ impl Server {
         Work::Task(Box::pin(async move {
             let id = req.id;
             let result = tokio::select! {
-                r = methods::call(&server, ctx, &req.method, params) => Some(r),
+                biased;
                 () = cancel.cancelled() => None,
+                r = methods::call(&server, ctx, &req.method, params) => Some(r),
             };
+            // A handler that noticed the cancellation itself is still cancelled.
+            let result = result.filter(|_| !cancel.is_cancelled());
             session.end_request(&id);
             // A cancelled request gets no response (the spec: the receiver SHOULD NOT respond).
             result.map(|r| Outgoing::One(outcome_message(id, r)))
@@ -237,14 +303,20 @@ impl Server {
                 }
             }
             "notifications/cancelled" => {
-                let id = n.params.as_ref().and_then(|p| p.get("requestId")).and_then(RequestId::from_value);
+                let id = n
+                    .params
+                    .as_ref()
+                    .and_then(|p| p.get("requestId"))
+                    .and_then(RequestId::from_value);
                 match id {
                     Some(id) => {
                         if !session.cancel_request(&id) {
                             tracing::debug!(conn = %session.id, %id, "cancellation of a request not in flight ignored");
                         }
                     }
-                    None => tracing::warn!(conn = %session.id, "notifications/cancelled without a valid requestId ignored"),
+                    None => {
+                        tracing::warn!(conn = %session.id, "notifications/cancelled without a valid requestId ignored")
+                    }
                 }
             }
             other => tracing::debug!(conn = %session.id, method = other, "notification received"),

@@ -15,7 +15,9 @@ use crate::error::Error;
 use crate::jsonrpc::Message;
 use crate::protocol::Revision;
 use crate::traffic::{Recorder, TransportKind};
-use registry::{CompleteFn, CompletionKey, ListKind, Prompt, Registry, Resource, ResourceTemplate, Tool};
+use registry::{
+    CompleteFn, CompletionKey, ListKind, Prompt, Registry, Resource, ResourceTemplate, Tool,
+};
 use serde_json::{json, Value};
 use session::{Phase, Session};
 use sink::Sink;
@@ -93,7 +95,9 @@ impl Server {
     /// a record file that cannot be opened.
     pub fn new(config: ServerConfig) -> Result<Arc<Self>, Error> {
         if config.revisions.is_empty() {
-            return Err(Error::Config("at least one protocol revision must be allowed".into()));
+            return Err(Error::Config(
+                "at least one protocol revision must be allowed".into(),
+            ));
         }
         if config.max_message_bytes == 0 {
             return Err(Error::Config("max_message_bytes must be positive".into()));
@@ -106,7 +110,10 @@ impl Server {
             catalog::load(name, &mut registry)?;
         }
         let recorder = Recorder::new(config.record_path.as_deref()).map_err(|e| {
-            let path = config.record_path.as_deref().unwrap_or_else(|| std::path::Path::new(""));
+            let path = config
+                .record_path
+                .as_deref()
+                .unwrap_or_else(|| std::path::Path::new(""));
             Error::Config(format!("cannot open record file {}: {e}", path.display()))
         })?;
         Ok(Arc::new(Self {
@@ -120,11 +127,18 @@ impl Server {
 
     /// The current registry snapshot.
     pub fn registry(&self) -> Arc<Registry> {
-        self.registry.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.registry
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Opens a session for a new connection whose outgoing frames go to `tx`.
-    pub fn open_session(&self, transport: TransportKind, tx: mpsc::UnboundedSender<String>) -> Arc<Session> {
+    pub fn open_session(
+        &self,
+        transport: TransportKind,
+        tx: mpsc::UnboundedSender<String>,
+    ) -> Arc<Session> {
         let n = self.next_conn.fetch_add(1, Ordering::Relaxed);
         let label = match transport {
             TransportKind::Stdio => "stdio",
@@ -144,7 +158,10 @@ impl Server {
     /// Ends a session: its handlers stop and it receives no more broadcasts.
     pub fn close_session(&self, session: &Session) {
         session.close();
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(&session.id);
+        self.sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&session.id);
     }
 
     /// Sessions that finished `initialize` and are still open.
@@ -168,7 +185,10 @@ impl Server {
     /// Sends `notifications/resources/updated` to every session subscribed to `uri`; returns
     /// how many were notified.
     pub fn notify_resource_updated(&self, uri: &str) -> usize {
-        let note = Message::notification("notifications/resources/updated", Some(json!({ "uri": uri })));
+        let note = Message::notification(
+            "notifications/resources/updated",
+            Some(json!({ "uri": uri })),
+        );
         let mut n = 0;
         for s in self.live_sessions() {
             if s.state().subscriptions.contains(uri) {
@@ -217,7 +237,12 @@ impl Server {
 
     /// Adds (or replaces) a resource template and sends `notifications/resources/list_changed`.
     pub fn add_template(&self, template: ResourceTemplate) {
-        let key = template.definition.get("uriTemplate").and_then(Value::as_str).unwrap_or_default().to_string();
+        let key = template
+            .definition
+            .get("uriTemplate")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
         self.change_registry(ListKind::Resources, |r| {
             r.templates.insert(key, template);
         });

@@ -19,16 +19,27 @@ pub struct Page {
 
 /// Cuts the page of a list of `len` items that `params.cursor` asks for. `list` names the list
 /// (a cursor from another list is refused); `page_size` `None` means one page.
-pub fn page(list: &str, len: usize, params: &Map<String, Value>, page_size: Option<usize>) -> Result<Page, ErrorObject> {
+pub fn page(
+    list: &str,
+    len: usize,
+    params: &Map<String, Value>,
+    page_size: Option<usize>,
+) -> Result<Page, ErrorObject> {
     let start = match params.get("cursor") {
         None | Some(Value::Null) => 0,
-        Some(Value::String(c)) => decode(list, c).ok_or_else(|| ErrorObject::invalid_params(format!("invalid cursor {c:?} for {list}")))?,
+        Some(Value::String(c)) => decode(list, c).ok_or_else(|| {
+            ErrorObject::invalid_params(format!("invalid cursor {c:?} for {list}"))
+        })?,
         Some(_) => return Err(ErrorObject::invalid_params("\"cursor\" must be a string")),
     };
     let start = start.min(len);
     let end = page_size.map_or(len, |n| start.saturating_add(n).min(len));
     let next_cursor = (end < len).then(|| encode(list, end));
-    Ok(Page { start, end, next_cursor })
+    Ok(Page {
+        start,
+        end,
+        next_cursor,
+    })
 }
 
 fn encode(list: &str, offset: usize) -> String {
@@ -69,14 +80,30 @@ mod tests {
         let c = p.next_cursor.unwrap();
         let p = page("tools", 25, &params(json!({ "cursor": c })), Some(10)).unwrap();
         assert_eq!((p.start, p.end), (10, 20));
-        let p = page("tools", 25, &params(json!({ "cursor": p.next_cursor.unwrap() })), Some(10)).unwrap();
+        let p = page(
+            "tools",
+            25,
+            &params(json!({ "cursor": p.next_cursor.unwrap() })),
+            Some(10),
+        )
+        .unwrap();
         assert_eq!((p.start, p.end, p.next_cursor), (20, 25, None));
-        assert_eq!(page("tools", 3, &Map::new(), None).unwrap(), Page { start: 0, end: 3, next_cursor: None });
+        assert_eq!(
+            page("tools", 3, &Map::new(), None).unwrap(),
+            Page {
+                start: 0,
+                end: 3,
+                next_cursor: None
+            }
+        );
     }
 
     #[test]
     fn refuses_foreign_or_garbage_cursors() {
-        let c = page("prompts", 25, &Map::new(), Some(10)).unwrap().next_cursor.unwrap();
+        let c = page("prompts", 25, &Map::new(), Some(10))
+            .unwrap()
+            .next_cursor
+            .unwrap();
         assert!(page("tools", 25, &params(json!({ "cursor": c })), Some(10)).is_err());
         assert!(page("tools", 25, &params(json!({ "cursor": "!!" })), Some(10)).is_err());
         assert!(page("tools", 25, &params(json!({ "cursor": 3 })), Some(10)).is_err());

@@ -37,16 +37,28 @@ impl HandlerError {
 pub type HandlerResult<T> = Result<T, HandlerError>;
 
 /// Runs a tool: `(context, arguments) -> CallToolResult` (a JSON object).
-pub type ToolFn = Arc<dyn Fn(RequestContext, Map<String, Value>) -> BoxFuture<HandlerResult<Value>> + Send + Sync>;
+pub type ToolFn = Arc<
+    dyn Fn(RequestContext, Map<String, Value>) -> BoxFuture<HandlerResult<Value>> + Send + Sync,
+>;
 /// Reads a resource: `(context, uri) -> contents array`.
-pub type ResourceFn = Arc<dyn Fn(RequestContext, String) -> BoxFuture<HandlerResult<Vec<Value>>> + Send + Sync>;
+pub type ResourceFn =
+    Arc<dyn Fn(RequestContext, String) -> BoxFuture<HandlerResult<Vec<Value>>> + Send + Sync>;
 /// Reads a templated resource: `(context, uri, variables) -> contents array`.
-pub type TemplateFn =
-    Arc<dyn Fn(RequestContext, String, Map<String, Value>) -> BoxFuture<HandlerResult<Vec<Value>>> + Send + Sync>;
+pub type TemplateFn = Arc<
+    dyn Fn(RequestContext, String, Map<String, Value>) -> BoxFuture<HandlerResult<Vec<Value>>>
+        + Send
+        + Sync,
+>;
 /// Renders a prompt: `(context, arguments) -> GetPromptResult` (a JSON object).
-pub type PromptFn = Arc<dyn Fn(RequestContext, Map<String, Value>) -> BoxFuture<HandlerResult<Value>> + Send + Sync>;
+pub type PromptFn = Arc<
+    dyn Fn(RequestContext, Map<String, Value>) -> BoxFuture<HandlerResult<Value>> + Send + Sync,
+>;
 /// Completes an argument: `(argument name, partial value, other arguments) -> candidates`.
-pub type CompleteFn = Arc<dyn Fn(String, String, Map<String, Value>) -> BoxFuture<HandlerResult<Vec<String>>> + Send + Sync>;
+pub type CompleteFn = Arc<
+    dyn Fn(String, String, Map<String, Value>) -> BoxFuture<HandlerResult<Vec<String>>>
+        + Send
+        + Sync,
+>;
 
 /// A tool: its `tools/list` entry, a compiled validator for its input, and its handler.
 #[derive(Clone)]
@@ -65,24 +77,41 @@ impl Tool {
     /// `inputSchema`) and handler; fails when the schema does not compile.
     pub fn new(definition: Value, handler: ToolFn) -> Result<Self, Error> {
         let Value::Object(definition) = definition else {
-            return Err(Error::Definition("a tool definition must be a JSON object".into()));
+            return Err(Error::Definition(
+                "a tool definition must be a JSON object".into(),
+            ));
         };
-        let name = definition.get("name").and_then(Value::as_str).unwrap_or_default();
+        let name = definition
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         if name.is_empty() {
-            return Err(Error::Definition("a tool needs a non-empty string \"name\"".into()));
+            return Err(Error::Definition(
+                "a tool needs a non-empty string \"name\"".into(),
+            ));
         }
         let schema = definition
             .get("inputSchema")
             .filter(|s| s.is_object())
-            .ok_or_else(|| Error::Definition(format!("tool {name:?} needs an object \"inputSchema\"")))?;
-        let validator = jsonschema::validator_for(schema)
-            .map_err(|e| Error::Definition(format!("tool {name:?} has an invalid inputSchema: {e}")))?;
-        Ok(Self { definition, validator: Arc::new(validator), handler })
+            .ok_or_else(|| {
+                Error::Definition(format!("tool {name:?} needs an object \"inputSchema\""))
+            })?;
+        let validator = jsonschema::validator_for(schema).map_err(|e| {
+            Error::Definition(format!("tool {name:?} has an invalid inputSchema: {e}"))
+        })?;
+        Ok(Self {
+            definition,
+            validator: Arc::new(validator),
+            handler,
+        })
     }
 
     /// The tool's name.
     pub fn name(&self) -> &str {
-        self.definition.get("name").and_then(Value::as_str).unwrap_or_default()
+        self.definition
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
     }
 }
 
@@ -98,7 +127,10 @@ pub struct Resource {
 impl Resource {
     /// The resource's URI.
     pub fn uri(&self) -> &str {
-        self.definition.get("uri").and_then(Value::as_str).unwrap_or_default()
+        self.definition
+            .get("uri")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
     }
 }
 
@@ -125,7 +157,10 @@ pub struct Prompt {
 impl Prompt {
     /// The prompt's name.
     pub fn name(&self) -> &str {
-        self.definition.get("name").and_then(Value::as_str).unwrap_or_default()
+        self.definition
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
     }
     /// Names of the arguments marked `required`.
     pub fn required_arguments(&self) -> Vec<String> {

@@ -116,7 +116,9 @@ impl Session {
 
     /// The negotiated revision, or the newest handshake revision before `initialize`.
     pub fn revision(&self) -> Revision {
-        lock(&self.state).revision.unwrap_or(Revision::LATEST_HANDSHAKE)
+        lock(&self.state)
+            .revision
+            .unwrap_or(Revision::LATEST_HANDSHAKE)
     }
 
     /// Registers a client request as in flight; `None` if that id is already in flight.
@@ -148,7 +150,12 @@ impl Session {
 
     /// Sends a request to the client on `sink` and waits for its response. Fails with a
     /// `-32603`-style error if the connection closes first.
-    pub async fn request(&self, sink: &Sink, method: &str, params: Option<Value>) -> Result<Value, ErrorObject> {
+    pub async fn request(
+        &self,
+        sink: &Sink,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, ErrorObject> {
         let id = RequestId::from(self.next_request_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(id.clone(), PendingRequest { reply: tx });

@@ -35,7 +35,13 @@ impl Sink {
         conn: Arc<str>,
         stream: Option<Arc<str>>,
     ) -> Self {
-        let meta = FrameMeta { dir: Direction::Out, transport, conn, stream, http: None };
+        let meta = FrameMeta {
+            dir: Direction::Out,
+            transport,
+            conn,
+            stream,
+            http: None,
+        };
         Self { tx, recorder, meta }
     }
 
@@ -66,11 +72,27 @@ impl Sink {
             }
             Outgoing::Batch(ms) => {
                 let value = serde_json::Value::Array(ms.iter().map(Message::to_value).collect());
-                (value, Parsed { msg: None, error: None, kind: Kind::Batch, method: None, id: None })
+                (
+                    value,
+                    Parsed {
+                        msg: None,
+                        error: None,
+                        kind: Kind::Batch,
+                        method: None,
+                        id: None,
+                    },
+                )
             }
         };
         let text = value.to_string();
-        self.recorder.record(&self.meta, &text, Parsed { msg: Some(value), ..parsed });
+        self.recorder.record(
+            &self.meta,
+            &text,
+            Parsed {
+                msg: Some(value),
+                ..parsed
+            },
+        );
         self.tx.send(text).is_ok()
     }
 

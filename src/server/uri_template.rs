@@ -30,7 +30,9 @@ impl UriTemplate {
             if open > 0 {
                 parts.push(Part::Literal(rest[..open].to_string()));
             }
-            let close = rest[open..].find('}').ok_or_else(|| format!("unclosed '{{' in URI template {template:?}"))?;
+            let close = rest[open..]
+                .find('}')
+                .ok_or_else(|| format!("unclosed '{{' in URI template {template:?}"))?;
             let expr = &rest[open + 1..open + close];
             let (reserved, name) = match expr.strip_prefix('+') {
                 Some(n) => (true, n),
@@ -39,7 +41,10 @@ impl UriTemplate {
             if name.is_empty() {
                 return Err(format!("empty expression in URI template {template:?}"));
             }
-            parts.push(Part::Var { name: name.to_string(), reserved });
+            parts.push(Part::Var {
+                name: name.to_string(),
+                reserved,
+            });
             rest = &rest[open + close + 1..];
         }
         if !rest.is_empty() {
@@ -62,10 +67,16 @@ impl UriTemplate {
 fn match_parts(parts: &[Part], s: &str, vars: &mut Map<String, Value>) -> bool {
     match parts.split_first() {
         None => s.is_empty(),
-        Some((Part::Literal(lit), rest)) => s.strip_prefix(lit.as_str()).is_some_and(|tail| match_parts(rest, tail, vars)),
+        Some((Part::Literal(lit), rest)) => s
+            .strip_prefix(lit.as_str())
+            .is_some_and(|tail| match_parts(rest, tail, vars)),
         Some((Part::Var { name, reserved }, rest)) => {
             // Try every possible end of the variable, shortest first, and backtrack.
-            let ends = s.char_indices().map(|(i, _)| i).skip(1).chain(std::iter::once(s.len()));
+            let ends = s
+                .char_indices()
+                .map(|(i, _)| i)
+                .skip(1)
+                .chain(std::iter::once(s.len()));
             for end in ends.filter(|&e| e > 0) {
                 let value = &s[..end];
                 if !reserved && value.contains(['/', '?', '#']) {
@@ -88,13 +99,19 @@ mod tests {
     #[test]
     fn matches_simple_variables() {
         let t = UriTemplate::parse("demo://resource/dynamic/text/{id}").unwrap();
-        assert_eq!(t.matches("demo://resource/dynamic/text/12").unwrap()["id"], "12");
+        assert_eq!(
+            t.matches("demo://resource/dynamic/text/12").unwrap()["id"],
+            "12"
+        );
         assert!(t.matches("demo://resource/dynamic/text/").is_none());
         assert!(t.matches("demo://resource/dynamic/text/1/2").is_none());
         assert!(t.matches("demo://other/1").is_none());
         let t = UriTemplate::parse("test://{a}/x/{b}.txt").unwrap();
         let v = t.matches("test://one/x/two.txt").unwrap();
-        assert_eq!((v["a"].as_str(), v["b"].as_str()), (Some("one"), Some("two")));
+        assert_eq!(
+            (v["a"].as_str(), v["b"].as_str()),
+            (Some("one"), Some("two"))
+        );
         let t = UriTemplate::parse("file:///{+path}").unwrap();
         assert_eq!(t.matches("file:///a/b/c").unwrap()["path"], "a/b/c");
         assert!(UriTemplate::parse("x://{").is_err());

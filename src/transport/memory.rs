@@ -33,12 +33,20 @@ pub fn connect(server: &Arc<Server>, runtime: &Handle) -> MemoryConnection {
     let frames = futures::stream::unfold(in_rx, move |mut rx| async move {
         let bytes = rx.recv().await?;
         let inbound = if bytes.len() > limit {
-            Inbound::Oversized { prefix: bytes[..1024.min(bytes.len())].to_vec(), size: bytes.len() }
+            Inbound::Oversized {
+                prefix: bytes[..1024.min(bytes.len())].to_vec(),
+                size: bytes.len(),
+            }
         } else {
             Inbound::Frame(bytes)
         };
         Some((inbound, rx))
     });
     runtime.spawn(drive(server.clone(), session, frames, shutdown.clone()));
-    MemoryConnection { id, to_server: Some(in_tx), from_server: out_rx, shutdown }
+    MemoryConnection {
+        id,
+        to_server: Some(in_tx),
+        from_server: out_rx,
+        shutdown,
+    }
 }

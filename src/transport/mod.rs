@@ -35,8 +35,12 @@ pub enum Inbound {
 /// Serves one connection: feeds every frame of `frames` to the server until the stream ends
 /// (the client closed) or `shutdown` fires, then lets in-flight requests finish for at most
 /// [`CLOSE_GRACE`], cancels the rest and closes the session.
-pub async fn drive<S>(server: Arc<Server>, session: Arc<Session>, frames: S, shutdown: CancellationToken)
-where
+pub async fn drive<S>(
+    server: Arc<Server>,
+    session: Arc<Session>,
+    frames: S,
+    shutdown: CancellationToken,
+) where
     S: Stream<Item = Inbound>,
 {
     let mut frames = std::pin::pin!(frames);
@@ -52,7 +56,9 @@ where
         };
         let work = match inbound {
             Inbound::Frame(bytes) => server.receive(&session, &session.sink, &bytes, None),
-            Inbound::Oversized { prefix, size } => server.receive_oversized(&session, &prefix, size, None),
+            Inbound::Oversized { prefix, size } => {
+                server.receive_oversized(&session, &prefix, size, None)
+            }
         };
         match work {
             Work::Nothing => {}

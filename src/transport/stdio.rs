@@ -5,7 +5,9 @@ use super::{drive, Inbound};
 use crate::server::Server;
 use crate::traffic::TransportKind;
 use std::sync::Arc;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter,
+};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -14,7 +16,14 @@ const OVERSIZED_PREFIX: usize = 1024;
 
 /// Serves the process's stdin/stdout until stdin closes or `shutdown` fires.
 pub async fn serve_stdio(server: Arc<Server>, shutdown: CancellationToken) -> std::io::Result<()> {
-    serve_io(server, tokio::io::stdin(), tokio::io::stdout(), TransportKind::Stdio, shutdown).await
+    serve_io(
+        server,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        TransportKind::Stdio,
+        shutdown,
+    )
+    .await
 }
 
 /// Serves newline-delimited JSON-RPC over any reader/writer pair (stdin/stdout, a pipe, a
@@ -48,12 +57,18 @@ where
     });
     drive(server, session, frames, shutdown).await;
     stop_writing.cancel();
-    writer_task.await.unwrap_or_else(|e| Err(std::io::Error::other(e)))
+    writer_task
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e)))
 }
 
 /// Writes frames, one per line, flushing whenever the queue runs dry. When `stop` fires, what
 /// is queued is still written, then the writer flushes and ends.
-async fn write_lines<W: AsyncWrite + Unpin>(writer: W, mut rx: mpsc::UnboundedReceiver<String>, stop: CancellationToken) -> std::io::Result<()> {
+async fn write_lines<W: AsyncWrite + Unpin>(
+    writer: W,
+    mut rx: mpsc::UnboundedReceiver<String>,
+    stop: CancellationToken,
+) -> std::io::Result<()> {
     let mut w = BufWriter::with_capacity(64 * 1024, writer);
     loop {
         let frame = tokio::select! {
@@ -75,7 +90,10 @@ async fn write_lines<W: AsyncWrite + Unpin>(writer: W, mut rx: mpsc::UnboundedRe
 
 /// Reads one line (without its `\n` or `\r\n`). A line longer than `limit` is consumed to its
 /// end without being kept. `None` at end of input (a final line without `\n` still counts).
-pub async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, limit: usize) -> std::io::Result<Option<Inbound>> {
+pub async fn read_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    limit: usize,
+) -> std::io::Result<Option<Inbound>> {
     let mut line = Vec::new();
     let mut size = 0usize;
     let mut started = false;
@@ -146,7 +164,9 @@ mod tests {
         let mut input = vec![b'x'; 5000];
         input.extend_from_slice(b"\nok\n");
         let got = lines(&input, 100).await;
-        assert!(matches!(&got[0], Inbound::Oversized { prefix, size: 5000 } if prefix.len() == OVERSIZED_PREFIX));
+        assert!(
+            matches!(&got[0], Inbound::Oversized { prefix, size: 5000 } if prefix.len() == OVERSIZED_PREFIX)
+        );
         assert!(matches!(&got[1], Inbound::Frame(b) if b == b"ok"));
     }
 }

@@ -17,18 +17,30 @@ pub async fn complete(server: &Server, params: &Map<String, Value>) -> Result<Va
     let ref_name = match ref_type {
         "ref/prompt" => required_str(&reference, "name")?,
         "ref/resource" => required_str(&reference, "uri")?,
-        other => return Err(ErrorObject::invalid_params(format!("unknown ref type {other:?} (expected ref/prompt or ref/resource)"))),
+        other => {
+            return Err(ErrorObject::invalid_params(format!(
+                "unknown ref type {other:?} (expected ref/prompt or ref/resource)"
+            )))
+        }
     };
     let arg_name = required_str(&argument, "name")?;
     let value = required_str(&argument, "value")?;
     let context = optional_object(&optional_object(params, "context")?, "arguments")?;
     let registry = server.registry();
     if ref_type == "ref/prompt" && !registry.prompts.contains_key(ref_name) {
-        return Err(ErrorObject::invalid_params(format!("Unknown prompt: {ref_name}")));
+        return Err(ErrorObject::invalid_params(format!(
+            "Unknown prompt: {ref_name}"
+        )));
     }
-    let key = CompletionKey { ref_type: ref_type.into(), ref_name: ref_name.into(), argument: arg_name.into() };
+    let key = CompletionKey {
+        ref_type: ref_type.into(),
+        ref_name: ref_name.into(),
+        argument: arg_name.into(),
+    };
     let mut values = match registry.completions.get(&key) {
-        Some(f) => f(arg_name.to_string(), value.to_string(), context).await.map_err(handler_error)?,
+        Some(f) => f(arg_name.to_string(), value.to_string(), context)
+            .await
+            .map_err(handler_error)?,
         None => Vec::new(),
     };
     let total = values.len();

@@ -9,7 +9,11 @@ use serde_json::{Map, Value};
 
 /// Answers `initialize` and moves the session to [`Phase::Initializing`]. A second
 /// `initialize` on the same connection is refused with `-32600`.
-pub fn initialize(server: &Server, session: &Session, params: &Map<String, Value>) -> Result<Value, ErrorObject> {
+pub fn initialize(
+    server: &Server,
+    session: &Session,
+    params: &Map<String, Value>,
+) -> Result<Value, ErrorObject> {
     let state = session.state();
     if state.phase != Phase::New {
         return Err(ErrorObject::invalid_request(format!(
@@ -20,18 +24,42 @@ pub fn initialize(server: &Server, session: &Session, params: &Map<String, Value
     let requested = super::required_str(params, "protocolVersion")?;
     let capabilities = match params.get("capabilities") {
         Some(Value::Object(c)) => Value::Object(c.clone()),
-        Some(_) => return Err(ErrorObject::invalid_params("\"capabilities\" must be an object")),
-        None => return Err(ErrorObject::invalid_params("missing required \"capabilities\"")),
+        Some(_) => {
+            return Err(ErrorObject::invalid_params(
+                "\"capabilities\" must be an object",
+            ))
+        }
+        None => {
+            return Err(ErrorObject::invalid_params(
+                "missing required \"capabilities\"",
+            ))
+        }
     };
     let client_info = match params.get("clientInfo") {
-        Some(Value::Object(c)) if c.get("name").is_some_and(Value::is_string) => Value::Object(c.clone()),
-        Some(_) => return Err(ErrorObject::invalid_params("\"clientInfo\" must be an object with a string \"name\"")),
-        None => return Err(ErrorObject::invalid_params("missing required \"clientInfo\"")),
+        Some(Value::Object(c)) if c.get("name").is_some_and(Value::is_string) => {
+            Value::Object(c.clone())
+        }
+        Some(_) => {
+            return Err(ErrorObject::invalid_params(
+                "\"clientInfo\" must be an object with a string \"name\"",
+            ))
+        }
+        None => {
+            return Err(ErrorObject::invalid_params(
+                "missing required \"clientInfo\"",
+            ))
+        }
     };
     let Some(revision) = negotiate(requested, &server.config.revisions) else {
         return Err(ErrorObject::invalid_request(format!(
             "this server is pinned to the stateless era ({}); it does not serve initialize",
-            server.config.revisions.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ")
+            server
+                .config
+                .revisions
+                .iter()
+                .map(|r| r.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         )));
     };
     session.update(|s| {

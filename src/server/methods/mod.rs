@@ -14,7 +14,12 @@ use crate::jsonrpc::ErrorObject;
 use serde_json::{Map, Value};
 
 /// Serves one request (after the lifecycle checks in `dispatch`).
-pub async fn call(server: &Server, ctx: RequestContext, method: &str, params: Map<String, Value>) -> Result<Value, ErrorObject> {
+pub async fn call(
+    server: &Server,
+    ctx: RequestContext,
+    method: &str,
+    params: Map<String, Value>,
+) -> Result<Value, ErrorObject> {
     match method {
         "logging/setLevel" => logging::set_level(&ctx, &params),
         "tools/list" => tools::list(server, &ctx, &params),
@@ -39,12 +44,17 @@ pub fn required_str<'a>(params: &'a Map<String, Value>, key: &str) -> Result<&'a
             "\"{key}\" must be a string, got {}",
             crate::jsonrpc::json_type(other)
         ))),
-        None => Err(ErrorObject::invalid_params(format!("missing required \"{key}\""))),
+        None => Err(ErrorObject::invalid_params(format!(
+            "missing required \"{key}\""
+        ))),
     }
 }
 
 /// An optional object parameter (absent → empty), or `-32602` naming it.
-pub fn optional_object(params: &Map<String, Value>, key: &str) -> Result<Map<String, Value>, ErrorObject> {
+pub fn optional_object(
+    params: &Map<String, Value>,
+    key: &str,
+) -> Result<Map<String, Value>, ErrorObject> {
     match params.get(key) {
         None | Some(Value::Null) => Ok(Map::new()),
         Some(Value::Object(m)) => Ok(m.clone()),

@@ -12,37 +12,86 @@ use serde_json::{json, Map, Value};
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
 
 /// `resources/list`, paginated.
-pub fn list(server: &Server, _ctx: &RequestContext, params: &Map<String, Value>) -> Result<Value, ErrorObject> {
+pub fn list(
+    server: &Server,
+    _ctx: &RequestContext,
+    params: &Map<String, Value>,
+) -> Result<Value, ErrorObject> {
     let registry = server.registry();
-    let p = page("resources", registry.resources.len(), params, server.config.page_size)?;
-    let items = registry.resources.values().skip(p.start).take(p.end - p.start);
-    Ok(list_result("resources", items.map(|r| Value::Object(r.definition.clone())).collect(), p.next_cursor))
+    let p = page(
+        "resources",
+        registry.resources.len(),
+        params,
+        server.config.page_size,
+    )?;
+    let items = registry
+        .resources
+        .values()
+        .skip(p.start)
+        .take(p.end - p.start);
+    Ok(list_result(
+        "resources",
+        items.map(|r| Value::Object(r.definition.clone())).collect(),
+        p.next_cursor,
+    ))
 }
 
 /// `resources/templates/list`, paginated.
-pub fn list_templates(server: &Server, _ctx: &RequestContext, params: &Map<String, Value>) -> Result<Value, ErrorObject> {
+pub fn list_templates(
+    server: &Server,
+    _ctx: &RequestContext,
+    params: &Map<String, Value>,
+) -> Result<Value, ErrorObject> {
     let registry = server.registry();
-    let p = page("resourceTemplates", registry.templates.len(), params, server.config.page_size)?;
-    let items = registry.templates.values().skip(p.start).take(p.end - p.start);
-    Ok(list_result("resourceTemplates", items.map(|t| Value::Object(t.definition.clone())).collect(), p.next_cursor))
+    let p = page(
+        "resourceTemplates",
+        registry.templates.len(),
+        params,
+        server.config.page_size,
+    )?;
+    let items = registry
+        .templates
+        .values()
+        .skip(p.start)
+        .take(p.end - p.start);
+    Ok(list_result(
+        "resourceTemplates",
+        items.map(|t| Value::Object(t.definition.clone())).collect(),
+        p.next_cursor,
+    ))
 }
 
 /// `resources/read`: an exact resource first, then the first template that matches.
-pub async fn read(server: &Server, ctx: RequestContext, params: &Map<String, Value>) -> Result<Value, ErrorObject> {
+pub async fn read(
+    server: &Server,
+    ctx: RequestContext,
+    params: &Map<String, Value>,
+) -> Result<Value, ErrorObject> {
     let uri = required_str(params, "uri")?.to_string();
     let registry = server.registry();
     let contents = if let Some(resource) = registry.resources.get(&uri) {
         (resource.handler)(ctx, uri.clone()).await
-    } else if let Some((template, vars)) = registry.templates.values().find_map(|t| t.template.matches(&uri).map(|v| (t, v))) {
+    } else if let Some((template, vars)) = registry
+        .templates
+        .values()
+        .find_map(|t| t.template.matches(&uri).map(|v| (t, v)))
+    {
         (template.handler)(ctx, uri.clone(), vars).await
     } else {
-        return Err(ErrorObject::new(RESOURCE_NOT_FOUND, format!("Resource not found: {uri}")).with_data(json!({ "uri": uri })));
+        return Err(
+            ErrorObject::new(RESOURCE_NOT_FOUND, format!("Resource not found: {uri}"))
+                .with_data(json!({ "uri": uri })),
+        );
     };
     Ok(json!({ "contents": contents.map_err(handler_error)? }))
 }
 
 /// `resources/subscribe` (`subscribe = true`) and `resources/unsubscribe`.
-pub fn subscribe(ctx: &RequestContext, params: &Map<String, Value>, subscribe: bool) -> Result<Value, ErrorObject> {
+pub fn subscribe(
+    ctx: &RequestContext,
+    params: &Map<String, Value>,
+    subscribe: bool,
+) -> Result<Value, ErrorObject> {
     let uri = required_str(params, "uri")?.to_string();
     ctx.session.update(|s| {
         if subscribe {

@@ -11,11 +11,22 @@ use crate::server::Server;
 use serde_json::{json, Map, Value};
 
 /// `tools/list`, paginated.
-pub fn list(server: &Server, ctx: &RequestContext, params: &Map<String, Value>) -> Result<Value, ErrorObject> {
+pub fn list(
+    server: &Server,
+    ctx: &RequestContext,
+    params: &Map<String, Value>,
+) -> Result<Value, ErrorObject> {
     let registry = server.registry();
-    let p = page("tools", registry.tools.len(), params, server.config.page_size)?;
+    let p = page(
+        "tools",
+        registry.tools.len(),
+        params,
+        server.config.page_size,
+    )?;
     let tools = registry.tools.values().skip(p.start).take(p.end - p.start);
-    let items = tools.map(|t| Value::Object(shape_definition(&t.definition, ctx.revision))).collect();
+    let items = tools
+        .map(|t| Value::Object(shape_definition(&t.definition, ctx.revision)))
+        .collect();
     Ok(list_result("tools", items, p.next_cursor))
 }
 
@@ -40,21 +51,31 @@ fn shape_definition(def: &Map<String, Value>, revision: Revision) -> Map<String,
 
 /// `tools/call`: unknown tool → `-32602`; invalid arguments → `isError` result; a handler's
 /// failure → `isError` result with its text; a handler's JSON-RPC error → that error.
-pub async fn call(server: &Server, ctx: RequestContext, params: &Map<String, Value>) -> Result<Value, ErrorObject> {
+pub async fn call(
+    server: &Server,
+    ctx: RequestContext,
+    params: &Map<String, Value>,
+) -> Result<Value, ErrorObject> {
     let name = required_str(params, "name")?;
     let arguments = optional_object(params, "arguments")?;
     let Some(tool) = server.registry().tools.get(name).cloned() else {
         return Err(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
     };
     let instance = Value::Object(arguments);
-    let problems: Vec<String> = tool.validator.iter_errors(&instance).map(|e| describe_violation(&e)).collect();
+    let problems: Vec<String> = tool
+        .validator
+        .iter_errors(&instance)
+        .map(|e| describe_violation(&e))
+        .collect();
     if !problems.is_empty() {
         return Ok(error_result(format!(
             "MCP error -32602: Input validation error: Invalid arguments for tool {name}: {}",
             problems.join("; ")
         )));
     }
-    let Value::Object(arguments) = instance else { unreachable!("built from a map above") };
+    let Value::Object(arguments) = instance else {
+        unreachable!("built from a map above")
+    };
     let revision = ctx.revision;
     match (tool.handler)(ctx, arguments).await {
         Ok(Value::Object(mut result)) => {
@@ -63,7 +84,9 @@ pub async fn call(server: &Server, ctx: RequestContext, params: &Map<String, Val
             }
             Ok(Value::Object(result))
         }
-        Ok(other) => Err(ErrorObject::internal(format!("tool {name} returned {other} instead of a CallToolResult object"))),
+        Ok(other) => Err(ErrorObject::internal(format!(
+            "tool {name} returned {other} instead of a CallToolResult object"
+        ))),
         Err(HandlerError::Failed(text)) => Ok(error_result(text)),
         Err(HandlerError::Rpc(e)) => Err(e),
     }

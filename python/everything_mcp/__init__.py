@@ -1,0 +1,32 @@
+"""everything-mcp: a Model Context Protocol test server with a Rust core.
+
+>>> from everything_mcp import Server
+>>> with Server() as server:
+...     conn = server.connect()
+...     conn.send('{"jsonrpc":"2.0","id":1,"method":"ping"}')
+...     conn.recv(timeout=5)
+'{"jsonrpc":"2.0","id":1,"result":{}}'
+"""
+
+from ._core import (
+    CATALOGS,
+    SUPPORTED_REVISIONS,
+    ConfigError,
+    ConnectionClosedError,
+    EverythingMcpError,
+    __version__,
+)
+from .server import Server
+from .traffic import TrafficRecord, load_records
+
+__all__ = [
+    "CATALOGS",
+    "SUPPORTED_REVISIONS",
+    "ConfigError",
+    "ConnectionClosedError",
+    "EverythingMcpError",
+    "Server",
+    "TrafficRecord",
+    "__version__",
+    "load_records",
+]

@@ -1,0 +1,90 @@
+"""The private Rust extension behind everything_mcp. Use the public API in everything_mcp."""
+
+import os
+from types import TracebackType
+from typing import final
+
+__all__ = [
+    "CATALOGS",
+    "SUPPORTED_REVISIONS",
+    "ConfigError",
+    "Connection",
+    "ConnectionClosedError",
+    "EverythingMcpError",
+    "Server",
+    "__version__",
+    "init_logging",
+]
+
+__version__: str
+SUPPORTED_REVISIONS: list[str]
+CATALOGS: list[str]
+
+class EverythingMcpError(Exception):
+    """Base class of every everything-mcp error."""
+
+class ConfigError(EverythingMcpError):
+    """A server was configured wrongly."""
+
+class ConnectionClosedError(EverythingMcpError):
+    """The connection is closed."""
+
+def init_logging(level: str) -> None:
+    """Send the core's diagnostics to stderr at `level` (e.g. "warn", "debug"). First call wins."""
+
+@final
+class Server:
+    """A running MCP server inside this process."""
+
+    def __new__(
+        cls,
+        *,
+        catalogs: list[str] | None = None,
+        record: str | os.PathLike[str] | None = None,
+        revisions: list[str] | None = None,
+        page_size: int | None = None,
+        max_message_bytes: int | None = None,
+        name: str | None = None,
+        version: str | None = None,
+        instructions: str | None = None,
+        worker_threads: int = 2,
+    ) -> Server: ...
+    def run_stdio(self) -> None:
+        """Serve stdin/stdout until stdin closes; a signal handler's exception propagates."""
+    def connect(self) -> Connection:
+        """Open an in-process connection."""
+    def traffic(self, since: int = 0) -> list[str]:
+        """Recorded frames with seq > since, each one JSON text."""
+    def traffic_count(self) -> int:
+        """How many frames were recorded so far."""
+    def clear_traffic(self) -> None:
+        """Forget the in-memory traffic."""
+    def notify_resource_updated(self, uri: str) -> int:
+        """Send notifications/resources/updated to subscribers of uri; return how many."""
+    def notify_list_changed(self, kind: str) -> None:
+        """Send notifications/<kind>/list_changed (tools, resources, prompts)."""
+    def tool_names(self) -> list[str]:
+        """Registered tool names in tools/list order."""
+    def stop(self) -> None:
+        """Stop every connection and the runtime; idempotent."""
+    def __enter__(self) -> Server: ...
+    def __exit__(
+        self,
+        _exc_type: type[BaseException] | None,
+        _exc_value: BaseException | None,
+        _traceback: TracebackType | None,
+    ) -> None: ...
+
+@final
+class Connection:
+    """The client end of an in-process connection."""
+
+    @property
+    def id(self) -> str:
+        """The session id (the conn field of its traffic records)."""
+    def send(self, frame: str | bytes) -> None:
+        """Send one frame to the server."""
+    def recv(self, timeout: float | None = None) -> str | None:
+        """The next frame from the server, or None after timeout seconds."""
+    def close(self) -> None:
+        """Close the client side."""

@@ -1,0 +1,105 @@
+"""The Pythonic face of the server: construct, serve, connect, read the traffic."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from types import TracebackType
+
+from . import _core
+from .traffic import TrafficRecord, parse_record
+
+__all__ = ["Server"]
+
+
+class Server:
+    """An MCP test server running inside this process.
+
+    ``Server()`` serves the ``everything`` catalog on every protocol revision.  Serve this
+    process's stdin/stdout with :meth:`run_stdio`, or open in-process connections with
+    :meth:`connect`.  Every frame in and out is recorded: read it with :attr:`traffic`.
+
+    Args:
+        catalogs: built-in surfaces to load (``"everything"``, ``"none"``).
+        record: also append every frame to this JSON-lines file.
+        revisions: protocol revisions to accept (default: all).
+        page_size: items per ``*/list`` page (default: one page).
+        max_message_bytes: largest accepted frame (default 64 MiB).
+        name, version, instructions: what ``initialize`` reports.
+    """
+
+    def __init__(
+        self,
+        *,
+        catalogs: Sequence[str] = ("everything",),
+        record: str | os.PathLike[str] | None = None,
+        revisions: Sequence[str] | None = None,
+        page_size: int | None = None,
+        max_message_bytes: int | None = None,
+        name: str | None = None,
+        version: str | None = None,
+        instructions: str | None = None,
+    ) -> None:
+        self._core = _core.Server(
+            catalogs=list(catalogs),
+            record=os.fspath(record) if record is not None else None,
+            revisions=list(revisions) if revisions is not None else None,
+            page_size=page_size,
+            max_message_bytes=max_message_bytes,
+            name=name,
+            version=version,
+            instructions=instructions,
+        )
+
+    def run_stdio(self) -> None:
+        """Serve this process's stdin/stdout until stdin closes.
+
+        Signals are handled by Python: a handler that raises (Ctrl-C's ``KeyboardInterrupt``)
+        stops the server cleanly, then the exception propagates.
+        """
+        self._core.run_stdio()
+
+    def connect(self) -> _core.Connection:
+        """Open an in-process connection: ``send()`` frames, ``recv()`` the server's."""
+        return self._core.connect()
+
+    @property
+    def traffic(self) -> list[TrafficRecord]:
+        """Every recorded frame so far, in order."""
+        return [parse_record(line) for line in self._core.traffic()]
+
+    def traffic_since(self, seq: int) -> list[TrafficRecord]:
+        """Recorded frames after ``seq``."""
+        return [parse_record(line) for line in self._core.traffic(seq)]
+
+    def clear_traffic(self) -> None:
+        """Forget the in-memory traffic (a record file keeps everything)."""
+        self._core.clear_traffic()
+
+    @property
+    def tool_names(self) -> list[str]:
+        """Registered tool names, in ``tools/list`` order."""
+        return self._core.tool_names()
+
+    def notify_resource_updated(self, uri: str) -> int:
+        """Send ``notifications/resources/updated`` to subscribers of ``uri``; return how many."""
+        return self._core.notify_resource_updated(uri)
+
+    def notify_list_changed(self, kind: str) -> None:
+        """Send ``notifications/<kind>/list_changed`` (``tools``, ``resources``, ``prompts``)."""
+        self._core.notify_list_changed(kind)
+
+    def stop(self) -> None:
+        """Stop serving; idempotent."""
+        self._core.stop()
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

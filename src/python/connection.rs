@@ -1,0 +1,105 @@
+//! `_core.Connection`: the client end of an in-process connection, for tests and relays.
+
+use super::errors::ConnectionClosedError;
+use super::server::SIGNAL_POLL;
+use crate::transport::memory::MemoryConnection;
+use pyo3::prelude::*;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use tokio::runtime::Handle;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// One in-process client connection: `send` frames, `recv` what the server sends.
+#[pyclass(frozen, module = "everything_mcp._core")]
+pub struct Connection {
+    /// The session id (the `conn` field of this connection's traffic records).
+    #[pyo3(get)]
+    id: String,
+    /// Frames to the server; `None` once closed.
+    to_server: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
+    /// Frames from the server.
+    from_server: Mutex<mpsc::UnboundedReceiver<String>>,
+    /// Runs the waits of `recv`.
+    handle: Handle,
+    /// The server's stop signal: once stopped, its runtime can no longer run waits.
+    server_stopped: CancellationToken,
+}
+
+impl Connection {
+    /// Wraps a core memory connection.
+    pub fn new(
+        mut conn: MemoryConnection,
+        handle: Handle,
+        server_stopped: CancellationToken,
+    ) -> Self {
+        Self {
+            id: conn.id.to_string(),
+            to_server: Mutex::new(conn.to_server.take()),
+            from_server: Mutex::new(conn.from_server),
+            handle,
+            server_stopped,
+        }
+    }
+}
+
+#[pymethods]
+impl Connection {
+    /// Sends one frame (a JSON-RPC message as text, or any bytes) to the server.
+    fn send(&self, frame: &Bound<'_, PyAny>) -> PyResult<()> {
+        let bytes: Vec<u8> = match frame.extract::<String>() {
+            Ok(s) => s.into_bytes(),
+            Err(_) => frame.extract::<Vec<u8>>()?,
+        };
+        let guard = self.to_server.lock().unwrap_or_else(|e| e.into_inner());
+        match guard.as_ref() {
+            Some(tx) if tx.send(bytes).is_ok() => Ok(()),
+            _ => Err(ConnectionClosedError::new_err("the connection is closed")),
+        }
+    }
+
+    /// The next frame from the server, waiting at most `timeout` seconds (`None`: forever).
+    /// Returns `None` on timeout; raises `ConnectionClosedError` when the server side ended.
+    #[pyo3(signature = (timeout=None))]
+    fn recv(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<String>> {
+        let deadline = timeout.map(|t| Instant::now() + Duration::from_secs_f64(t.max(0.0)));
+        loop {
+            if self.server_stopped.is_cancelled() {
+                let mut rx = self.from_server.lock().unwrap_or_else(|e| e.into_inner());
+                return match rx.try_recv() {
+                    Ok(frame) => Ok(Some(frame)),
+                    Err(_) => Err(ConnectionClosedError::new_err("the server is stopped")),
+                };
+            }
+            let slice = deadline.map_or(SIGNAL_POLL, |d| {
+                d.saturating_duration_since(Instant::now()).min(SIGNAL_POLL)
+            });
+            let got = py.detach(|| {
+                let mut rx = self.from_server.lock().unwrap_or_else(|e| e.into_inner());
+                self.handle
+                    .block_on(async { tokio::time::timeout(slice, rx.recv()).await })
+            });
+            match got {
+                Ok(Some(frame)) => return Ok(Some(frame)),
+                Ok(None) => {
+                    return Err(ConnectionClosedError::new_err(
+                        "the server closed the connection",
+                    ))
+                }
+                Err(_elapsed) => {}
+            }
+            py.check_signals()?;
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Closes the client side: the server finishes in-flight work briefly, then ends the session.
+    fn close(&self) {
+        self.to_server
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+    }
+}

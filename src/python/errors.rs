@@ -1,0 +1,34 @@
+//! The one error funnel: core [`Error`]s become a small Python exception hierarchy (or the
+//! builtin Python users expect, such as `OSError`).
+
+use crate::error::Error;
+use pyo3::exceptions::PyOSError;
+use pyo3::prelude::*;
+
+pyo3::create_exception!(
+    _core,
+    EverythingMcpError,
+    pyo3::exceptions::PyException,
+    "Base class of every everything-mcp error."
+);
+pyo3::create_exception!(
+    _core,
+    ConfigError,
+    EverythingMcpError,
+    "A server was configured wrongly."
+);
+pyo3::create_exception!(
+    _core,
+    ConnectionClosedError,
+    EverythingMcpError,
+    "The connection is closed."
+);
+
+/// Maps a core error to its Python exception.
+pub fn to_py(e: Error) -> PyErr {
+    match e {
+        Error::Definition(_) | Error::Config(_) => ConfigError::new_err(e.to_string()),
+        Error::Stopped | Error::Closed => ConnectionClosedError::new_err(e.to_string()),
+        Error::Io(io) => PyOSError::new_err(io.to_string()),
+    }
+}

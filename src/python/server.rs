@@ -1,0 +1,238 @@
+//! `_core.Server`: owns a tokio runtime and a core [`Server`]; serves stdio or in-process
+//! connections; exposes the recorded traffic.
+
+use super::connection::Connection;
+use super::errors::{to_py, ConfigError};
+use crate::protocol::Revision;
+use crate::server::registry::ListKind;
+use crate::server::{Server as CoreServer, ServerConfig};
+use crate::transport::{memory, stdio};
+use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::runtime::{Handle, Runtime};
+use tokio_util::sync::CancellationToken;
+
+/// How often a blocking wait wakes up to let Python handle signals (Ctrl-C, SIGTERM).
+pub const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// How long `stop()` and a signal-interrupted `run_stdio()` wait for tasks to finish.
+const STOP_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// A running MCP server inside this process.
+#[pyclass(frozen, module = "everything_mcp._core")]
+pub struct Server {
+    /// The protocol core, shared with every connection.
+    core: Arc<CoreServer>,
+    /// Runs the server's tasks; taken out (and shut down) by `stop()`.
+    runtime: Mutex<Option<Runtime>>,
+    /// A handle kept outside the lock so connections can spawn without locking.
+    handle: Handle,
+    /// Cancelled by `stop()`: every transport this server runs ends.
+    shutdown: CancellationToken,
+}
+
+fn parse_revisions(revisions: Option<Vec<String>>) -> PyResult<Vec<Revision>> {
+    match revisions {
+        None => Ok(Revision::ALL.to_vec()),
+        Some(list) => list
+            .iter()
+            .map(|r| {
+                r.parse::<Revision>()
+                    .map_err(|e| ConfigError::new_err(e.to_string()))
+            })
+            .collect(),
+    }
+}
+
+#[pymethods]
+impl Server {
+    #[new]
+    #[pyo3(signature = (*, catalogs=None, record=None, revisions=None, page_size=None, max_message_bytes=None, name=None, version=None, instructions=None, worker_threads=2))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        catalogs: Option<Vec<String>>,
+        record: Option<PathBuf>,
+        revisions: Option<Vec<String>>,
+        page_size: Option<usize>,
+        max_message_bytes: Option<usize>,
+        name: Option<String>,
+        version: Option<String>,
+        instructions: Option<String>,
+        worker_threads: usize,
+    ) -> PyResult<Self> {
+        let defaults = ServerConfig::default();
+        let config = ServerConfig {
+            name: name.unwrap_or(defaults.name),
+            version: version.unwrap_or(defaults.version),
+            instructions: instructions.or(defaults.instructions),
+            revisions: parse_revisions(revisions)?,
+            catalogs: catalogs.unwrap_or(defaults.catalogs),
+            page_size,
+            max_message_bytes: max_message_bytes.unwrap_or(defaults.max_message_bytes),
+            record_path: record,
+            ..defaults
+        };
+        let core = py.detach(|| CoreServer::new(config)).map_err(to_py)?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(worker_threads.max(1))
+            .thread_name("everything-mcp")
+            .enable_all()
+            .build()?;
+        let handle = runtime.handle().clone();
+        Ok(Self {
+            core,
+            runtime: Mutex::new(Some(runtime)),
+            handle,
+            shutdown: CancellationToken::new(),
+        })
+    }
+
+    /// Serves this process's stdin/stdout until stdin closes (returns) or a signal handler
+    /// raises (the exception propagates after the server stopped cleanly).
+    fn run_stdio(&self, py: Python<'_>) -> PyResult<()> {
+        self.ensure_running()?;
+        let (done_tx, mut done_rx) = tokio::sync::oneshot::channel();
+        let shutdown = self.shutdown.child_token();
+        let core = self.core.clone();
+        let stop = shutdown.clone();
+        self.handle.spawn(async move {
+            let _ = done_tx.send(stdio::serve_stdio(core, stop).await);
+        });
+        let handle = &self.handle;
+        loop {
+            let waited = py.detach(|| {
+                handle.block_on(async { tokio::time::timeout(SIGNAL_POLL, &mut done_rx).await })
+            });
+            match waited {
+                Ok(Ok(result)) => {
+                    self.core.recorder.flush();
+                    return result.map_err(Into::into);
+                }
+                Ok(Err(_)) => {
+                    self.core.recorder.flush();
+                    return Ok(());
+                }
+                Err(_elapsed) => {}
+            }
+            if let Err(signal) = py.check_signals() {
+                shutdown.cancel();
+                py.detach(|| {
+                    handle
+                        .block_on(async { tokio::time::timeout(STOP_TIMEOUT, &mut done_rx).await })
+                })
+                .ok();
+                self.core.recorder.flush();
+                return Err(signal);
+            }
+        }
+    }
+
+    /// Opens an in-process connection (frames in, frames out).
+    fn connect(&self) -> PyResult<Connection> {
+        self.ensure_running()?;
+        Ok(Connection::new(
+            memory::connect(&self.core, &self.handle),
+            self.handle.clone(),
+            self.shutdown.clone(),
+        ))
+    }
+
+    /// Recorded frames with `seq > since`, each as one JSON text (see docs/traffic-format.md).
+    #[pyo3(signature = (since=0))]
+    fn traffic(&self, py: Python<'_>, since: u64) -> Vec<String> {
+        let core = &self.core;
+        py.detach(|| {
+            core.recorder
+                .since(since)
+                .iter()
+                .map(|r| r.to_json())
+                .collect()
+        })
+    }
+
+    /// How many frames were recorded so far.
+    fn traffic_count(&self) -> u64 {
+        self.core.recorder.len()
+    }
+
+    /// Forgets the in-memory traffic (a record file keeps everything).
+    fn clear_traffic(&self) {
+        self.core.recorder.clear();
+    }
+
+    /// Sends `notifications/resources/updated` for `uri` to subscribed sessions; returns how many.
+    fn notify_resource_updated(&self, uri: &str) -> usize {
+        self.core.notify_resource_updated(uri)
+    }
+
+    /// Sends `notifications/<kind>/list_changed` (`tools`, `resources` or `prompts`).
+    fn notify_list_changed(&self, kind: &str) -> PyResult<()> {
+        let kind = match kind {
+            "tools" => ListKind::Tools,
+            "resources" => ListKind::Resources,
+            "prompts" => ListKind::Prompts,
+            other => {
+                return Err(ConfigError::new_err(format!(
+                    "unknown list {other:?} (tools, resources, prompts)"
+                )))
+            }
+        };
+        self.core.notify_list_changed(kind);
+        Ok(())
+    }
+
+    /// Names of the registered tools, in `tools/list` order.
+    fn tool_names(&self) -> Vec<String> {
+        self.core.registry().tools.keys().cloned().collect()
+    }
+
+    /// Stops every connection and the runtime; idempotent.
+    fn stop(&self, py: Python<'_>) {
+        self.shutdown.cancel();
+        let runtime = self
+            .runtime
+            .lock_py_attached(py)
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(rt) = runtime {
+            py.detach(|| rt.shutdown_timeout(STOP_TIMEOUT));
+        }
+        self.core.recorder.flush();
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _exc_type: Option<Bound<'_, PyAny>>,
+        _exc_value: Option<Bound<'_, PyAny>>,
+        _traceback: Option<Bound<'_, PyAny>>,
+    ) {
+        self.stop(py);
+    }
+}
+
+impl Server {
+    fn ensure_running(&self) -> PyResult<()> {
+        if self.shutdown.is_cancelled() {
+            return Err(to_py(crate::Error::Stopped));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+        if let Some(rt) = self.runtime.get_mut().ok().and_then(Option::take) {
+            rt.shutdown_background(); // never wait here: the caller may be attached to Python
+        }
+    }
+}

@@ -1,0 +1,87 @@
+"""Shared helpers: a real `python -m everything_mcp` subprocess driven line by line."""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+WAIT = 10.0
+"""Upper bound of every wait in these tests (they normally take milliseconds)."""
+
+SERVER_CMD = [sys.executable, "-m", "everything_mcp"]
+
+
+def init_params(version: str = "2025-11-25") -> dict[str, Any]:
+    return {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "pytest", "version": "1"}}
+
+
+class StdioServer:
+    """A server subprocess; lines are written raw and read back with a timeout."""
+
+    def __init__(self, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [*SERVER_CMD, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._pump, daemon=True)
+        self._reader.start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def write(self, data: bytes | str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data.encode() if isinstance(data, str) else data)
+        self.proc.stdin.flush()
+
+    def send(self, message: dict[str, Any] | list[Any]) -> None:
+        self.write(json.dumps(message) + "\n")
+
+    def recv(self, timeout: float = WAIT) -> Any:
+        line = self._lines.get(timeout=timeout)
+        assert line is not None, "the server closed stdout"
+        return json.loads(line)
+
+    def request(self, id: int | str, method: str, params: dict[str, Any] | None = None) -> Any:
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+        return self.recv()
+
+    def initialize(self, version: str = "2025-11-25") -> Any:
+        result = self.request(0, "initialize", init_params(version))
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return result
+
+    def close_stdin(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=WAIT)
+        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if f is not None and not f.closed:
+                f.close()
+
+
+@pytest.fixture
+def stdio_server() -> Iterator[StdioServer]:
+    server = StdioServer("stdio")
+    yield server
+    server.stop()

@@ -1,0 +1,387 @@
+//! End-to-end tests of the protocol engine over in-memory connections: lifecycle, batches,
+//! cancellation, progress, logging, server → client requests, pagination, list_changed.
+
+use _core::server::registry::{tool_fn, HandlerError, Tool};
+use _core::server::{Server, ServerConfig};
+use _core::transport::memory::{self, MemoryConnection};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+const WAIT: Duration = Duration::from_secs(5);
+
+struct Client {
+    conn: MemoryConnection,
+}
+
+impl Client {
+    fn new(server: &Arc<Server>) -> Self {
+        Self {
+            conn: memory::connect(server, &tokio::runtime::Handle::current()),
+        }
+    }
+
+    fn send(&self, frame: impl Into<String>) {
+        self.conn
+            .to_server
+            .as_ref()
+            .unwrap()
+            .send(frame.into().into_bytes())
+            .unwrap();
+    }
+
+    fn send_json(&self, v: Value) {
+        self.send(v.to_string());
+    }
+
+    async fn recv(&mut self) -> Value {
+        let text = tokio::time::timeout(WAIT, self.conn.from_server.recv())
+            .await
+            .expect("timed out")
+            .expect("closed");
+        serde_json::from_str(&text).unwrap()
+    }
+
+    async fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send_json(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        self.recv().await
+    }
+
+    async fn initialize(&mut self, version: &str) -> Value {
+        let params = json!({ "protocolVersion": version, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } });
+        let r = self.request(0, "initialize", params).await;
+        self.send_json(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+        r
+    }
+}
+
+fn server(page_size: Option<usize>) -> Arc<Server> {
+    let s = Server::new(ServerConfig {
+        page_size,
+        ..ServerConfig::default()
+    })
+    .unwrap();
+    s.add_tool(slow_tool());
+    s.add_tool(log_tool());
+    s.add_tool(ask_tool());
+    s
+}
+
+/// Reports progress 1/2, then waits until cancelled (or 30 s).
+fn slow_tool() -> Tool {
+    let def = json!({ "name": "slow", "inputSchema": { "type": "object" } });
+    Tool::new(
+        def,
+        tool_fn(|ctx, _| async move {
+            ctx.progress(1.0, Some(2.0), Some("half"));
+            tokio::select! {
+                () = ctx.cancelled() => Err(HandlerError::failed("cancelled")),
+                () = tokio::time::sleep(Duration::from_secs(30)) => Ok(json!({ "content": [] })),
+            }
+        }),
+    )
+    .unwrap()
+}
+
+/// Logs one message at each of debug and error.
+fn log_tool() -> Tool {
+    let def = json!({ "name": "log", "inputSchema": { "type": "object" } });
+    Tool::new(
+        def,
+        tool_fn(|ctx, _| async move {
+            ctx.log(_core::protocol::LogLevel::Debug, json!("quiet"), None);
+            ctx.log(_core::protocol::LogLevel::Error, json!("loud"), Some("t"));
+            Ok(json!({ "content": [] }))
+        }),
+    )
+    .unwrap()
+}
+
+/// Asks the client for its roots and returns how many it got.
+fn ask_tool() -> Tool {
+    let def = json!({ "name": "ask", "inputSchema": { "type": "object" } });
+    Tool::new(
+        def,
+        tool_fn(|ctx, _| async move {
+            let roots = ctx
+                .ask_client("roots/list", None)
+                .await
+                .map_err(HandlerError::Rpc)?;
+            let n = roots["roots"].as_array().map_or(0, Vec::len);
+            Ok(json!({ "content": [{ "type": "text", "text": format!("{n} roots") }] }))
+        }),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn initialize_negotiates_and_refuses_a_second_time() {
+    let s = server(None);
+    let mut c = Client::new(&s);
+    let r = c.initialize("1999-01-01").await;
+    assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(r["result"]["serverInfo"]["name"], "everything-mcp");
+    let again = json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } });
+    let r = c.request(1, "initialize", again).await;
+    assert_eq!(r["error"]["code"], -32600);
+    assert_eq!(r["error"]["message"], "Invalid Request: initialize was already received on this connection (negotiated 2025-11-25)");
+
+    let mut old = Client::new(&s);
+    let r = old.initialize("2024-11-05").await;
+    assert_eq!(r["result"]["protocolVersion"], "2024-11-05");
+    assert_eq!(
+        r["result"]["serverInfo"],
+        json!({ "name": "everything-mcp", "version": env!("CARGO_PKG_VERSION") })
+    );
+    assert!(r["result"]["capabilities"].get("completions").is_none());
+    let tools = old.request(2, "tools/list", json!({})).await;
+    let echo = &tools["result"]["tools"][0];
+    assert_eq!(echo["name"], "echo");
+    assert!(
+        echo.get("title").is_none()
+            && echo.get("annotations").is_none()
+            && echo.get("execution").is_none()
+    );
+}
+
+#[tokio::test]
+async fn initialize_params_are_checked() {
+    let s = server(None);
+    let mut c = Client::new(&s);
+    let r = c
+        .request(
+            1,
+            "initialize",
+            json!({ "capabilities": {}, "clientInfo": { "name": "t" } }),
+        )
+        .await;
+    assert_eq!(
+        r["error"],
+        json!({ "code": -32602, "message": "Invalid params: missing required \"protocolVersion\"" })
+    );
+    let r = c
+        .request(
+            2,
+            "initialize",
+            json!({ "protocolVersion": 5, "capabilities": {}, "clientInfo": { "name": "t" } }),
+        )
+        .await;
+    assert_eq!(
+        r["error"]["message"],
+        "Invalid params: \"protocolVersion\" must be a string, got a number"
+    );
+    // The connection is still usable: a valid initialize succeeds afterwards.
+    assert_eq!(
+        c.initialize("2025-06-18").await["result"]["protocolVersion"],
+        "2025-06-18"
+    );
+}
+
+#[tokio::test]
+async fn batches_only_in_2025_03_26() {
+    let s = server(None);
+    let mut c = Client::new(&s);
+    c.initialize("2025-03-26").await;
+    c.send(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/progress","params":{}},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"b"}}},5]"#);
+    let r = c.recv().await;
+    let items = r.as_array().expect("a batch reply is an array");
+    assert_eq!(items.len(), 3);
+    assert!(items.contains(&json!({ "jsonrpc": "2.0", "id": 1, "result": {} })));
+    assert!(items.contains(&json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32600, "message": "Invalid Request: expected a JSON object, got a number" } })));
+    assert!(items
+        .iter()
+        .any(|i| i["id"] == 2 && i["result"]["content"][0]["text"] == "Echo: b"));
+
+    let mut c = Client::new(&s);
+    c.initialize("2025-06-18").await;
+    c.send(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
+    let r = c.recv().await;
+    assert_eq!(r["id"], Value::Null);
+    assert_eq!(r["error"]["message"], "Invalid Request: JSON-RPC batches are not supported in protocol revision 2025-06-18 (only 2025-03-26 allows them); send one message per frame");
+    assert_eq!(c.request(9, "ping", json!({})).await["result"], json!({}));
+}
+
+#[tokio::test]
+async fn cancellation_stops_the_handler_and_suppresses_the_response() {
+    let s = server(None);
+    let mut c = Client::new(&s);
+    c.initialize("2025-11-25").await;
+    c.send_json(json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": { "name": "slow", "_meta": { "progressToken": "p1" } } }));
+    let progress = c.recv().await;
+    assert_eq!(
+        progress,
+        json!({ "jsonrpc": "2.0", "method": "notifications/progress", "params": { "progressToken": "p1", "progress": 1, "total": 2, "message": "half" } })
+    );
+    c.send_json(json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 7, "reason": "test" } }));
+    // The next frame is the ping's response: the cancelled call was never answered.
+    let r = c.request(8, "ping", json!({})).await;
+    assert_eq!(r["id"], 8);
+    let calls: Vec<_> = s
+        .recorder
+        .since(0)
+        .into_iter()
+        .filter(|r| r.id == Some(7.into()))
+        .map(|r| r.kind)
+        .collect();
+    assert_eq!(calls, [_core::traffic::Kind::Request]);
+}
+
+#[tokio::test]
+async fn duplicate_in_flight_ids_are_refused() {
+    let s = server(None);
+    let mut c = Client::new(&s);
+    c.initialize("2025-11-25").await;
+    c.send_json(
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "slow" } }),
+    );
+    let r = c.request(1, "tools/list", json!({})).await;
+    assert_eq!(
+        r["error"]["message"],
+        "Invalid Request: request id 1 is already in flight on this connection"
+    );
+}
+
+#[tokio::test]
+async fn log_messages_follow_the_session_level() {
+    let s = server(None);
+    let mut c = Client::new(&s);
+    c.initialize("2025-11-25").await;
+    let r = c.request(1, "tools/call", json!({ "name": "log" })).await;
+    assert_eq!(
+        r["params"]["data"], "quiet",
+        "no level set: everything is sent"
+    );
+    assert_eq!(
+        c.recv().await["params"],
+        json!({ "level": "error", "logger": "t", "data": "loud" })
+    );
+    assert_eq!(c.recv().await["id"], 1);
+    assert_eq!(
+        c.request(2, "logging/setLevel", json!({ "level": "warning" }))
+            .await["result"],
+        json!({})
+    );
+    let r = c.request(3, "tools/call", json!({ "name": "log" })).await;
+    assert_eq!(r["params"]["data"], "loud");
+    assert_eq!(c.recv().await["id"], 3);
+    let r = c
+        .request(4, "logging/setLevel", json!({ "level": "loud" }))
+        .await;
+    assert_eq!(r["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn server_requests_are_correlated_with_client_responses() {
+    let s = server(None);
+    let mut c = Client::new(&s);
+    c.initialize("2025-11-25").await;
+    c.send_json(json!({ "jsonrpc": "2.0", "id": "call", "method": "tools/call", "params": { "name": "ask" } }));
+    let ask = c.recv().await;
+    assert_eq!(ask["method"], "roots/list");
+    // An unrelated response is ignored; the right one completes the tool.
+    c.send_json(json!({ "jsonrpc": "2.0", "id": 999, "result": {} }));
+    c.send_json(json!({ "jsonrpc": "2.0", "id": ask["id"], "result": { "roots": [{ "uri": "file:///a" }] } }));
+    let r = c.recv().await;
+    assert_eq!(r["result"]["content"][0]["text"], "1 roots");
+}
+
+#[tokio::test]
+async fn lists_paginate_with_opaque_cursors() {
+    let s = server(Some(2));
+    let mut c = Client::new(&s);
+    c.initialize("2025-11-25").await;
+    let mut names = Vec::new();
+    let mut cursor = Value::Null;
+    for id in 1.. {
+        let r = c
+            .request(id, "tools/list", json!({ "cursor": cursor }))
+            .await;
+        names.extend(
+            r["result"]["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_string()),
+        );
+        cursor = r["result"]
+            .get("nextCursor")
+            .cloned()
+            .unwrap_or(Value::Null);
+        if cursor.is_null() {
+            break;
+        }
+    }
+    assert_eq!(names, ["echo", "get-sum", "slow", "log", "ask"]);
+    let r = c
+        .request(99, "tools/list", json!({ "cursor": "bogus" }))
+        .await;
+    assert_eq!(r["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn registry_changes_notify_initialized_sessions() {
+    let s = Server::new(ServerConfig::default()).unwrap();
+    let mut ready = Client::new(&s);
+    ready.initialize("2025-11-25").await;
+    let fresh = Client::new(&s);
+    s.add_tool(log_tool());
+    assert_eq!(
+        ready.recv().await,
+        json!({ "jsonrpc": "2.0", "method": "notifications/tools/list_changed" })
+    );
+    assert!(s.remove_tool("log"));
+    assert_eq!(
+        ready.recv().await["method"],
+        "notifications/tools/list_changed"
+    );
+    let _ = fresh; // a session that never initialized gets nothing
+    let fresh_frames = s
+        .recorder
+        .since(0)
+        .into_iter()
+        .filter(|r| r.conn == fresh.conn.id)
+        .count();
+    assert_eq!(fresh_frames, 0);
+}
+
+#[tokio::test]
+async fn unknown_tool_and_bad_params() {
+    let s = server(None);
+    let mut c = Client::new(&s);
+    c.initialize("2025-11-25").await;
+    let r = c.request(1, "tools/call", json!({ "name": "nope" })).await;
+    assert_eq!(
+        r["error"],
+        json!({ "code": -32602, "message": "Invalid params: Unknown tool: nope" })
+    );
+    let r = c
+        .request(
+            2,
+            "tools/call",
+            json!({ "name": "get-sum", "arguments": { "a": "1", "b": 2 } }),
+        )
+        .await;
+    assert_eq!(r["result"]["isError"], true);
+    assert_eq!(r["result"]["content"][0]["text"], "MCP error -32602: Input validation error: Invalid arguments for tool get-sum: \"1\" is not of type \"number\" at a");
+    let r = c
+        .request(3, "tools/call", json!({ "name": "echo", "arguments": [1] }))
+        .await;
+    assert_eq!(
+        r["error"]["message"],
+        "Invalid params: \"arguments\" must be an object, got an array"
+    );
+    let r = c
+        .request(4, "resources/read", json!({ "uri": "demo://none" }))
+        .await;
+    assert_eq!(
+        r["error"],
+        json!({ "code": -32002, "message": "Resource not found: demo://none", "data": { "uri": "demo://none" } })
+    );
+    let r = c.request(5, "prompts/get", json!({ "name": "nope" })).await;
+    assert_eq!(r["error"]["code"], -32602);
+    let r = c.request(6, "completion/complete", json!({ "ref": { "type": "ref/resource", "uri": "x://{a}" }, "argument": { "name": "a", "value": "" } })).await;
+    assert_eq!(
+        r["result"],
+        json!({ "completion": { "values": [], "total": 0, "hasMore": false } })
+    );
+}

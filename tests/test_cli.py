@@ -1,0 +1,92 @@
+"""The command line: help, version, usage errors, the default command, the terminal hint."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import everything_mcp
+import pytest
+from conftest import SERVER_CMD, WAIT
+
+
+def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*SERVER_CMD, *args], input=stdin, capture_output=True, text=True, timeout=WAIT)
+
+
+def test_version() -> None:
+    r = run("--version")
+    assert r.returncode == 0
+    assert r.stdout == f"everything-mcp {everything_mcp.__version__}\n"
+
+
+def test_help_lists_commands() -> None:
+    r = run("--help")
+    assert r.returncode == 0
+    assert "stdio" in r.stdout
+    r = run("stdio", "--help")
+    assert "--record FILE" in r.stdout and "--log-level LEVEL" in r.stdout
+
+
+def test_unknown_command_prints_usage_and_exits_2() -> None:
+    r = run("bogus")
+    assert r.returncode == 2
+    assert r.stderr.startswith("usage: everything-mcp")
+    assert "invalid choice: 'bogus'" in r.stderr
+    assert r.stdout == ""
+
+
+def test_no_command_serves_stdio() -> None:
+    r = run(stdin='{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+    assert r.returncode == 0
+    assert json.loads(r.stdout) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    r = run("--record", os.devnull, stdin='{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+    assert json.loads(r.stdout)["id"] == 1
+
+
+def test_bad_catalog_is_a_usage_error() -> None:
+    r = run("stdio", "--catalog", "nope")
+    assert r.returncode == 2
+
+
+def test_terminal_stdin_gets_a_hint() -> None:
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.Popen([*SERVER_CMD], stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        os.close(follower)
+        assert proc.stderr is not None
+        hint = proc.stderr.readline().decode()
+        assert hint.startswith("everything-mcp: serving MCP on stdio")
+        os.write(leader, b"\x04")  # Ctrl-D: end of input
+        assert proc.wait(timeout=WAIT) == 0
+        assert proc.stdout is not None and proc.stdout.read() == b""
+    finally:
+        os.close(leader)
+
+
+@pytest.mark.skipif(shutil.which("everything-mcp") is None, reason="console script not on PATH")
+def test_console_script() -> None:
+    r = subprocess.run(["everything-mcp", "--version"], capture_output=True, text=True, timeout=WAIT)
+    assert r.stdout.startswith("everything-mcp ")
+
+
+def test_sigint_exits_cleanly() -> None:
+    import signal
+
+    proc = subprocess.Popen(
+        [*SERVER_CMD, "stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=WAIT) == 0
+    assert proc.stderr is not None and b"Traceback" not in proc.stderr.read()
+    proc.stdin.close()
+    sys.stdout.flush()

@@ -1,0 +1,57 @@
+"""`--record FILE` keeps every frame of a session, in order, even when SIGTERM ends it."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+from conftest import WAIT, StdioServer
+from everything_mcp import load_records
+
+FIELDS = {
+    "v", "seq", "ts", "t_ns", "dir", "transport", "conn", "stream", "http",
+    "raw", "msg", "error", "kind", "method", "id", "latency_ms",
+}  # fmt: skip
+
+
+def test_record_file_survives_sigterm(tmp_path: Path) -> None:
+    path = tmp_path / "traffic.jsonl"
+    server = StdioServer("stdio", "--record", str(path))
+    try:
+        server.initialize()
+        server.request(1, "tools/call", {"name": "echo", "arguments": {"message": "rec"}})
+        server.write(b"garbage\n")
+        server.recv()
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(timeout=WAIT) == 0
+    finally:
+        server.stop()
+
+    lines = path.read_text().splitlines()
+    assert all(set(json.loads(line)) == FIELDS for line in lines)
+    records = load_records(path)
+    assert [r.seq for r in records] == list(range(1, len(records) + 1))
+    assert [(r.dir, r.kind, r.method, r.id) for r in records] == [
+        ("in", "request", "initialize", 0),
+        ("out", "response", "initialize", 0),
+        ("in", "notification", "notifications/initialized", None),
+        ("in", "request", "tools/call", 1),
+        ("out", "response", "tools/call", 1),
+        ("in", "invalid", None, None),
+        ("out", "error", None, None),
+    ]
+    assert {r.transport for r in records} == {"stdio"}
+    assert len({r.conn for r in records}) == 1
+    call, answer, garbage = records[3], records[4], records[5]
+    assert call.raw == json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "rec"}}}
+    )
+    assert call.msg["params"]["arguments"] == {"message": "rec"}
+    assert answer.result == {"content": [{"type": "text", "text": "Echo: rec"}]}
+    assert answer.latency_ms is not None and answer.latency_ms >= 0
+    assert call.latency_ms is None
+    assert garbage.raw == "garbage" and garbage.msg is None
+    assert garbage.error == "Parse error: expected value at line 1 column 1"
+    assert records[0].ts.endswith("Z") and len(records[0].ts) == len("2026-01-01T00:00:00.000000Z")
+    assert [r.t_ns for r in records] == sorted(r.t_ns for r in records)
