@@ -5,7 +5,7 @@
 //!
 //! The format is documented (and versioned) in `docs/traffic-format.md`.
 
-use crate::jsonrpc::RequestId;
+use crate::jsonrpc::{Message, RequestId};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -91,6 +91,25 @@ pub struct Parsed {
     pub method: Option<String>,
     /// The request id, for requests and responses.
     pub id: Option<RequestId>,
+}
+
+impl Parsed {
+    /// The view of a valid message whose JSON is `msg`.
+    pub fn of_message(msg: Value, message: &Message) -> Self {
+        let kind = match message {
+            Message::Request(_) => Kind::Request,
+            Message::Notification(_) => Kind::Notification,
+            Message::Response { .. } => Kind::Response,
+            Message::Error { .. } => Kind::Error,
+        };
+        Self {
+            msg: Some(msg),
+            error: None,
+            kind,
+            method: message.method().map(str::to_string),
+            id: message.id().cloned(),
+        }
+    }
 }
 
 /// One recorded frame. Field meanings are in `docs/traffic-format.md`.

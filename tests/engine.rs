@@ -385,3 +385,45 @@ async fn unknown_tool_and_bad_params() {
         json!({ "completion": { "values": [], "total": 0, "hasMore": false } })
     );
 }
+
+#[tokio::test]
+async fn stdio_ends_promptly_at_eof_even_with_a_handler_running() {
+    use _core::traffic::TransportKind;
+    use _core::transport::stdio::serve_io;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let s = server(None);
+    let (mut client_w, server_r) = tokio::io::duplex(1 << 16);
+    let (server_w, client_r) = tokio::io::duplex(1 << 16);
+    let serving = tokio::spawn(serve_io(
+        s,
+        server_r,
+        server_w,
+        TransportKind::Stdio,
+        Default::default(),
+    ));
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let slow = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}"#;
+    client_w
+        .write_all(format!("{init}\n{slow}\n").as_bytes())
+        .await
+        .unwrap();
+    let mut lines = BufReader::new(client_r).lines();
+    assert!(lines
+        .next_line()
+        .await
+        .unwrap()
+        .unwrap()
+        .contains("\"id\":0"));
+    drop(client_w); // EOF while `slow` waits for 30 s
+    let t0 = std::time::Instant::now();
+    tokio::time::timeout(WAIT, serving)
+        .await
+        .expect("serve_io did not end")
+        .unwrap()
+        .unwrap();
+    let elapsed = t0.elapsed();
+    assert!(elapsed < Duration::from_millis(500), "took {elapsed:?}");
+    // Nothing more was written: the cancelled call got no response.
+    assert_eq!(lines.next_line().await.unwrap(), None);
+}

@@ -7,7 +7,7 @@ The fields are those of the JSON-lines format written by ``--record`` (see
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -65,9 +65,13 @@ class TrafficRecord:
         return self.msg.get("params") if isinstance(self.msg, dict) else None
 
 
+_FIELDS = frozenset(f.name for f in fields(TrafficRecord))
+
+
 def parse_record(line: str) -> TrafficRecord:
-    """One JSON line of the traffic format as a :class:`TrafficRecord`."""
-    return TrafficRecord(**json.loads(line))
+    """One JSON line of the traffic format as a :class:`TrafficRecord` (unknown fields ignored)."""
+    data = json.loads(line)
+    return TrafficRecord(**{k: v for k, v in data.items() if k in _FIELDS})
 
 
 def load_records(path: str | Path) -> list[TrafficRecord]:

@@ -1,9 +1,10 @@
 //! `_core.Connection`: the client end of an in-process connection, for tests and relays.
 
 use super::errors::ConnectionClosedError;
-use super::server::SIGNAL_POLL;
+use super::wait::{wait_detached, Waited, SIGNAL_POLL};
 use crate::transport::memory::MemoryConnection;
 use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use tokio::runtime::Handle;
@@ -65,7 +66,10 @@ impl Connection {
         let deadline = timeout.map(|t| Instant::now() + Duration::from_secs_f64(t.max(0.0)));
         loop {
             if self.server_stopped.is_cancelled() {
-                let mut rx = self.from_server.lock().unwrap_or_else(|e| e.into_inner());
+                let mut rx = self
+                    .from_server
+                    .lock_py_attached(py)
+                    .unwrap_or_else(|e| e.into_inner());
                 return match rx.try_recv() {
                     Ok(frame) => Ok(Some(frame)),
                     Err(_) => Err(ConnectionClosedError::new_err("the server is stopped")),
@@ -74,19 +78,21 @@ impl Connection {
             let slice = deadline.map_or(SIGNAL_POLL, |d| {
                 d.saturating_duration_since(Instant::now()).min(SIGNAL_POLL)
             });
-            let got = py.detach(|| {
-                let mut rx = self.from_server.lock().unwrap_or_else(|e| e.into_inner());
-                self.handle
-                    .block_on(async { tokio::time::timeout(slice, rx.recv()).await })
-            });
+            // Detaches while waiting for the lock: another thread may hold it, detached, in a wait.
+            let mut rx = self
+                .from_server
+                .lock_py_attached(py)
+                .unwrap_or_else(|e| e.into_inner());
+            let got = wait_detached(py, &self.handle, slice, rx.recv());
+            drop(rx);
             match got {
-                Ok(Some(frame)) => return Ok(Some(frame)),
-                Ok(None) => {
+                Waited::Done(Some(frame)) => return Ok(Some(frame)),
+                Waited::Done(None) | Waited::Stopped => {
                     return Err(ConnectionClosedError::new_err(
                         "the server closed the connection",
                     ))
                 }
-                Err(_elapsed) => {}
+                Waited::TimedOut => {}
             }
             py.check_signals()?;
             if deadline.is_some_and(|d| Instant::now() >= d) {

@@ -5,6 +5,7 @@
 mod connection;
 mod errors;
 mod server;
+mod wait;
 
 use pyo3::prelude::*;
 

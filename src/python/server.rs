@@ -3,6 +3,7 @@
 
 use super::connection::Connection;
 use super::errors::{to_py, ConfigError};
+use super::wait::{wait_detached, Waited, SIGNAL_POLL};
 use crate::protocol::Revision;
 use crate::server::registry::ListKind;
 use crate::server::{Server as CoreServer, ServerConfig};
@@ -14,9 +15,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::runtime::{Handle, Runtime};
 use tokio_util::sync::CancellationToken;
-
-/// How often a blocking wait wakes up to let Python handle signals (Ctrl-C, SIGTERM).
-pub const SIGNAL_POLL: Duration = Duration::from_millis(50);
 
 /// How long `stop()` and a signal-interrupted `run_stdio()` wait for tasks to finish.
 const STOP_TIMEOUT: Duration = Duration::from_secs(1);
@@ -102,29 +100,21 @@ impl Server {
         self.handle.spawn(async move {
             let _ = done_tx.send(stdio::serve_stdio(core, stop).await);
         });
-        let handle = &self.handle;
         loop {
-            let waited = py.detach(|| {
-                handle.block_on(async { tokio::time::timeout(SIGNAL_POLL, &mut done_rx).await })
-            });
-            match waited {
-                Ok(Ok(result)) => {
+            match wait_detached(py, &self.handle, SIGNAL_POLL, &mut done_rx) {
+                Waited::Done(Ok(result)) => {
                     self.core.recorder.flush();
                     return result.map_err(Into::into);
                 }
-                Ok(Err(_)) => {
+                Waited::Done(Err(_)) | Waited::Stopped => {
                     self.core.recorder.flush();
                     return Ok(());
                 }
-                Err(_elapsed) => {}
+                Waited::TimedOut => {}
             }
             if let Err(signal) = py.check_signals() {
                 shutdown.cancel();
-                py.detach(|| {
-                    handle
-                        .block_on(async { tokio::time::timeout(STOP_TIMEOUT, &mut done_rx).await })
-                })
-                .ok();
+                let _ = wait_detached(py, &self.handle, STOP_TIMEOUT, &mut done_rx);
                 self.core.recorder.flush();
                 return Err(signal);
             }

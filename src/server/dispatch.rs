@@ -100,7 +100,7 @@ impl Server {
             value => match jsonrpc::classify(value.clone()) {
                 Ok(message) => {
                     self.recorder
-                        .record(&meta, &text, parsed_message(value, &message));
+                        .record(&meta, &text, Parsed::of_message(value, &message));
                     self.handle_message(session, sink, message)
                 }
                 Err(invalid) => {
@@ -341,23 +341,6 @@ fn outcome_message(id: RequestId, result: Result<Value, ErrorObject>) -> Message
     match result {
         Ok(v) => Message::response(id, v),
         Err(e) => Message::error(Some(id), e),
-    }
-}
-
-/// The recorder's view of a decoded message.
-fn parsed_message(value: Value, message: &Message) -> Parsed {
-    let kind = match message {
-        Message::Request(_) => Kind::Request,
-        Message::Notification(_) => Kind::Notification,
-        Message::Response { .. } => Kind::Response,
-        Message::Error { .. } => Kind::Error,
-    };
-    Parsed {
-        msg: Some(value),
-        error: None,
-        kind,
-        method: message.method().map(str::to_string),
-        id: message.id().cloned(),
     }
 }
 

@@ -52,30 +52,18 @@ impl Sink {
 
     /// Sends a message or a batch reply; `false` when the other side is gone.
     pub fn send_outgoing(&self, out: &Outgoing) -> bool {
-        let (value, parsed) = match out {
+        let (text, parsed) = match out {
             Outgoing::One(m) => {
                 let value = m.to_value();
-                let kind = match m {
-                    Message::Request(_) => Kind::Request,
-                    Message::Notification(_) => Kind::Notification,
-                    Message::Response { .. } => Kind::Response,
-                    Message::Error { .. } => Kind::Error,
-                };
-                let parsed = Parsed {
-                    msg: None,
-                    error: None,
-                    kind,
-                    method: m.method().map(str::to_string),
-                    id: m.id().cloned(),
-                };
-                (value, parsed)
+                (value.to_string(), Parsed::of_message(value, m))
             }
             Outgoing::Batch(ms) => {
                 let value = serde_json::Value::Array(ms.iter().map(Message::to_value).collect());
+                let text = value.to_string();
                 (
-                    value,
+                    text,
                     Parsed {
-                        msg: None,
+                        msg: Some(value),
                         error: None,
                         kind: Kind::Batch,
                         method: None,
@@ -84,15 +72,7 @@ impl Sink {
                 )
             }
         };
-        let text = value.to_string();
-        self.recorder.record(
-            &self.meta,
-            &text,
-            Parsed {
-                msg: Some(value),
-                ..parsed
-            },
-        );
+        self.recorder.record(&self.meta, &text, parsed);
         self.tx.send(text).is_ok()
     }
 
