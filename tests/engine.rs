@@ -427,3 +427,63 @@ async fn stdio_ends_promptly_at_eof_even_with_a_handler_running() {
     // Nothing more was written: the cancelled call got no response.
     assert_eq!(lines.next_line().await.unwrap(), None);
 }
+
+/// Mutated and random frames: each gets at most one reply, nothing panics, the connection
+/// keeps serving.
+#[tokio::test]
+async fn garbage_never_stops_the_server() {
+    let s = server(None);
+    let mut c = Client::new(&s);
+    c.initialize("2025-03-26").await;
+    let seeds = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"}}}"#,
+        r#"[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}]"#,
+        r#"{"jsonrpc":"2.0","id":3,"result":{"roots":[]}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":"v"}}}"#,
+    ];
+    // A small deterministic xorshift generator: the same cases on every run.
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut rand = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let alphabet = br#"{}[]":,0123456789-.eE truefalsnul\u"#;
+    for round in 0..2000u64 {
+        let seed = seeds[(round % seeds.len() as u64) as usize].as_bytes();
+        let mut frame = seed.to_vec();
+        for _ in 0..=(rand() % 4) {
+            let pos = (rand() as usize) % frame.len().max(1);
+            match rand() % 3 {
+                0 => frame[pos] = alphabet[(rand() as usize) % alphabet.len()],
+                1 => {
+                    frame.remove(pos);
+                }
+                _ => frame.insert(pos, (rand() % 256) as u8),
+            }
+            if frame.is_empty() {
+                break;
+            }
+        }
+        frame.retain(|&b| b != b'\n');
+        c.send(String::from_utf8_lossy(&frame).into_owned());
+    }
+    // Whatever those produced, a ping is still answered.
+    c.send_json(json!({ "jsonrpc": "2.0", "id": "last", "method": "ping" }));
+    loop {
+        let r = c.recv().await;
+        if r.get("id") == Some(&json!("last")) {
+            assert_eq!(r["result"], json!({}));
+            break;
+        }
+    }
+    // The recorder saw every inbound frame.
+    let inbound = s
+        .recorder
+        .since(0)
+        .iter()
+        .filter(|r| r.dir == _core::traffic::Direction::In)
+        .count();
+    assert!(inbound >= 2002, "{inbound}");
+}

@@ -17,7 +17,10 @@ from ._core import (
     __version__,
 )
 from .server import Server
-from .traffic import TrafficRecord, load_records
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .traffic import TrafficRecord, load_records
 
 __all__ = [
     "CATALOGS",
@@ -30,3 +33,13 @@ __all__ = [
     "__version__",
     "load_records",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # The traffic helpers pull in dataclasses/inspect (~20 ms); the stdio CLI never needs them,
+    # so they load on first use and `python -m everything_mcp` starts faster.
+    if name in ("TrafficRecord", "load_records"):
+        from . import traffic
+
+        return getattr(traffic, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,9 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from . import _core
-from .traffic import TrafficRecord, parse_record
+
+if TYPE_CHECKING:
+    from .traffic import TrafficRecord
 
 __all__ = ["Server"]
 
@@ -66,10 +69,14 @@ class Server:
     @property
     def traffic(self) -> list[TrafficRecord]:
         """Every recorded frame so far, in order."""
+        from .traffic import parse_record
+
         return [parse_record(line) for line in self._core.traffic()]
 
     def traffic_since(self, seq: int) -> list[TrafficRecord]:
         """Recorded frames after ``seq``."""
+        from .traffic import parse_record
+
         return [parse_record(line) for line in self._core.traffic(seq)]
 
     def clear_traffic(self) -> None:
