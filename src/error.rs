@@ -13,9 +13,6 @@ pub enum Error {
     /// The server was stopped and cannot serve any more.
     #[error("the server is stopped")]
     Stopped,
-    /// The connection is closed.
-    #[error("the connection is closed")]
-    Closed,
     /// An operating-system error (binding, files, stdio).
     #[error(transparent)]
     Io(#[from] std::io::Error),

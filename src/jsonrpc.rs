@@ -265,7 +265,7 @@ pub fn classify(value: Value) -> Result<Message, Invalid> {
         if let Some(p) = &params {
             if !(p.is_object() || p.is_array()) {
                 return Err(fail(format!(
-                    "\"params\" must be an object, got {}",
+                    "\"params\" must be an object (or a JSON-RPC array), got {}",
                     describe(p)
                 )));
             }
@@ -275,6 +275,10 @@ pub fn classify(value: Value) -> Result<Message, Invalid> {
             None => Message::Notification(Notification { method, params }),
         });
     }
+    // From here on the frame is shaped like a response: errors about it are sent with a null
+    // id, because a reply carrying its id would look like the answer to a request of the
+    // peer's own with that id.
+    let fail = |detail: String| Invalid::anonymous(ErrorObject::invalid_request(detail));
     let result = obj.remove("result");
     let error = obj.remove("error");
     match (raw_id, result, error) {
@@ -485,7 +489,7 @@ mod tests {
             ),
             (
                 br#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#,
-                "Invalid Request: \"params\" must be an object, got 3",
+                "Invalid Request: \"params\" must be an object (or a JSON-RPC array), got 3",
             ),
         ];
         for (bytes, message) in cases {
@@ -508,6 +512,18 @@ mod tests {
         assert_eq!(e.id, Some(RequestId::String("x".into())));
         let e = err(br#"{"jsonrpc":"2.0","id":{},"method":"m"}"#);
         assert_eq!(e.id, None);
+    }
+
+    #[test]
+    fn malformed_responses_are_answered_with_a_null_id() {
+        for bad in [
+            &br#"{"jsonrpc":"2.0","id":7,"result":1,"error":{"code":1,"message":"m"}}"#[..],
+            br#"{"jsonrpc":"2.0","id":7,"error":{"code":"x"}}"#,
+            br#"{"jsonrpc":"2.0","id":7}"#,
+        ] {
+            let e = err(bad);
+            assert_eq!((e.id, e.error.code), (None, code::INVALID_REQUEST));
+        }
     }
 
     #[test]

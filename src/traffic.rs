@@ -8,7 +8,7 @@
 use crate::jsonrpc::{Message, RequestId};
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
@@ -18,8 +18,9 @@ use std::time::Instant;
 /// The version of the record format written in every record's `v` field.
 pub const FORMAT_VERSION: u32 = 1;
 
-/// Raw text kept for a frame that is over the size limit (the rest is dropped, and said so).
-const OVERSIZED_RAW_PREFIX: usize = 1024;
+/// Bytes of a frame over the size limit that are kept for its record (the rest is dropped,
+/// and the record says so). Transports keep this many bytes of such frames.
+pub const OVERSIZED_PREFIX: usize = 1024;
 
 /// Which way a frame travelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -134,7 +135,7 @@ pub struct Record {
     /// HTTP metadata, or null.
     pub http: Option<Value>,
     /// The exact frame text (invalid UTF-8 replaced with U+FFFD).
-    pub raw: String,
+    pub raw: Arc<str>,
     /// The parsed JSON, or null.
     pub msg: Option<Value>,
     /// Why the frame was invalid, or null.
@@ -153,24 +154,33 @@ pub struct Record {
 pub struct Recorder {
     /// Zero point of `t_ns`.
     start: Instant,
-    /// Everything behind one lock so `seq` order, memory order and file order agree.
+    /// Most records kept in memory (oldest dropped first); `None` keeps all. The file, if any,
+    /// always gets every record.
+    keep: Option<usize>,
+    /// Everything behind one lock so `seq` order, memory order, file order and (for outgoing
+    /// frames) the order frames are handed to the transport all agree.
     inner: Mutex<Inner>,
 }
 
 struct Inner {
+    /// The last `seq` given out.
     seq: u64,
-    records: Vec<Arc<Record>>,
+    /// The records in memory; `records[i].seq == dropped + i + 1`.
+    records: VecDeque<Arc<Record>>,
+    /// How many records were dropped from the front (by `clear` or the `keep` limit).
+    dropped: u64,
+    /// The `--record` file.
     file: Option<File>,
     /// Requests awaiting a response, keyed by (connection, direction of the request, id):
-    /// gives responses their `method` and `latency_ms`.
+    /// gives responses their `method` and `latency_ms`. Entries of cancelled requests and of
+    /// closed connections are removed so this cannot grow without bound.
     open: HashMap<(Arc<str>, Direction, RequestId), (u64, String)>,
-    /// Set when writing the file failed once; reported, then the file is dropped.
-    file_error: Option<String>,
 }
 
 impl Recorder {
-    /// A recorder that keeps records in memory and, if `path` is given, appends them to it.
-    pub fn new(path: Option<&Path>) -> std::io::Result<Self> {
+    /// A recorder that keeps at most `keep` records in memory (`None`: all) and, if `path` is
+    /// given, appends every record to it.
+    pub fn new(path: Option<&Path>, keep: Option<usize>) -> std::io::Result<Self> {
         let file = match path {
             Some(p) => Some(
                 std::fs::OpenOptions::new()
@@ -182,46 +192,82 @@ impl Recorder {
         };
         Ok(Self {
             start: Instant::now(),
+            keep,
             inner: Mutex::new(Inner {
                 seq: 0,
-                records: Vec::new(),
+                records: VecDeque::new(),
+                dropped: 0,
                 file,
                 open: HashMap::new(),
-                file_error: None,
             }),
         })
     }
 
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Records one frame and returns its sequence number.
     pub fn record(&self, meta: &FrameMeta, raw: &str, parsed: Parsed) -> u64 {
+        let mut inner = self.lock();
+        self.append(&mut inner, meta, raw.into(), parsed)
+    }
+
+    /// Records an outgoing frame and runs `deliver` (which hands it to the transport) under the
+    /// same lock, so the recorded order is the order frames reach the transport. A frame that
+    /// could not be delivered (`deliver` returned `false`) is recorded with an `error` saying so.
+    pub fn record_and_deliver(
+        &self,
+        meta: &FrameMeta,
+        raw: Arc<str>,
+        mut parsed: Parsed,
+        deliver: impl FnOnce() -> bool,
+    ) -> bool {
+        let mut inner = self.lock();
+        let delivered = deliver();
+        if !delivered {
+            parsed.error = Some("not delivered: the connection is closed".into());
+        }
+        self.append(&mut inner, meta, raw, parsed);
+        delivered
+    }
+
+    fn append(&self, inner: &mut Inner, meta: &FrameMeta, raw: Arc<str>, parsed: Parsed) -> u64 {
+        // Timestamps are taken under the lock so that `t_ns` never decreases along `seq`.
         let ts = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
         let t_ns = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         inner.seq += 1;
         let mut method = parsed.method;
         let mut latency_ms = None;
-        if let Some(id) = &parsed.id {
-            match parsed.kind {
-                Kind::Request => {
-                    let key = (meta.conn.clone(), meta.dir, id.clone());
+        match (&parsed.id, parsed.kind) {
+            (Some(id), Kind::Request) => {
+                let key = (meta.conn.clone(), meta.dir, id.clone());
+                inner
+                    .open
+                    .insert(key, (t_ns, method.clone().unwrap_or_default()));
+            }
+            (Some(id), Kind::Response | Kind::Error) => {
+                if let Some((t0, m)) =
                     inner
                         .open
-                        .insert(key, (t_ns, method.clone().unwrap_or_default()));
+                        .remove(&(meta.conn.clone(), meta.dir.reverse(), id.clone()))
+                {
+                    latency_ms = Some(t_ns.saturating_sub(t0) as f64 / 1e6);
+                    method = Some(m);
                 }
-                Kind::Response | Kind::Error => {
-                    let other = match meta.dir {
-                        Direction::In => Direction::Out,
-                        Direction::Out => Direction::In,
-                    };
-                    if let Some((t0, m)) =
-                        inner.open.remove(&(meta.conn.clone(), other, id.clone()))
-                    {
-                        latency_ms = Some((t_ns.saturating_sub(t0)) as f64 / 1e6);
-                        method = Some(m);
-                    }
-                }
-                _ => {}
             }
+            (None, Kind::Notification) if method.as_deref() == Some("notifications/cancelled") => {
+                // A cancelled request is never answered: forget it.
+                let cancelled = parsed
+                    .msg
+                    .as_ref()
+                    .and_then(|m| m.pointer("/params/requestId"))
+                    .and_then(RequestId::from_value);
+                if let Some(id) = cancelled {
+                    inner.open.remove(&(meta.conn.clone(), meta.dir, id));
+                }
+            }
+            _ => {}
         }
         let record = Record {
             v: FORMAT_VERSION,
@@ -233,7 +279,7 @@ impl Recorder {
             conn: meta.conn.clone(),
             stream: meta.stream.clone(),
             http: meta.http.clone(),
-            raw: raw.to_string(),
+            raw,
             msg: parsed.msg,
             error: parsed.error,
             kind: parsed.kind,
@@ -241,17 +287,26 @@ impl Recorder {
             id: parsed.id,
             latency_ms,
         };
-        if inner.file.is_some() {
+        if let Some(file) = inner.file.as_mut() {
             let mut line = serde_json::to_vec(&record).unwrap_or_default();
             line.push(b'\n');
-            if let Some(Err(e)) = inner.file.as_mut().map(|f| f.write_all(&line)) {
+            if let Err(e) = file.write_all(&line) {
                 tracing::error!("traffic record file: write failed, recording to it stops: {e}");
-                inner.file_error = Some(e.to_string());
                 inner.file = None;
             }
         }
         let seq = record.seq;
-        inner.records.push(Arc::new(record));
+        if self.keep != Some(0) {
+            inner.records.push_back(Arc::new(record));
+        } else {
+            inner.dropped += 1;
+        }
+        if let Some(keep) = self.keep {
+            while inner.records.len() > keep {
+                inner.records.pop_front();
+                inner.dropped += 1;
+            }
+        }
         seq
     }
 
@@ -263,14 +318,12 @@ impl Recorder {
         size: usize,
         error: String,
     ) -> u64 {
-        let keep = &prefix[..prefix.len().min(OVERSIZED_RAW_PREFIX)];
+        let keep = &prefix[..prefix.len().min(OVERSIZED_PREFIX)];
         let raw = String::from_utf8_lossy(keep).into_owned();
+        let error = format!("{error} (raw truncated to {} of {size} bytes)", keep.len());
         let parsed = Parsed {
             msg: None,
-            error: Some(format!(
-                "{error} (raw truncated to {} of {size} bytes)",
-                keep.len()
-            )),
+            error: Some(error),
             kind: Kind::Invalid,
             method: None,
             id: None,
@@ -278,18 +331,21 @@ impl Recorder {
         self.record(meta, &raw, parsed)
     }
 
-    /// Records with `seq > after`, in order.
-    pub fn since(&self, after: u64) -> Vec<Arc<Record>> {
-        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let start = usize::try_from(after)
-            .unwrap_or(usize::MAX)
-            .min(inner.records.len());
-        inner.records[start..].to_vec()
+    /// Forgets the open requests of a connection that ended (they will never be answered).
+    pub fn forget_conn(&self, conn: &str) {
+        self.lock().open.retain(|(c, _, _), _| &**c != conn);
     }
 
-    /// How many frames were recorded.
+    /// Records still in memory with `seq > after`, in order.
+    pub fn since(&self, after: u64) -> Vec<Arc<Record>> {
+        let inner = self.lock();
+        let skip = usize::try_from(after.saturating_sub(inner.dropped)).unwrap_or(usize::MAX);
+        inner.records.iter().skip(skip).cloned().collect()
+    }
+
+    /// How many frames were recorded (including those no longer in memory).
     pub fn len(&self) -> u64 {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner()).seq
+        self.lock().seq
     }
 
     /// Whether nothing was recorded yet.
@@ -299,15 +355,25 @@ impl Recorder {
 
     /// Forgets the in-memory records (the file, if any, keeps them). `seq` keeps counting.
     pub fn clear(&self) {
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let mut inner = self.lock();
+        inner.dropped += inner.records.len() as u64;
         inner.records.clear();
     }
 
-    /// Flushes the record file to the operating system (it is unbuffered; this syncs data).
+    /// Syncs the record file's data to disk (each record is already written when it happens).
     pub fn flush(&self) {
-        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(f) = &inner.file {
+        if let Some(f) = &self.lock().file {
             let _ = f.sync_data();
+        }
+    }
+}
+
+impl Direction {
+    /// The other direction.
+    pub fn reverse(self) -> Self {
+        match self {
+            Self::In => Self::Out,
+            Self::Out => Self::In,
         }
     }
 }
@@ -336,7 +402,7 @@ mod tests {
 
     #[test]
     fn responses_get_method_and_latency_of_their_request() {
-        let r = Recorder::new(None).unwrap();
+        let r = Recorder::new(None, None).unwrap();
         let req = Parsed {
             msg: Some(json!({})),
             error: None,
@@ -363,5 +429,61 @@ mod tests {
         assert_eq!(line["dir"], "out");
         assert_eq!(line["kind"], "response");
         assert_eq!(line["stream"], Value::Null);
+    }
+
+    fn ping(r: &Recorder) -> u64 {
+        let p = Parsed {
+            msg: None,
+            error: None,
+            kind: Kind::Notification,
+            method: Some("x".into()),
+            id: None,
+        };
+        r.record(&meta(Direction::In), "{}", p)
+    }
+
+    #[test]
+    fn since_counts_by_seq_after_clear_and_eviction() {
+        let r = Recorder::new(None, None).unwrap();
+        for _ in 0..4 {
+            ping(&r);
+        }
+        r.clear();
+        ping(&r);
+        ping(&r);
+        assert_eq!(r.since(4).iter().map(|x| x.seq).collect::<Vec<_>>(), [5, 6]);
+        assert_eq!(r.since(5).iter().map(|x| x.seq).collect::<Vec<_>>(), [6]);
+        assert_eq!(r.since(0).len(), 2);
+        let r = Recorder::new(None, Some(2)).unwrap();
+        for _ in 0..5 {
+            ping(&r);
+        }
+        assert_eq!(r.since(0).iter().map(|x| x.seq).collect::<Vec<_>>(), [4, 5]);
+        assert_eq!(r.len(), 5);
+    }
+
+    #[test]
+    fn cancelled_and_closed_requests_are_forgotten() {
+        let r = Recorder::new(None, None).unwrap();
+        let req = |id: i64| Parsed {
+            msg: None,
+            error: None,
+            kind: Kind::Request,
+            method: Some("m".into()),
+            id: Some(id.into()),
+        };
+        r.record(&meta(Direction::In), "{}", req(1));
+        r.record(&meta(Direction::In), "{}", req(2));
+        let cancel = Parsed {
+            msg: Some(json!({ "params": { "requestId": 1 } })),
+            error: None,
+            kind: Kind::Notification,
+            method: Some("notifications/cancelled".into()),
+            id: None,
+        };
+        r.record(&meta(Direction::In), "{}", cancel);
+        assert_eq!(r.lock().open.len(), 1);
+        r.forget_conn("c1");
+        assert!(r.lock().open.is_empty());
     }
 }

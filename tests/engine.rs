@@ -487,3 +487,198 @@ async fn garbage_never_stops_the_server() {
         .count();
     assert!(inbound >= 2002, "{inbound}");
 }
+
+/// Panics, always.
+fn panic_tool() -> Tool {
+    let def = json!({ "name": "boom", "inputSchema": { "type": "object" } });
+    Tool::new(
+        def,
+        tool_fn(|_ctx, _| async move {
+            if true {
+                panic!("kaboom");
+            }
+            Ok(json!({}))
+        }),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_panicking_handler_gets_an_internal_error_and_frees_its_id() {
+    let s = server(None);
+    s.add_tool(panic_tool());
+    let mut c = Client::new(&s);
+    c.initialize("2025-11-25").await;
+    let r = c.request(1, "tools/call", json!({ "name": "boom" })).await;
+    assert_eq!(
+        r["error"],
+        json!({ "code": -32603, "message": "Internal error: the handler of tools/call panicked: kaboom" })
+    );
+    let r = c
+        .request(
+            1,
+            "tools/call",
+            json!({ "name": "echo", "arguments": { "message": "again" } }),
+        )
+        .await;
+    assert_eq!(r["result"]["content"][0]["text"], "Echo: again");
+}
+
+#[tokio::test]
+async fn a_reused_id_after_cancel_is_still_cancellable() {
+    let s = server(None);
+    let mut c = Client::new(&s);
+    c.initialize("2025-11-25").await;
+    let slow =
+        json!({ "jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": { "name": "slow" } });
+    let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 5 } });
+    c.send_json(slow.clone());
+    c.send_json(cancel.clone());
+    c.send_json(slow);
+    c.send_json(cancel);
+    assert_eq!(c.request(6, "ping", json!({})).await["id"], 6);
+    // Neither call is answered: both cancellations were decided before the ping, in order,
+    // and a cancelled request's response is suppressed whenever its handler ends.
+    assert!(c.conn.from_server.try_recv().is_err());
+}
+
+#[tokio::test]
+async fn subscriptions_get_resource_updates() {
+    let s = server(None);
+    let mut a = Client::new(&s);
+    let mut b = Client::new(&s);
+    a.initialize("2025-11-25").await;
+    b.initialize("2025-11-25").await;
+    assert_eq!(
+        a.request(1, "resources/subscribe", json!({ "uri": "demo://x" }))
+            .await["result"],
+        json!({})
+    );
+    assert_eq!(s.notify_resource_updated("demo://x"), 1);
+    assert_eq!(
+        a.recv().await,
+        json!({ "jsonrpc": "2.0", "method": "notifications/resources/updated", "params": { "uri": "demo://x" } })
+    );
+    assert_eq!(
+        a.request(2, "resources/unsubscribe", json!({ "uri": "demo://x" }))
+            .await["result"],
+        json!({})
+    );
+    assert_eq!(s.notify_resource_updated("demo://x"), 0);
+    assert_eq!(
+        b.request(3, "ping", json!({})).await["id"],
+        3,
+        "b never got a notification"
+    );
+}
+
+#[tokio::test]
+async fn resources_prompts_and_templates_are_served_and_announced() {
+    use _core::server::registry::{
+        prompt_fn, resource_fn, template_fn, Prompt, Resource, ResourceTemplate,
+    };
+    use _core::server::uri_template::UriTemplate;
+
+    let s = server(None);
+    let mut c = Client::new(&s);
+    c.initialize("2025-03-26").await;
+    s.add_resource(Resource {
+        definition: json!({ "uri": "demo://a", "name": "a", "title": "A" })
+            .as_object()
+            .unwrap()
+            .clone(),
+        handler: resource_fn(|_ctx, uri| async move {
+            Ok(vec![json!({ "uri": uri, "text": "hello" })])
+        }),
+    });
+    assert_eq!(
+        c.recv().await["method"],
+        "notifications/resources/list_changed"
+    );
+    s.add_template(ResourceTemplate {
+        definition: json!({ "uriTemplate": "demo://t/{id}", "name": "t" })
+            .as_object()
+            .unwrap()
+            .clone(),
+        template: UriTemplate::parse("demo://t/{id}").unwrap(),
+        handler: template_fn(|_ctx, uri, vars| async move {
+            Ok(vec![json!({ "uri": uri, "text": vars["id"] })])
+        }),
+    });
+    assert_eq!(
+        c.recv().await["method"],
+        "notifications/resources/list_changed"
+    );
+    s.add_prompt(Prompt {
+        definition: json!({ "name": "p", "title": "P", "arguments": [{ "name": "who", "title": "Who", "required": true }] }).as_object().unwrap().clone(),
+        handler: prompt_fn(|_ctx, args| async move {
+            Ok(json!({ "messages": [{ "role": "user", "content": { "type": "text", "text": format!("hi {}", args["who"].as_str().unwrap_or("")) } }] }))
+        }),
+    });
+    assert_eq!(
+        c.recv().await["method"],
+        "notifications/prompts/list_changed"
+    );
+
+    // Listed in the 2025-03-26 shapes: no titles.
+    assert_eq!(
+        c.request(1, "resources/list", json!({})).await["result"],
+        json!({ "resources": [{ "uri": "demo://a", "name": "a" }] })
+    );
+    assert_eq!(
+        c.request(2, "prompts/list", json!({})).await["result"]["prompts"][0],
+        json!({ "name": "p", "arguments": [{ "name": "who", "required": true }] })
+    );
+    let r = c
+        .request(3, "resources/read", json!({ "uri": "demo://t/42" }))
+        .await;
+    assert_eq!(
+        r["result"],
+        json!({ "contents": [{ "uri": "demo://t/42", "text": "42" }] })
+    );
+    let r = c.request(4, "prompts/get", json!({ "name": "p" })).await;
+    assert_eq!(
+        r["error"]["message"],
+        "Invalid params: prompt \"p\" is missing required argument(s): who"
+    );
+    let r = c
+        .request(
+            5,
+            "prompts/get",
+            json!({ "name": "p", "arguments": { "who": "you" } }),
+        )
+        .await;
+    assert_eq!(r["result"]["messages"][0]["content"]["text"], "hi you");
+}
+
+#[tokio::test]
+async fn progress_has_no_message_in_2024_11_05() {
+    let s = server(None);
+    let mut c = Client::new(&s);
+    c.initialize("2024-11-05").await;
+    c.send_json(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "slow", "_meta": { "progressToken": 9 } } }));
+    assert_eq!(
+        c.recv().await["params"],
+        json!({ "progressToken": 9, "progress": 1, "total": 2 })
+    );
+}
+
+#[tokio::test]
+async fn batches_of_notifications_and_responses_get_no_reply() {
+    let s = server(None);
+    let mut c = Client::new(&s);
+    c.initialize("2025-03-26").await;
+    c.send(r#"[{"jsonrpc":"2.0","method":"notifications/progress","params":{}},{"jsonrpc":"2.0","id":77,"result":{}}]"#);
+    assert_eq!(
+        c.request(2, "ping", json!({})).await["id"],
+        2,
+        "the batch produced no frame"
+    );
+    let batch = s
+        .recorder
+        .since(0)
+        .into_iter()
+        .find(|r| r.kind == _core::traffic::Kind::Batch)
+        .unwrap();
+    assert_eq!(batch.error, None);
+}

@@ -44,6 +44,11 @@ def test_in_process_session_and_traffic() -> None:
         server.clear_traffic()
         assert server.traffic == []
         assert conn.recv(timeout=0.05) is None
+        conn.send(rpc(2, "ping"))
+        assert conn.recv(timeout=WAIT) is not None
+        after_clear = server.traffic_since(4)
+        assert [r.seq for r in after_clear] == [5, 6]
+        assert [r.seq for r in server.traffic_since(5)] == [6]
 
 
 def test_configuration_errors_are_clear() -> None:
@@ -99,3 +104,15 @@ def test_run_stdio_from_python(tmp_path: object) -> None:
         ["in", "request", "tools/list"],
         ["out", "error", "tools/list"],
     ]
+
+
+def test_memory_cap_and_server_info() -> None:
+    with Server(keep_traffic=2, name="mine", version="9") as server:
+        conn = server.connect()
+        conn.send(rpc(0, "initialize", init_params()))
+        info = json.loads(conn.recv(timeout=WAIT) or "")["result"]["serverInfo"]
+        assert info == {"name": "mine", "version": "9"}
+        for i in range(1, 4):
+            conn.send(rpc(i, "ping"))
+            assert conn.recv(timeout=WAIT) is not None
+        assert [r.seq for r in server.traffic] == [7, 8]

@@ -16,7 +16,15 @@ from .server import Server
 
 __all__ = ["main"]
 
-LOG_LEVELS = ("error", "warn", "info", "debug", "trace")
+LOG_LEVELS = ("off", "error", "warn", "info", "debug", "trace")
+_LOG_ALIASES = {"warning": "warn"}
+
+
+def _log_level(value: str) -> str:
+    level = _LOG_ALIASES.get(value.lower(), value.lower())
+    if level not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(f"invalid level {value!r} (choose from {', '.join(LOG_LEVELS)})")
+    return level
 
 
 class _Terminated(Exception):
@@ -40,6 +48,7 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--log-level",
         metavar="LEVEL",
+        type=_log_level,
         default="warn",
         help=f"diagnostics on stderr: {', '.join(LOG_LEVELS)} (default: warn)",
     )
@@ -77,9 +86,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args or (args[0].startswith("-") and args[0] not in ("-h", "--help", "--version")):
         args = ["stdio", *args]
     ns = parser.parse_args(args)
-    if ns.command is None:
-        parser.print_usage(sys.stderr)
-        return 2
     try:
         _core.init_logging(ns.log_level)
         server = Server(
@@ -88,11 +94,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             revisions=ns.revision,
             page_size=ns.page_size,
             max_message_bytes=ns.max_message_bytes,
+            keep_traffic=0,  # nothing reads it in memory; --record has everything
         )
     except (_core.EverythingMcpError, OSError) as e:
         print(f"everything-mcp: {e}", file=sys.stderr)
         return 2
-    if sys.stdin.isatty():
+    if sys.stdin is not None and sys.stdin.isatty():
         print(
             "everything-mcp: serving MCP on stdio; type JSON-RPC lines or connect a client (Ctrl-D to end)",
             file=sys.stderr,
@@ -103,5 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (KeyboardInterrupt, _Terminated):
         pass
     finally:
+        # Already stopping: a second signal must not interrupt the cleanup with a traceback.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         server.stop()
     return 0

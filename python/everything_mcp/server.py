@@ -28,7 +28,10 @@ class Server:
         revisions: protocol revisions to accept (default: all).
         page_size: items per ``*/list`` page (default: one page).
         max_message_bytes: largest accepted frame (default 64 MiB).
-        name, version, instructions: what ``initialize`` reports.
+        keep_traffic: most records kept in memory, oldest dropped first (default: all).
+        name, title, version, instructions: what ``initialize`` reports (a custom ``name``
+            without ``title`` reports no title).
+        worker_threads: threads of the server's runtime.
     """
 
     def __init__(
@@ -39,9 +42,12 @@ class Server:
         revisions: Sequence[str] | None = None,
         page_size: int | None = None,
         max_message_bytes: int | None = None,
+        keep_traffic: int | None = None,
         name: str | None = None,
+        title: str | None = None,
         version: str | None = None,
         instructions: str | None = None,
+        worker_threads: int = 2,
     ) -> None:
         self._core = _core.Server(
             catalogs=list(catalogs),
@@ -49,9 +55,12 @@ class Server:
             revisions=list(revisions) if revisions is not None else None,
             page_size=page_size,
             max_message_bytes=max_message_bytes,
+            keep_traffic=keep_traffic,
             name=name,
+            title=title,
             version=version,
             instructions=instructions,
+            worker_threads=worker_threads,
         )
 
     def run_stdio(self) -> None:

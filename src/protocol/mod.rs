@@ -4,6 +4,7 @@
 pub mod capabilities;
 pub mod logging;
 pub mod revision;
+pub mod shape;
 
 pub use logging::LogLevel;
 pub use revision::Revision;

@@ -5,7 +5,7 @@ use super::wait::{wait_detached, Waited, SIGNAL_POLL};
 use crate::transport::memory::MemoryConnection;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::runtime::Handle;
 use tokio::sync::mpsc;
@@ -20,7 +20,7 @@ pub struct Connection {
     /// Frames to the server; `None` once closed.
     to_server: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
     /// Frames from the server.
-    from_server: Mutex<mpsc::UnboundedReceiver<String>>,
+    from_server: Mutex<mpsc::UnboundedReceiver<Arc<str>>>,
     /// Runs the waits of `recv`.
     handle: Handle,
     /// The server's stop signal: once stopped, its runtime can no longer run waits.
@@ -71,7 +71,7 @@ impl Connection {
                     .lock_py_attached(py)
                     .unwrap_or_else(|e| e.into_inner());
                 return match rx.try_recv() {
-                    Ok(frame) => Ok(Some(frame)),
+                    Ok(frame) => Ok(Some(frame.to_string())),
                     Err(_) => Err(ConnectionClosedError::new_err("the server is stopped")),
                 };
             }
@@ -86,12 +86,15 @@ impl Connection {
             let got = wait_detached(py, &self.handle, slice, rx.recv());
             drop(rx);
             match got {
-                Waited::Done(Some(frame)) => return Ok(Some(frame)),
-                Waited::Done(None) | Waited::Stopped => {
+                Waited::Done(Some(frame)) => return Ok(Some(frame.to_string())),
+                Waited::Done(None) => {
                     return Err(ConnectionClosedError::new_err(
                         "the server closed the connection",
                     ))
                 }
+                // The server was stopped meanwhile (its token is cancelled before its runtime
+                // shuts down): the next turn hands out what is still buffered, then closes.
+                Waited::Stopped => continue,
                 Waited::TimedOut => {}
             }
             py.check_signals()?;

@@ -28,7 +28,7 @@ pyo3::create_exception!(
 pub fn to_py(e: Error) -> PyErr {
     match e {
         Error::Definition(_) | Error::Config(_) => ConfigError::new_err(e.to_string()),
-        Error::Stopped | Error::Closed => ConnectionClosedError::new_err(e.to_string()),
+        Error::Stopped => ConnectionClosedError::new_err(e.to_string()),
         Error::Io(io) => PyOSError::new_err(io.to_string()),
     }
 }

@@ -48,7 +48,7 @@ fn parse_revisions(revisions: Option<Vec<String>>) -> PyResult<Vec<Revision>> {
 #[pymethods]
 impl Server {
     #[new]
-    #[pyo3(signature = (*, catalogs=None, record=None, revisions=None, page_size=None, max_message_bytes=None, name=None, version=None, instructions=None, worker_threads=2))]
+    #[pyo3(signature = (*, catalogs=None, record=None, revisions=None, page_size=None, max_message_bytes=None, keep_traffic=None, name=None, title=None, version=None, instructions=None, worker_threads=2))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -57,14 +57,19 @@ impl Server {
         revisions: Option<Vec<String>>,
         page_size: Option<usize>,
         max_message_bytes: Option<usize>,
+        keep_traffic: Option<usize>,
         name: Option<String>,
+        title: Option<String>,
         version: Option<String>,
         instructions: Option<String>,
         worker_threads: usize,
     ) -> PyResult<Self> {
         let defaults = ServerConfig::default();
+        // A custom name without a title gets no title (not ours).
+        let title = title.or(if name.is_some() { None } else { defaults.title });
         let config = ServerConfig {
             name: name.unwrap_or(defaults.name),
+            title,
             version: version.unwrap_or(defaults.version),
             instructions: instructions.or(defaults.instructions),
             revisions: parse_revisions(revisions)?,
@@ -72,6 +77,7 @@ impl Server {
             page_size,
             max_message_bytes: max_message_bytes.unwrap_or(defaults.max_message_bytes),
             record_path: record,
+            keep_traffic,
             ..defaults
         };
         let core = py.detach(|| CoreServer::new(config)).map_err(to_py)?;

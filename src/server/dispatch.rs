@@ -13,7 +13,9 @@ use super::sink::{Outgoing, Sink};
 use super::Server;
 use crate::jsonrpc::{self, ErrorObject, Invalid, Message, Notification, Request, RequestId};
 use crate::traffic::{Direction, FrameMeta, Kind, Parsed};
+use futures::FutureExt;
 use serde_json::{Map, Value};
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 /// What the transport must do after handing a frame to [`Server::receive`].
@@ -54,61 +56,59 @@ impl Server {
         raw: &[u8],
         http: Option<Value>,
     ) -> Work {
-        let meta = FrameMeta {
-            dir: Direction::In,
-            transport: session.transport,
-            conn: session.id.clone(),
-            stream: None,
-            http,
-        };
+        let meta = inbound_meta(session, http);
         let text = String::from_utf8_lossy(raw);
         let value = match jsonrpc::parse_json(raw) {
             Ok(v) => v,
             Err(invalid) => {
-                let parsed = invalid_parsed(None, &invalid);
-                self.recorder.record(&meta, &text, parsed);
+                self.recorder
+                    .record(&meta, &text, invalid_parsed(None, &invalid));
                 return Work::Reply(Outgoing::One(invalid.into_message()));
             }
         };
-        match value {
-            Value::Array(items) => {
-                let all = Value::Array(items);
-                let frame = jsonrpc::frame_from_value(all.clone());
-                let kind = if frame.is_ok() {
-                    Kind::Batch
-                } else {
-                    Kind::Invalid
-                };
-                let error = frame.as_ref().err().map(|i| i.error.message.clone());
-                self.recorder.record(
-                    &meta,
-                    &text,
-                    Parsed {
-                        msg: Some(all),
-                        error,
-                        kind,
-                        method: None,
-                        id: None,
-                    },
-                );
-                match frame {
-                    Ok(jsonrpc::Frame::Batch(items)) => self.receive_batch(session, sink, items),
-                    Ok(jsonrpc::Frame::Single(_)) => Work::Nothing,
-                    Err(invalid) => Work::Reply(Outgoing::One(invalid.into_message())),
-                }
+        if value.is_array() {
+            // A batch is decided as a whole (empty, or not allowed in this revision) before
+            // its elements are looked at, and recorded with that decision.
+            let refusal = match &value {
+                Value::Array(items) if items.is_empty() => Some(Invalid::anonymous(
+                    ErrorObject::invalid_request("empty batch"),
+                )),
+                _ => batch_refusal(session)
+                    .map(|e| Invalid::anonymous(ErrorObject::invalid_request(e))),
+            };
+            if let Some(invalid) = refusal {
+                self.recorder
+                    .record(&meta, &text, invalid_parsed(Some(value), &invalid));
+                return Work::Reply(Outgoing::One(invalid.into_message()));
             }
-            value => match jsonrpc::classify(value.clone()) {
-                Ok(message) => {
-                    self.recorder
-                        .record(&meta, &text, Parsed::of_message(value, &message));
-                    self.handle_message(session, sink, message)
-                }
-                Err(invalid) => {
-                    self.recorder
-                        .record(&meta, &text, invalid_parsed(Some(value), &invalid));
-                    Work::Reply(Outgoing::One(invalid.into_message()))
-                }
-            },
+            let batch = Parsed {
+                msg: Some(value.clone()),
+                error: None,
+                kind: Kind::Batch,
+                method: None,
+                id: None,
+            };
+            self.recorder.record(&meta, &text, batch);
+            let Value::Array(items) = value else {
+                unreachable!("checked above")
+            };
+            return self.receive_batch(
+                session,
+                sink,
+                items.into_iter().map(jsonrpc::classify).collect(),
+            );
+        }
+        match jsonrpc::classify(value.clone()) {
+            Ok(message) => {
+                self.recorder
+                    .record(&meta, &text, Parsed::of_message(value, &message));
+                self.handle_message(session, sink, message)
+            }
+            Err(invalid) => {
+                self.recorder
+                    .record(&meta, &text, invalid_parsed(Some(value), &invalid));
+                Work::Reply(Outgoing::One(invalid.into_message()))
+            }
         }
     }
 
@@ -121,43 +121,26 @@ impl Server {
         size: usize,
         http: Option<Value>,
     ) -> Work {
-        let meta = FrameMeta {
-            dir: Direction::In,
-            transport: session.transport,
-            conn: session.id.clone(),
-            stream: None,
-            http,
-        };
         let limit = self.config.max_message_bytes;
         let error = ErrorObject::invalid_request(format!(
             "message of {size} bytes exceeds the {limit}-byte limit"
         ));
-        self.recorder
-            .record_oversized(&meta, prefix, size, error.message.clone());
+        self.recorder.record_oversized(
+            &inbound_meta(session, http),
+            prefix,
+            size,
+            error.message.clone(),
+        );
         Work::Reply(Outgoing::One(Message::error(None, error)))
     }
 
-    /// Serves a JSON-RPC batch, where the negotiated revision allows one (2025-03-26 only).
+    /// Serves the elements of an allowed batch; their replies go out as one array.
     fn receive_batch(
         self: &Arc<Self>,
         session: &Arc<Session>,
         sink: &Sink,
         items: Vec<Result<Message, Invalid>>,
     ) -> Work {
-        let state = session.state();
-        let refusal = match state.revision {
-            None => Some("a JSON-RPC batch is not allowed before initialize (and initialize must not be batched)".to_string()),
-            Some(r) if !r.allows_batches() => Some(format!(
-                "JSON-RPC batches are not supported in protocol revision {r} (only 2025-03-26 allows them); send one message per frame"
-            )),
-            Some(_) => None,
-        };
-        if let Some(detail) = refusal {
-            return Work::Reply(Outgoing::One(Message::error(
-                None,
-                ErrorObject::invalid_request(detail),
-            )));
-        }
         let mut replies = Vec::new();
         let mut tasks = Vec::new();
         for item in items {
@@ -250,12 +233,14 @@ impl Server {
             ));
             return reply(Message::error(Some(req.id), e));
         }
-        let Some(cancel) = session.begin_request(&req.id) else {
+        let Some((generation, cancel)) = session.begin_request(&req.id) else {
+            // Answered with a null id: echoing the id would look like the answer to the
+            // request that is still running under it.
             let e = ErrorObject::invalid_request(format!(
                 "request id {} is already in flight on this connection",
                 req.id
             ));
-            return reply(Message::error(Some(req.id), e));
+            return reply(Message::error(None, e));
         };
         let meta = match params.get("_meta") {
             Some(Value::Object(m)) => m.clone(),
@@ -274,16 +259,23 @@ impl Server {
         let session = session.clone();
         Work::Task(Box::pin(async move {
             let id = req.id;
+            let serve =
+                AssertUnwindSafe(methods::call(&server, ctx, &req.method, params)).catch_unwind();
             let result = tokio::select! {
                 biased;
                 () = cancel.cancelled() => None,
-                r = methods::call(&server, ctx, &req.method, params) => Some(r),
+                r = serve => Some(r.unwrap_or_else(|panic| {
+                    let what = panic_message(panic.as_ref());
+                    tracing::error!(method = %req.method, "handler panicked: {what}");
+                    Err(ErrorObject::internal(format!("the handler of {} panicked: {what}", req.method)))
+                })),
             };
-            // A handler that noticed the cancellation itself is still cancelled.
-            let result = result.filter(|_| !cancel.is_cancelled());
-            session.end_request(&id);
-            // A cancelled request gets no response (the spec: the receiver SHOULD NOT respond).
-            result.map(|r| Outgoing::One(outcome_message(id, r)))
+            session.end_request(&id, generation);
+            // A cancelled request gets no response (the spec: the receiver SHOULD NOT respond),
+            // even when its handler noticed the cancellation and returned.
+            result
+                .filter(|_| !cancel.is_cancelled())
+                .map(|r| Outgoing::One(outcome_message(id, r)))
         }))
     }
 
@@ -322,6 +314,37 @@ impl Server {
             other => tracing::debug!(conn = %session.id, method = other, "notification received"),
         }
     }
+}
+
+/// Why a batch cannot be served on this session, if it cannot.
+fn batch_refusal(session: &Session) -> Option<String> {
+    match session.state().revision {
+        None => Some("a JSON-RPC batch is not allowed before initialize (and initialize must not be batched)".into()),
+        Some(r) if !r.allows_batches() => Some(format!(
+            "JSON-RPC batches are not supported in protocol revision {r} (only 2025-03-26 allows them); send one message per frame"
+        )),
+        Some(_) => None,
+    }
+}
+
+/// The recorder's description of a frame of `session` arriving.
+fn inbound_meta(session: &Session, http: Option<Value>) -> FrameMeta {
+    FrameMeta {
+        dir: Direction::In,
+        transport: session.transport,
+        conn: session.id.clone(),
+        stream: None,
+        http,
+    }
+}
+
+/// The text of a panic payload.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
 }
 
 /// Separates `params` into an object (absent → empty); arrays are not MCP params.

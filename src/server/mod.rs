@@ -52,6 +52,9 @@ pub struct ServerConfig {
     pub max_message_bytes: usize,
     /// Also write traffic to this JSON-lines file.
     pub record_path: Option<PathBuf>,
+    /// Most traffic records kept in memory, oldest dropped first (`None`: all). The CLI keeps
+    /// none (nothing reads them; the file has everything), tests keep all.
+    pub keep_traffic: Option<usize>,
 }
 
 impl Default for ServerConfig {
@@ -71,6 +74,7 @@ impl Default for ServerConfig {
             page_size: None,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             record_path: None,
+            keep_traffic: None,
         }
     }
 }
@@ -109,13 +113,14 @@ impl Server {
         for name in &config.catalogs {
             catalog::load(name, &mut registry)?;
         }
-        let recorder = Recorder::new(config.record_path.as_deref()).map_err(|e| {
-            let path = config
-                .record_path
-                .as_deref()
-                .unwrap_or_else(|| std::path::Path::new(""));
-            Error::Config(format!("cannot open record file {}: {e}", path.display()))
-        })?;
+        let recorder =
+            Recorder::new(config.record_path.as_deref(), config.keep_traffic).map_err(|e| {
+                let path = config
+                    .record_path
+                    .as_deref()
+                    .unwrap_or_else(|| std::path::Path::new(""));
+                Error::Config(format!("cannot open record file {}: {e}", path.display()))
+            })?;
         Ok(Arc::new(Self {
             config,
             registry: RwLock::new(Arc::new(registry)),
@@ -137,7 +142,7 @@ impl Server {
     pub fn open_session(
         &self,
         transport: TransportKind,
-        tx: mpsc::UnboundedSender<String>,
+        tx: mpsc::UnboundedSender<Arc<str>>,
     ) -> Arc<Session> {
         let n = self.next_conn.fetch_add(1, Ordering::Relaxed);
         let label = match transport {
@@ -158,6 +163,7 @@ impl Server {
     /// Ends a session: its handlers stop and it receives no more broadcasts.
     pub fn close_session(&self, session: &Session) {
         session.close();
+        self.recorder.forget_conn(&session.id);
         self.sessions
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -199,20 +205,22 @@ impl Server {
         n
     }
 
-    /// Applies `change` to a copy of the registry, publishes it, and announces `kind`.
-    fn change_registry(&self, kind: ListKind, change: impl FnOnce(&mut Registry)) {
+    /// Applies `change` to a copy of the registry, publishes it, and announces `kind` (if any).
+    fn change_registry(&self, kind: Option<ListKind>, change: impl FnOnce(&mut Registry)) {
         {
             let mut guard = self.registry.write().unwrap_or_else(|e| e.into_inner());
             let mut next = Registry::clone(&guard);
             change(&mut next);
             *guard = Arc::new(next);
         }
-        self.notify_list_changed(kind);
+        if let Some(kind) = kind {
+            self.notify_list_changed(kind);
+        }
     }
 
     /// Adds (or replaces) a tool and sends `notifications/tools/list_changed`.
     pub fn add_tool(&self, tool: Tool) {
-        self.change_registry(ListKind::Tools, |r| {
+        self.change_registry(Some(ListKind::Tools), |r| {
             r.tools.insert(tool.name().to_string(), tool);
         });
     }
@@ -221,7 +229,7 @@ impl Server {
     pub fn remove_tool(&self, name: &str) -> bool {
         let found = self.registry().tools.contains_key(name);
         if found {
-            self.change_registry(ListKind::Tools, |r| {
+            self.change_registry(Some(ListKind::Tools), |r| {
                 r.tools.shift_remove(name);
             });
         }
@@ -230,7 +238,7 @@ impl Server {
 
     /// Adds (or replaces) a resource and sends `notifications/resources/list_changed`.
     pub fn add_resource(&self, resource: Resource) {
-        self.change_registry(ListKind::Resources, |r| {
+        self.change_registry(Some(ListKind::Resources), |r| {
             r.resources.insert(resource.uri().to_string(), resource);
         });
     }
@@ -243,34 +251,38 @@ impl Server {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
-        self.change_registry(ListKind::Resources, |r| {
+        self.change_registry(Some(ListKind::Resources), |r| {
             r.templates.insert(key, template);
         });
     }
 
     /// Adds (or replaces) a prompt and sends `notifications/prompts/list_changed`.
     pub fn add_prompt(&self, prompt: Prompt) {
-        self.change_registry(ListKind::Prompts, |r| {
+        self.change_registry(Some(ListKind::Prompts), |r| {
             r.prompts.insert(prompt.name().to_string(), prompt);
         });
     }
 
     /// Adds a completion provider (no notification: completions have no list).
     pub fn add_completion(&self, key: CompletionKey, complete: CompleteFn) {
-        let mut guard = self.registry.write().unwrap_or_else(|e| e.into_inner());
-        let mut next = Registry::clone(&guard);
-        next.completions.insert(key, complete);
-        *guard = Arc::new(next);
+        self.change_registry(None, |r| {
+            r.completions.insert(key, complete);
+        });
     }
 
     /// The `serverInfo` object for `revision`.
     pub fn server_info(&self, revision: Revision) -> Value {
         let mut info = serde_json::Map::new();
         info.insert("name".into(), self.config.name.clone().into());
-        if let (Some(t), true) = (&self.config.title, revision.has_titles()) {
+        if let Some(t) = &self.config.title {
             info.insert("title".into(), t.clone().into());
         }
         info.insert("version".into(), self.config.version.clone().into());
+        crate::protocol::shape::for_revision(
+            crate::protocol::shape::Shape::Implementation,
+            &mut info,
+            revision,
+        );
         Value::Object(info)
     }
 }

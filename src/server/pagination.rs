@@ -2,6 +2,8 @@
 //! next page starts, base64url-encoded so clients treat it as opaque (as the spec requires).
 
 use crate::jsonrpc::ErrorObject;
+use crate::protocol::shape::{self, Shape};
+use crate::protocol::Revision;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use serde_json::{Map, Value};
@@ -54,14 +56,27 @@ fn decode(list: &str, cursor: &str) -> Option<usize> {
     offset.parse().ok()
 }
 
-/// Builds a list result `{<key>: items, nextCursor?}`.
-pub fn list_result(key: &str, items: Vec<Value>, next_cursor: Option<String>) -> Value {
+/// A `*/list` result: the page of `definitions` that `params.cursor` asks for, each shaped for
+/// `revision`, as `{<key>: [...], nextCursor?}`.
+pub fn list_page<'a>(
+    key: &str,
+    definitions: impl ExactSizeIterator<Item = &'a Map<String, Value>>,
+    params: &Map<String, Value>,
+    page_size: Option<usize>,
+    shape: Shape,
+    revision: Revision,
+) -> Result<Value, ErrorObject> {
+    let p = page(key, definitions.len(), params, page_size)?;
+    let items = definitions
+        .skip(p.start)
+        .take(p.end - p.start)
+        .map(|d| shape::shaped(shape, d, revision));
     let mut result = Map::new();
-    result.insert(key.into(), Value::Array(items));
-    if let Some(c) = next_cursor {
+    result.insert(key.into(), Value::Array(items.collect()));
+    if let Some(c) = p.next_cursor {
         result.insert("nextCursor".into(), c.into());
     }
-    Value::Object(result)
+    Ok(Value::Object(result))
 }
 
 #[cfg(test)]

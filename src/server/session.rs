@@ -9,7 +9,7 @@ use crate::protocol::{LogLevel, Revision};
 use crate::traffic::TransportKind;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -20,7 +20,7 @@ pub enum Phase {
     /// Nothing but `initialize` (and `ping`) is accepted yet.
     New,
     /// `initialize` was answered; `notifications/initialized` has not arrived. Requests are
-    /// served anyway (clients pipeline), only server-initiated traffic should wait.
+    /// served (clients pipeline) and notifications such as `list_changed` are sent.
     Initializing,
     /// `notifications/initialized` arrived.
     Ready,
@@ -37,8 +37,6 @@ pub struct SessionState {
     pub client_info: Option<Value>,
     /// `capabilities` as the client sent it (an object; `{}` before `initialize`).
     pub client_capabilities: Value,
-    /// The `protocolVersion` the client asked for, as sent.
-    pub requested_version: Option<String>,
     /// Minimum level for `notifications/message`; `None` until `logging/setLevel` (then all
     /// messages are sent, as the reference server does).
     pub log_level: Option<LogLevel>,
@@ -64,8 +62,11 @@ pub struct Session {
     pub closed: CancellationToken,
     /// Lifecycle, revision, client declarations, log level, subscriptions.
     state: Mutex<SessionState>,
-    /// Requests from the client being handled, by id, so they can be cancelled.
-    inflight: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// Requests from the client being handled, by id, so they can be cancelled. The number
+    /// tells apart two requests that reused an id (one cancelled, one new).
+    inflight: Mutex<HashMap<RequestId, (u64, CancellationToken)>>,
+    /// Numbers in-flight requests.
+    next_generation: AtomicU64,
     /// Requests to the client awaiting a response, by the id the server gave them.
     pending: Mutex<HashMap<RequestId, PendingRequest>>,
     /// The next id for a server → client request (a separate id space from the client's).
@@ -89,11 +90,11 @@ impl Session {
                 revision: None,
                 client_info: None,
                 client_capabilities: Value::Object(Default::default()),
-                requested_version: None,
                 log_level: None,
                 subscriptions: HashSet::new(),
             }),
             inflight: Mutex::new(HashMap::new()),
+            next_generation: AtomicU64::new(0),
             pending: Mutex::new(HashMap::new()),
             next_request_id: AtomicI64::new(0),
         }
@@ -114,6 +115,11 @@ impl Session {
         lock(&self.state).phase
     }
 
+    /// The client's minimum log level, if it set one.
+    pub fn log_level(&self) -> Option<LogLevel> {
+        lock(&self.state).log_level
+    }
+
     /// The negotiated revision, or the newest handshake revision before `initialize`.
     pub fn revision(&self) -> Revision {
         lock(&self.state)
@@ -121,26 +127,31 @@ impl Session {
             .unwrap_or(Revision::LATEST_HANDSHAKE)
     }
 
-    /// Registers a client request as in flight; `None` if that id is already in flight.
-    pub fn begin_request(&self, id: &RequestId) -> Option<CancellationToken> {
+    /// Registers a client request as in flight: its generation (for [`Session::end_request`])
+    /// and cancellation token; `None` if that id is already in flight.
+    pub fn begin_request(&self, id: &RequestId) -> Option<(u64, CancellationToken)> {
         let mut inflight = lock(&self.inflight);
         if inflight.contains_key(id) {
             return None;
         }
+        let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
         let token = self.closed.child_token();
-        inflight.insert(id.clone(), token.clone());
-        Some(token)
+        inflight.insert(id.clone(), (generation, token.clone()));
+        Some((generation, token))
     }
 
-    /// Forgets a finished client request.
-    pub fn end_request(&self, id: &RequestId) {
-        lock(&self.inflight).remove(id);
+    /// Forgets a finished client request, unless its id already belongs to a newer request.
+    pub fn end_request(&self, id: &RequestId, generation: u64) {
+        let mut inflight = lock(&self.inflight);
+        if inflight.get(id).is_some_and(|(g, _)| *g == generation) {
+            inflight.remove(id);
+        }
     }
 
     /// Cancels an in-flight client request; `false` if it was not in flight.
     pub fn cancel_request(&self, id: &RequestId) -> bool {
         match lock(&self.inflight).remove(id) {
-            Some(token) => {
+            Some((_, token)) => {
                 token.cancel();
                 true
             }

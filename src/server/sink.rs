@@ -18,8 +18,8 @@ pub enum Outgoing {
 /// A handle to one outgoing channel (a stdio connection, an SSE stream, ...).
 #[derive(Clone)]
 pub struct Sink {
-    /// The transport's writer reads frames (without trailing newline) from here.
-    tx: mpsc::UnboundedSender<String>,
+    /// The transport's writer reads frames (JSON text without trailing newline) from here.
+    tx: mpsc::UnboundedSender<Arc<str>>,
     /// Every frame is recorded before it is handed to the writer.
     recorder: Arc<Recorder>,
     /// Recorded with each frame.
@@ -29,7 +29,7 @@ pub struct Sink {
 impl Sink {
     /// A sink feeding `tx`, recording under `conn` (and `stream`, for SSE).
     pub fn new(
-        tx: mpsc::UnboundedSender<String>,
+        tx: mpsc::UnboundedSender<Arc<str>>,
         recorder: Arc<Recorder>,
         transport: TransportKind,
         conn: Arc<str>,
@@ -55,11 +55,14 @@ impl Sink {
         let (text, parsed) = match out {
             Outgoing::One(m) => {
                 let value = m.to_value();
-                (value.to_string(), Parsed::of_message(value, m))
+                (
+                    Arc::<str>::from(value.to_string()),
+                    Parsed::of_message(value, m),
+                )
             }
             Outgoing::Batch(ms) => {
                 let value = serde_json::Value::Array(ms.iter().map(Message::to_value).collect());
-                let text = value.to_string();
+                let text = Arc::<str>::from(value.to_string());
                 (
                     text,
                     Parsed {
@@ -72,17 +75,8 @@ impl Sink {
                 )
             }
         };
-        self.recorder.record(&self.meta, &text, parsed);
-        self.tx.send(text).is_ok()
-    }
-
-    /// Whether the writer has gone away.
-    pub fn is_closed(&self) -> bool {
-        self.tx.is_closed()
-    }
-
-    /// The connection id frames are recorded under.
-    pub fn conn(&self) -> &Arc<str> {
-        &self.meta.conn
+        let frame = text.clone();
+        self.recorder
+            .record_and_deliver(&self.meta, text, parsed, || self.tx.send(frame).is_ok())
     }
 }

@@ -1,35 +1,31 @@
 //! Matching URIs against RFC 6570 templates such as `demo://resource/dynamic/text/{id}`, so
 //! `resources/read` can find the template (and its variables) a URI belongs to.
 //!
-//! Simple expressions `{name}` match one or more characters other than `/`, `?`, `#`;
-//! reserved `{+name}` match anything. That is what resource templates use in practice.
+//! A template compiles to an anchored regular expression (linear-time matching whatever the
+//! URI): simple expressions `{name}` match one or more characters other than `/`, `?`, `#`;
+//! reserved ones `{+name}` match anything non-empty. Lists in one expression (`{a,b}`) are not
+//! supported; resource templates do not use them.
 
+use regex::Regex;
 use serde_json::{Map, Value};
 
-/// One piece of a parsed template.
-#[derive(Debug, Clone, PartialEq)]
-enum Part {
-    /// Text that must appear as is.
-    Literal(String),
-    /// A variable; `reserved` (`{+x}`) may span `/`.
-    Var { name: String, reserved: bool },
-}
-
 /// A parsed URI template.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct UriTemplate {
-    parts: Vec<Part>,
+    /// The anchored expression; capture group `i + 1` is variable `names[i]`.
+    regex: Regex,
+    /// Variable names in order of appearance.
+    names: Vec<String>,
 }
 
 impl UriTemplate {
-    /// Parses `template`; fails on an unclosed or empty `{}`.
+    /// Parses `template`; fails on an unclosed, empty or unsupported `{}` expression.
     pub fn parse(template: &str) -> Result<Self, String> {
-        let mut parts = Vec::new();
+        let mut pattern = String::from("^");
+        let mut names = Vec::new();
         let mut rest = template;
         while let Some(open) = rest.find('{') {
-            if open > 0 {
-                parts.push(Part::Literal(rest[..open].to_string()));
-            }
+            pattern.push_str(&regex::escape(&rest[..open]));
             let close = rest[open..]
                 .find('}')
                 .ok_or_else(|| format!("unclosed '{{' in URI template {template:?}"))?;
@@ -38,57 +34,33 @@ impl UriTemplate {
                 Some(n) => (true, n),
                 None => (false, expr),
             };
-            if name.is_empty() {
-                return Err(format!("empty expression in URI template {template:?}"));
+            if name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+            {
+                return Err(format!(
+                    "unsupported expression {{{expr}}} in URI template {template:?}"
+                ));
             }
-            parts.push(Part::Var {
-                name: name.to_string(),
-                reserved,
-            });
+            pattern.push_str(if reserved { "(.+?)" } else { "([^/?#]+?)" });
+            names.push(name.to_string());
             rest = &rest[open + close + 1..];
         }
-        if !rest.is_empty() {
-            parts.push(Part::Literal(rest.to_string()));
-        }
-        Ok(Self { parts })
+        pattern.push_str(&regex::escape(rest));
+        pattern.push('$');
+        let regex = Regex::new(&pattern).map_err(|e| format!("URI template {template:?}: {e}"))?;
+        Ok(Self { regex, names })
     }
 
     /// The variables of `uri` when it matches, as JSON strings.
     pub fn matches(&self, uri: &str) -> Option<Map<String, Value>> {
-        let mut vars = Map::new();
-        if match_parts(&self.parts, uri, &mut vars) {
-            Some(vars)
-        } else {
-            None
-        }
-    }
-}
-
-fn match_parts(parts: &[Part], s: &str, vars: &mut Map<String, Value>) -> bool {
-    match parts.split_first() {
-        None => s.is_empty(),
-        Some((Part::Literal(lit), rest)) => s
-            .strip_prefix(lit.as_str())
-            .is_some_and(|tail| match_parts(rest, tail, vars)),
-        Some((Part::Var { name, reserved }, rest)) => {
-            // Try every possible end of the variable, shortest first, and backtrack.
-            let ends = s
-                .char_indices()
-                .map(|(i, _)| i)
-                .skip(1)
-                .chain(std::iter::once(s.len()));
-            for end in ends.filter(|&e| e > 0) {
-                let value = &s[..end];
-                if !reserved && value.contains(['/', '?', '#']) {
-                    break;
-                }
-                if match_parts(rest, &s[end..], vars) {
-                    vars.insert(name.clone(), Value::String(value.to_string()));
-                    return true;
-                }
-            }
-            false
-        }
+        let caps = self.regex.captures(uri)?;
+        let vars = self.names.iter().enumerate().map(|(i, name)| {
+            let value = caps.get(i + 1).map_or("", |m| m.as_str());
+            (name.clone(), Value::String(value.to_string()))
+        });
+        Some(vars.collect())
     }
 }
 
@@ -97,7 +69,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn matches_simple_variables() {
+    fn matches_simple_and_reserved_variables() {
         let t = UriTemplate::parse("demo://resource/dynamic/text/{id}").unwrap();
         assert_eq!(
             t.matches("demo://resource/dynamic/text/12").unwrap()["id"],
@@ -115,5 +87,15 @@ mod tests {
         let t = UriTemplate::parse("file:///{+path}").unwrap();
         assert_eq!(t.matches("file:///a/b/c").unwrap()["path"], "a/b/c");
         assert!(UriTemplate::parse("x://{").is_err());
+        assert!(UriTemplate::parse("x://{a,b}").is_err());
+    }
+
+    #[test]
+    fn long_uris_and_adjacent_variables_match_in_linear_time() {
+        let t = UriTemplate::parse("x://{a}{b}{c}/z").unwrap();
+        let long = format!("x://{}", "q".repeat(200_000));
+        let started = std::time::Instant::now();
+        assert!(t.matches(&long).is_none());
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
     }
 }

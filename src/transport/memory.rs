@@ -4,7 +4,7 @@
 
 use super::{drive, Inbound};
 use crate::server::Server;
-use crate::traffic::TransportKind;
+use crate::traffic::{TransportKind, OVERSIZED_PREFIX};
 use std::sync::Arc;
 use tokio::runtime::Handle;
 use tokio::sync::mpsc;
@@ -17,14 +17,14 @@ pub struct MemoryConnection {
     /// Frames to the server; dropping it closes the connection.
     pub to_server: Option<mpsc::UnboundedSender<Vec<u8>>>,
     /// Frames from the server (one JSON text each).
-    pub from_server: mpsc::UnboundedReceiver<String>,
+    pub from_server: mpsc::UnboundedReceiver<Arc<str>>,
     /// Ends the connection from the server side.
     pub shutdown: CancellationToken,
 }
 
 /// Opens a connection to `server`, served on `runtime`.
 pub fn connect(server: &Arc<Server>, runtime: &Handle) -> MemoryConnection {
-    let (out_tx, out_rx) = mpsc::unbounded_channel::<String>();
+    let (out_tx, out_rx) = mpsc::unbounded_channel::<Arc<str>>();
     let (in_tx, in_rx) = mpsc::unbounded_channel::<Vec<u8>>();
     let session = server.open_session(TransportKind::Memory, out_tx);
     let id = session.id.clone();
@@ -34,7 +34,7 @@ pub fn connect(server: &Arc<Server>, runtime: &Handle) -> MemoryConnection {
         let bytes = rx.recv().await?;
         let inbound = if bytes.len() > limit {
             Inbound::Oversized {
-                prefix: bytes[..1024.min(bytes.len())].to_vec(),
+                prefix: bytes[..OVERSIZED_PREFIX.min(bytes.len())].to_vec(),
                 size: bytes.len(),
             }
         } else {

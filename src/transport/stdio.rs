@@ -3,27 +3,63 @@
 
 use super::{drive, Inbound};
 use crate::server::Server;
-use crate::traffic::TransportKind;
+use crate::traffic::{TransportKind, OVERSIZED_PREFIX};
+use bytes::Bytes;
+use std::io::Read;
 use std::sync::Arc;
 use tokio::io::{
     AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter,
 };
 use tokio::sync::mpsc;
+use tokio_util::io::StreamReader;
 use tokio_util::sync::CancellationToken;
 
-/// Bytes of an oversized line kept for the traffic record.
-const OVERSIZED_PREFIX: usize = 1024;
-
 /// Serves the process's stdin/stdout until stdin closes or `shutdown` fires.
+///
+/// stdin is read on a plain thread of its own (not tokio's blocking pool): a read blocked on a
+/// terminal or pipe cannot be interrupted, and a runtime waits for its blocking pool on
+/// shutdown, so a pending read would delay exit on SIGTERM. The thread ends at EOF, or with the
+/// process.
 pub async fn serve_stdio(server: Arc<Server>, shutdown: CancellationToken) -> std::io::Result<()> {
+    let (tx, rx) = mpsc::channel::<std::io::Result<Bytes>>(4);
+    std::thread::Builder::new()
+        .name("everything-mcp-stdin".into())
+        .spawn(move || read_stdin(&tx))?;
+    let chunks = Box::pin(futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|c| (c, rx))
+    }));
     serve_io(
         server,
-        tokio::io::stdin(),
+        StreamReader::new(chunks),
         tokio::io::stdout(),
         TransportKind::Stdio,
         shutdown,
     )
     .await
+}
+
+/// Copies stdin into `tx` in chunks until EOF, a read error, or the receiver is gone.
+fn read_stdin(tx: &mpsc::Sender<std::io::Result<Bytes>>) {
+    let mut stdin = std::io::stdin().lock();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match stdin.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => {
+                if tx
+                    .blocking_send(Ok(Bytes::copy_from_slice(&buf[..n])))
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                let _ = tx.blocking_send(Err(e));
+                return;
+            }
+        }
+    }
 }
 
 /// Serves newline-delimited JSON-RPC over any reader/writer pair (stdin/stdout, a pipe, a
@@ -40,7 +76,7 @@ where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (tx, rx) = mpsc::unbounded_channel::<String>();
+    let (tx, rx) = mpsc::unbounded_channel::<Arc<str>>();
     let session = server.open_session(transport, tx);
     let stop_writing = CancellationToken::new();
     let writer_task = tokio::spawn(write_lines(writer, rx, stop_writing.clone()));
@@ -66,7 +102,7 @@ where
 /// is queued is still written, then the writer flushes and ends.
 async fn write_lines<W: AsyncWrite + Unpin>(
     writer: W,
-    mut rx: mpsc::UnboundedReceiver<String>,
+    mut rx: mpsc::UnboundedReceiver<Arc<str>>,
     stop: CancellationToken,
 ) -> std::io::Result<()> {
     let mut w = BufWriter::with_capacity(64 * 1024, writer);

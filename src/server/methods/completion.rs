@@ -1,6 +1,6 @@
 //! `completion/complete`: argument completion for prompts and resource templates.
 
-use super::{handler_error, optional_object, required_str};
+use super::{handler_error, optional_object, required_object, required_str};
 use crate::jsonrpc::ErrorObject;
 use crate::server::registry::CompletionKey;
 use crate::server::Server;
@@ -11,8 +11,8 @@ const MAX_VALUES: usize = 100;
 
 /// Finds the provider for `ref` + `argument.name` and returns its candidates (none → empty).
 pub async fn complete(server: &Server, params: &Map<String, Value>) -> Result<Value, ErrorObject> {
-    let reference = optional_object(params, "ref")?;
-    let argument = optional_object(params, "argument")?;
+    let reference = required_object(params, "ref")?;
+    let argument = required_object(params, "argument")?;
     let ref_type = required_str(&reference, "type")?;
     let ref_name = match ref_type {
         "ref/prompt" => required_str(&reference, "name")?,

@@ -67,7 +67,6 @@ pub fn initialize(
         s.revision = Some(revision);
         s.client_info = Some(client_info);
         s.client_capabilities = capabilities;
-        s.requested_version = Some(requested.to_string());
     });
     let mut result = Map::new();
     result.insert("protocolVersion".into(), revision.as_str().into());

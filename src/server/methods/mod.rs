@@ -50,6 +50,19 @@ pub fn required_str<'a>(params: &'a Map<String, Value>, key: &str) -> Result<&'a
     }
 }
 
+/// A required object parameter, or `-32602` naming it.
+pub fn required_object(
+    params: &Map<String, Value>,
+    key: &str,
+) -> Result<Map<String, Value>, ErrorObject> {
+    match params.get(key) {
+        None | Some(Value::Null) => Err(ErrorObject::invalid_params(format!(
+            "missing required \"{key}\""
+        ))),
+        Some(_) => optional_object(params, key),
+    }
+}
+
 /// An optional object parameter (absent → empty), or `-32602` naming it.
 pub fn optional_object(
     params: &Map<String, Value>,

@@ -2,37 +2,28 @@
 
 use super::{handler_error, optional_object, required_str};
 use crate::jsonrpc::ErrorObject;
+use crate::protocol::shape::Shape;
 use crate::server::context::RequestContext;
-use crate::server::pagination::{list_result, page};
+use crate::server::pagination::list_page;
 use crate::server::Server;
 use serde_json::{Map, Value};
 
-/// `prompts/list`, paginated; `title` is dropped before 2025-06-18.
+/// `prompts/list`, paginated.
 pub fn list(
     server: &Server,
     ctx: &RequestContext,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     let registry = server.registry();
-    let p = page(
+    let definitions = registry.prompts.values().map(|p| &p.definition);
+    list_page(
         "prompts",
-        registry.prompts.len(),
+        definitions,
         params,
         server.config.page_size,
-    )?;
-    let items = registry
-        .prompts
-        .values()
-        .skip(p.start)
-        .take(p.end - p.start)
-        .map(|prompt| {
-            let mut def = prompt.definition.clone();
-            if !ctx.revision.has_titles() {
-                def.shift_remove("title");
-            }
-            Value::Object(def)
-        });
-    Ok(list_result("prompts", items.collect(), p.next_cursor))
+        Shape::Prompt,
+        ctx.revision,
+    )
 }
 
 /// `prompts/get`: unknown prompt, non-string arguments and missing required arguments are `-32602`.

@@ -3,8 +3,9 @@
 
 use super::{handler_error, required_str};
 use crate::jsonrpc::ErrorObject;
+use crate::protocol::shape::Shape;
 use crate::server::context::RequestContext;
-use crate::server::pagination::{list_result, page};
+use crate::server::pagination::list_page;
 use crate::server::Server;
 use serde_json::{json, Map, Value};
 
@@ -14,51 +15,37 @@ pub const RESOURCE_NOT_FOUND: i64 = -32002;
 /// `resources/list`, paginated.
 pub fn list(
     server: &Server,
-    _ctx: &RequestContext,
+    ctx: &RequestContext,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     let registry = server.registry();
-    let p = page(
+    let definitions = registry.resources.values().map(|r| &r.definition);
+    list_page(
         "resources",
-        registry.resources.len(),
+        definitions,
         params,
         server.config.page_size,
-    )?;
-    let items = registry
-        .resources
-        .values()
-        .skip(p.start)
-        .take(p.end - p.start);
-    Ok(list_result(
-        "resources",
-        items.map(|r| Value::Object(r.definition.clone())).collect(),
-        p.next_cursor,
-    ))
+        Shape::Resource,
+        ctx.revision,
+    )
 }
 
 /// `resources/templates/list`, paginated.
 pub fn list_templates(
     server: &Server,
-    _ctx: &RequestContext,
+    ctx: &RequestContext,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     let registry = server.registry();
-    let p = page(
+    let definitions = registry.templates.values().map(|t| &t.definition);
+    list_page(
         "resourceTemplates",
-        registry.templates.len(),
+        definitions,
         params,
         server.config.page_size,
-    )?;
-    let items = registry
-        .templates
-        .values()
-        .skip(p.start)
-        .take(p.end - p.start);
-    Ok(list_result(
-        "resourceTemplates",
-        items.map(|t| Value::Object(t.definition.clone())).collect(),
-        p.next_cursor,
-    ))
+        Shape::ResourceTemplate,
+        ctx.revision,
+    )
 }
 
 /// `resources/read`: an exact resource first, then the first template that matches.

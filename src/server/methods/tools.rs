@@ -3,9 +3,9 @@
 
 use super::{optional_object, required_str};
 use crate::jsonrpc::ErrorObject;
-use crate::protocol::Revision;
+use crate::protocol::shape::Shape;
 use crate::server::context::RequestContext;
-use crate::server::pagination::{list_result, page};
+use crate::server::pagination::list_page;
 use crate::server::registry::HandlerError;
 use crate::server::Server;
 use serde_json::{json, Map, Value};
@@ -17,36 +17,15 @@ pub fn list(
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     let registry = server.registry();
-    let p = page(
+    let definitions = registry.tools.values().map(|t| &t.definition);
+    list_page(
         "tools",
-        registry.tools.len(),
+        definitions,
         params,
         server.config.page_size,
-    )?;
-    let tools = registry.tools.values().skip(p.start).take(p.end - p.start);
-    let items = tools
-        .map(|t| Value::Object(shape_definition(&t.definition, ctx.revision)))
-        .collect();
-    Ok(list_result("tools", items, p.next_cursor))
-}
-
-/// A tool definition as `revision` defines it: fields added by later revisions are removed.
-fn shape_definition(def: &Map<String, Value>, revision: Revision) -> Map<String, Value> {
-    let mut def = def.clone();
-    if !revision.has_tool_annotations() {
-        def.shift_remove("annotations");
-    }
-    if !revision.has_titles() {
-        def.shift_remove("title");
-    }
-    if !revision.has_structured_output() {
-        def.shift_remove("outputSchema");
-    }
-    if !revision.has_tasks() {
-        def.shift_remove("execution");
-        def.shift_remove("icons");
-    }
-    def
+        Shape::Tool,
+        ctx.revision,
+    )
 }
 
 /// `tools/call`: unknown tool → `-32602`; invalid arguments → `isError` result; a handler's
