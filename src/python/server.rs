@@ -78,7 +78,6 @@ impl Server {
             max_message_bytes: max_message_bytes.unwrap_or(defaults.max_message_bytes),
             record_path: record,
             keep_traffic,
-            ..defaults
         };
         let core = py.detach(|| CoreServer::new(config)).map_err(to_py)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
