@@ -22,34 +22,14 @@ pub fn initialize(
         )));
     }
     let requested = super::required_str(params, "protocolVersion")?;
-    let capabilities = match params.get("capabilities") {
-        Some(Value::Object(c)) => Value::Object(c.clone()),
-        Some(_) => {
-            return Err(ErrorObject::invalid_params(
-                "\"capabilities\" must be an object",
-            ))
-        }
-        None => {
-            return Err(ErrorObject::invalid_params(
-                "missing required \"capabilities\"",
-            ))
-        }
-    };
-    let client_info = match params.get("clientInfo") {
-        Some(Value::Object(c)) if c.get("name").is_some_and(Value::is_string) => {
-            Value::Object(c.clone())
-        }
-        Some(_) => {
-            return Err(ErrorObject::invalid_params(
-                "\"clientInfo\" must be an object with a string \"name\"",
-            ))
-        }
-        None => {
-            return Err(ErrorObject::invalid_params(
-                "missing required \"clientInfo\"",
-            ))
-        }
-    };
+    let capabilities = Value::Object(super::required_object(params, "capabilities")?);
+    let client_info = super::required_object(params, "clientInfo")?;
+    if !client_info.get("name").is_some_and(Value::is_string) {
+        return Err(ErrorObject::invalid_params(
+            "\"clientInfo.name\" must be a string",
+        ));
+    }
+    let client_info = Value::Object(client_info);
     let Some(revision) = negotiate(requested, &server.config.revisions) else {
         return Err(ErrorObject::invalid_request(format!(
             "this server is pinned to the stateless era ({}); it does not serve initialize",
