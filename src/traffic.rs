@@ -132,6 +132,8 @@ pub struct Record {
     pub conn: Arc<str>,
     /// SSE stream id, or null.
     pub stream: Option<Arc<str>>,
+    /// The SSE event id an outgoing frame was sent under (resumable streams), or null.
+    pub event_id: Option<Arc<str>>,
     /// HTTP metadata, or null.
     pub http: Option<Value>,
     /// The exact frame text (invalid UTF-8 replaced with U+FFFD).
@@ -210,29 +212,33 @@ impl Recorder {
     /// Records one frame and returns its sequence number.
     pub fn record(&self, meta: &FrameMeta, raw: &str, parsed: Parsed) -> u64 {
         let mut inner = self.lock();
-        self.append(&mut inner, meta, raw.into(), parsed)
+        self.append(&mut inner, meta, raw.into(), parsed, None)
     }
 
     /// Records an outgoing frame and runs `deliver` (which hands it to the transport) under the
     /// same lock, so the recorded order is the order frames reach the transport. A frame that
     /// could not be delivered (`deliver` returned `false`) is recorded with an `error` saying so.
-    pub fn record_and_deliver(
+    pub fn record_and_deliver<E>(
         &self,
         meta: &FrameMeta,
         raw: Arc<str>,
         mut parsed: Parsed,
-        deliver: impl FnOnce() -> bool,
+        deliver: impl FnOnce() -> Result<Option<Arc<str>>, E>,
     ) -> bool {
         let mut inner = self.lock();
         let delivered = deliver();
-        if !delivered {
-            parsed.error = Some("not delivered: the connection is closed".into());
-        }
-        self.append(&mut inner, meta, raw, parsed);
-        delivered
+        let event_id = match &delivered {
+            Ok(id) => id.clone(),
+            Err(_) => {
+                parsed.error = Some("not delivered: the connection is closed".into());
+                None
+            }
+        };
+        self.append(&mut inner, meta, raw, parsed, event_id);
+        delivered.is_ok()
     }
 
-    fn append(&self, inner: &mut Inner, meta: &FrameMeta, raw: Arc<str>, parsed: Parsed) -> u64 {
+    fn append(&self, inner: &mut Inner, meta: &FrameMeta, raw: Arc<str>, parsed: Parsed, event_id: Option<Arc<str>>) -> u64 {
         // Timestamps are taken under the lock so that `t_ns` never decreases along `seq`.
         let ts = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
         let t_ns = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
@@ -278,6 +284,7 @@ impl Recorder {
             transport: meta.transport,
             conn: meta.conn.clone(),
             stream: meta.stream.clone(),
+            event_id,
             http: meta.http.clone(),
             raw,
             msg: parsed.msg,

@@ -10,7 +10,7 @@ from conftest import WAIT, StdioServer
 from everything_mcp import load_records
 
 FIELDS = {
-    "v", "seq", "ts", "t_ns", "dir", "transport", "conn", "stream", "http",
+    "v", "seq", "ts", "t_ns", "dir", "transport", "conn", "stream", "event_id", "http",
     "raw", "msg", "error", "kind", "method", "id", "latency_ms",
 }  # fmt: skip
 

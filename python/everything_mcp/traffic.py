@@ -37,6 +37,8 @@ class TrafficRecord:
     """Connection or session id."""
     stream: str | None
     """SSE stream id, where there is one."""
+    event_id: str | None
+    """The SSE event id an outgoing frame was sent under (resumable streams)."""
     http: dict[str, Any] | None
     """HTTP method, path, status and MCP headers, for HTTP frames."""
     raw: str

@@ -46,68 +46,101 @@ const METHODS: &[&str] = &[
     "completion/complete",
 ];
 
+/// One incoming frame, decoded but not yet recorded or acted on. Transports that must decide
+/// something first (HTTP: the status code, whether a session is needed) look at it, then hand
+/// it to [`Server::accept`].
+pub struct Decoded {
+    /// The frame as text (invalid UTF-8 replaced), for the record.
+    pub text: String,
+    /// What the frame parsed to, for the record (`None` when it was not JSON).
+    value: Option<Value>,
+    /// The decision: messages to handle, or the error to answer with.
+    frame: Result<DecodedFrame, Invalid>,
+}
+
+/// The messages of a valid frame.
+enum DecodedFrame {
+    /// One message.
+    One(Message),
+    /// An allowed batch: each element classified on its own.
+    Batch(Vec<Result<Message, Invalid>>),
+}
+
+impl Decoded {
+    /// Whether the frame is a valid message (or an allowed batch).
+    pub fn is_valid(&self) -> bool {
+        self.frame.is_ok()
+    }
+
+    /// Whether answering it takes a response: it holds a request, or it is invalid (its error
+    /// is the answer). Notifications and responses alone are not answered.
+    pub fn expects_reply(&self) -> bool {
+        match &self.frame {
+            Err(_) => true,
+            Ok(DecodedFrame::One(m)) => matches!(m, Message::Request(_)),
+            Ok(DecodedFrame::Batch(items)) => items.iter().any(|i| matches!(i, Ok(Message::Request(_)) | Err(_))),
+        }
+    }
+
+    /// The method of a single request or notification.
+    pub fn method(&self) -> Option<&str> {
+        match &self.frame {
+            Ok(DecodedFrame::One(m)) => m.method(),
+            _ => None,
+        }
+    }
+
+    /// The error a rejected frame is answered with.
+    pub fn error(&self) -> Option<&ErrorObject> {
+        self.frame.as_ref().err().map(|i| &*i.error)
+    }
+}
+
 impl Server {
-    /// Takes one incoming frame of `session` (one stdio line, one HTTP body). `sink` is where
-    /// messages related to this frame's requests go. `http` is recorded with the frame.
-    pub fn receive(
-        self: &Arc<Self>,
-        session: &Arc<Session>,
-        sink: &Sink,
-        raw: &[u8],
-        http: Option<Value>,
-    ) -> Work {
-        let meta = inbound_meta(session, http);
-        let text = String::from_utf8_lossy(raw);
+    /// Decodes one incoming frame of `session` (batches are refused here unless the session's
+    /// revision allows them).
+    pub fn decode(&self, session: &Session, raw: &[u8]) -> Decoded {
+        let text = String::from_utf8_lossy(raw).into_owned();
         let value = match jsonrpc::parse_json(raw) {
             Ok(v) => v,
-            Err(invalid) => {
-                self.recorder
-                    .record(&meta, &text, invalid_parsed(None, &invalid));
-                return Work::Reply(Outgoing::One(invalid.into_message()));
-            }
+            Err(invalid) => return Decoded { text, value: None, frame: Err(invalid) },
         };
-        if value.is_array() {
-            // A batch is decided as a whole (empty, or not allowed in this revision) before
-            // its elements are looked at, and recorded with that decision.
-            let refusal = match &value {
-                Value::Array(items) if items.is_empty() => Some(Invalid::anonymous(
-                    ErrorObject::invalid_request("empty batch"),
-                )),
-                _ => batch_refusal(session)
-                    .map(|e| Invalid::anonymous(ErrorObject::invalid_request(e))),
-            };
-            if let Some(invalid) = refusal {
-                self.recorder
-                    .record(&meta, &text, invalid_parsed(Some(value), &invalid));
-                return Work::Reply(Outgoing::One(invalid.into_message()));
+        let frame = match &value {
+            Value::Array(items) if items.is_empty() => Err(Invalid::anonymous(ErrorObject::invalid_request("empty batch"))),
+            Value::Array(items) => match batch_refusal(session) {
+                Some(e) => Err(Invalid::anonymous(ErrorObject::invalid_request(e))),
+                None => Ok(DecodedFrame::Batch(items.iter().cloned().map(jsonrpc::classify).collect())),
+            },
+            other => jsonrpc::classify(other.clone()).map(DecodedFrame::One),
+        };
+        Decoded { text, value: Some(value), frame }
+    }
+
+    /// Takes one incoming frame of `session` (one stdio line, one HTTP body). `sink` is where
+    /// messages related to this frame's requests go. `http` is recorded with the frame.
+    pub fn receive(self: &Arc<Self>, session: &Arc<Session>, sink: &Sink, raw: &[u8], http: Option<Value>) -> Work {
+        let decoded = self.decode(session, raw);
+        self.accept(session, sink, decoded, http)
+    }
+
+    /// Records a decoded frame (with `http` metadata), then answers or schedules it.
+    pub fn accept(self: &Arc<Self>, session: &Arc<Session>, sink: &Sink, decoded: Decoded, http: Option<Value>) -> Work {
+        let meta = inbound_meta(session, http);
+        let Decoded { text, value, frame } = decoded;
+        match frame {
+            Err(invalid) => {
+                self.recorder.record(&meta, &text, invalid_parsed(value, &invalid));
+                Work::Reply(Outgoing::One(invalid.into_message()))
             }
-            let batch = Parsed {
-                msg: Some(value.clone()),
-                error: None,
-                kind: Kind::Batch,
-                method: None,
-                id: None,
-            };
-            self.recorder.record(&meta, &text, batch);
-            let Value::Array(items) = value else {
-                unreachable!("checked above")
-            };
-            return self.receive_batch(
-                session,
-                sink,
-                items.into_iter().map(jsonrpc::classify).collect(),
-            );
-        }
-        match jsonrpc::classify(value.clone()) {
-            Ok(message) => {
-                self.recorder
-                    .record(&meta, &text, Parsed::of_message(value, &message));
+            Ok(DecodedFrame::One(message)) => {
+                let parsed = Parsed::of_message(value.unwrap_or(Value::Null), &message);
+                self.recorder.record(&meta, &text, parsed);
                 self.handle_message(session, sink, message)
             }
-            Err(invalid) => {
-                self.recorder
-                    .record(&meta, &text, invalid_parsed(Some(value), &invalid));
-                Work::Reply(Outgoing::One(invalid.into_message()))
+            Ok(DecodedFrame::Batch(items)) => {
+                let batch = Parsed { msg: value, error: None, kind: Kind::Batch, method: None, id: None };
+                self.recorder.record(&meta, &text, batch);
+                self.receive_batch(session, sink, items)
             }
         }
     }

@@ -20,12 +20,11 @@ use registry::{
 };
 use serde_json::{json, Value};
 use session::{Phase, Session};
-use sink::Sink;
+use sink::{Outlet, Sink};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
-use tokio::sync::mpsc;
 
 /// Default cap on one incoming frame (a stdio line, an HTTP body): large enough for any real
 /// payload, small enough that a runaway client cannot exhaust memory.
@@ -139,20 +138,16 @@ impl Server {
     }
 
     /// Opens a session for a new connection whose outgoing frames go to `tx`.
-    pub fn open_session(
-        &self,
-        transport: TransportKind,
-        tx: mpsc::UnboundedSender<Arc<str>>,
-    ) -> Arc<Session> {
-        let n = self.next_conn.fetch_add(1, Ordering::Relaxed);
-        let label = match transport {
-            TransportKind::Stdio => "stdio",
-            TransportKind::Http => "http",
-            TransportKind::Sse => "sse",
-            TransportKind::Memory => "memory",
+    pub fn open_session(&self, transport: TransportKind, outlet: Arc<dyn Outlet>) -> Arc<Session> {
+        let id: Arc<str> = match transport {
+            TransportKind::Http | TransportKind::Sse => uuid::Uuid::new_v4().simple().to_string().into(),
+            TransportKind::Stdio | TransportKind::Memory => {
+                let n = self.next_conn.fetch_add(1, Ordering::Relaxed);
+                let label = if transport == TransportKind::Stdio { "stdio" } else { "memory" };
+                format!("{label}-{n}").into()
+            }
         };
-        let id: Arc<str> = format!("{label}-{n}").into();
-        let sink = Sink::new(tx, self.recorder.clone(), transport, id.clone(), None);
+        let sink = Sink::new(outlet, self.recorder.clone(), transport, id.clone(), None);
         let session = Arc::new(Session::new(id.clone(), transport, sink));
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         sessions.retain(|_, s| s.strong_count() > 0);

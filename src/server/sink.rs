@@ -1,8 +1,10 @@
 //! Where outgoing messages go. A [`Sink`] serializes a message, records it, and hands the
-//! frame to the transport's writer, so every byte that leaves is on the tape, in order.
+//! frame to its [`Outlet`] (a stdio writer, an SSE stream, ...) under the recorder's lock, so
+//! every frame that leaves is on the tape, in wire order.
 
 use crate::jsonrpc::Message;
 use crate::traffic::{Direction, FrameMeta, Kind, Parsed, Recorder, TransportKind};
+use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
@@ -15,34 +17,69 @@ pub enum Outgoing {
     Batch(Vec<Message>),
 }
 
+impl Outgoing {
+    /// The wire text and the recorder's view of it.
+    pub fn encode(&self) -> (Arc<str>, Parsed) {
+        match self {
+            Outgoing::One(m) => {
+                let value = m.to_value();
+                (Arc::from(value.to_string()), Parsed::of_message(value, m))
+            }
+            Outgoing::Batch(ms) => {
+                let value = Value::Array(ms.iter().map(Message::to_value).collect());
+                let text = Arc::from(value.to_string());
+                (text, Parsed { msg: Some(value), error: None, kind: Kind::Batch, method: None, id: None })
+            }
+        }
+    }
+}
+
+/// The frame could not be handed over: nobody will ever read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Undeliverable;
+
+/// The transport end of a sink.
+pub trait Outlet: Send + Sync {
+    /// Takes one frame (JSON text, no newline). Returns the SSE event id it was given, if the
+    /// transport numbers its frames.
+    fn deliver(&self, frame: Arc<str>) -> Result<Option<Arc<str>>, Undeliverable>;
+}
+
+/// A channel to a writer task (stdio, in-memory connections, legacy SSE).
+impl Outlet for mpsc::UnboundedSender<Arc<str>> {
+    fn deliver(&self, frame: Arc<str>) -> Result<Option<Arc<str>>, Undeliverable> {
+        self.send(frame).map(|()| None).map_err(|_| Undeliverable)
+    }
+}
+
 /// A handle to one outgoing channel (a stdio connection, an SSE stream, ...).
 #[derive(Clone)]
 pub struct Sink {
-    /// The transport's writer reads frames (JSON text without trailing newline) from here.
-    tx: mpsc::UnboundedSender<Arc<str>>,
-    /// Every frame is recorded before it is handed to the writer.
+    /// Takes the frames.
+    outlet: Arc<dyn Outlet>,
+    /// Every frame is recorded as it is handed to the outlet.
     recorder: Arc<Recorder>,
     /// Recorded with each frame.
     meta: FrameMeta,
 }
 
 impl Sink {
-    /// A sink feeding `tx`, recording under `conn` (and `stream`, for SSE).
+    /// A sink feeding `outlet`, recording under `conn` (and `stream`, for SSE).
     pub fn new(
-        tx: mpsc::UnboundedSender<Arc<str>>,
+        outlet: Arc<dyn Outlet>,
         recorder: Arc<Recorder>,
         transport: TransportKind,
         conn: Arc<str>,
         stream: Option<Arc<str>>,
     ) -> Self {
-        let meta = FrameMeta {
-            dir: Direction::Out,
-            transport,
-            conn,
-            stream,
-            http: None,
-        };
-        Self { tx, recorder, meta }
+        let meta = FrameMeta { dir: Direction::Out, transport, conn, stream, http: None };
+        Self { outlet, recorder, meta }
+    }
+
+    /// The same destination recorded with different HTTP metadata (e.g. a POST's stream).
+    pub fn with_http(mut self, http: Option<Value>) -> Self {
+        self.meta.http = http;
+        self
     }
 
     /// Sends one message; `false` when the other side is gone.
@@ -52,31 +89,8 @@ impl Sink {
 
     /// Sends a message or a batch reply; `false` when the other side is gone.
     pub fn send_outgoing(&self, out: &Outgoing) -> bool {
-        let (text, parsed) = match out {
-            Outgoing::One(m) => {
-                let value = m.to_value();
-                (
-                    Arc::<str>::from(value.to_string()),
-                    Parsed::of_message(value, m),
-                )
-            }
-            Outgoing::Batch(ms) => {
-                let value = serde_json::Value::Array(ms.iter().map(Message::to_value).collect());
-                let text = Arc::<str>::from(value.to_string());
-                (
-                    text,
-                    Parsed {
-                        msg: Some(value),
-                        error: None,
-                        kind: Kind::Batch,
-                        method: None,
-                        id: None,
-                    },
-                )
-            }
-        };
+        let (text, parsed) = out.encode();
         let frame = text.clone();
-        self.recorder
-            .record_and_deliver(&self.meta, text, parsed, || self.tx.send(frame).is_ok())
+        self.recorder.record_and_deliver(&self.meta, text, parsed, || self.outlet.deliver(frame))
     }
 }

@@ -26,7 +26,7 @@ pub struct MemoryConnection {
 pub fn connect(server: &Arc<Server>, runtime: &Handle) -> MemoryConnection {
     let (out_tx, out_rx) = mpsc::unbounded_channel::<Arc<str>>();
     let (in_tx, in_rx) = mpsc::unbounded_channel::<Vec<u8>>();
-    let session = server.open_session(TransportKind::Memory, out_tx);
+    let session = server.open_session(TransportKind::Memory, Arc::new(out_tx));
     let id = session.id.clone();
     let shutdown = CancellationToken::new();
     let limit = server.config.max_message_bytes;

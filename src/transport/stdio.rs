@@ -77,7 +77,7 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (tx, rx) = mpsc::unbounded_channel::<Arc<str>>();
-    let session = server.open_session(transport, tx);
+    let session = server.open_session(transport, Arc::new(tx));
     let stop_writing = CancellationToken::new();
     let writer_task = tokio::spawn(write_lines(writer, rx, stop_writing.clone()));
     let limit = server.config.max_message_bytes;
