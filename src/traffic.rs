@@ -62,6 +62,9 @@ pub enum Kind {
     Batch,
     /// Not a JSON-RPC message: not JSON, or JSON of the wrong shape.
     Invalid,
+    /// An HTTP exchange without a JSON-RPC frame of its own (a GET stream opened, a DELETE,
+    /// a request refused before its body was read as JSON-RPC).
+    Http,
 }
 
 /// Where a frame came from or went to; the parts of a record the transport knows.
@@ -238,7 +241,14 @@ impl Recorder {
         delivered.is_ok()
     }
 
-    fn append(&self, inner: &mut Inner, meta: &FrameMeta, raw: Arc<str>, parsed: Parsed, event_id: Option<Arc<str>>) -> u64 {
+    fn append(
+        &self,
+        inner: &mut Inner,
+        meta: &FrameMeta,
+        raw: Arc<str>,
+        parsed: Parsed,
+        event_id: Option<Arc<str>>,
+    ) -> u64 {
         // Timestamps are taken under the lock so that `t_ns` never decreases along `seq`.
         let ts = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
         let t_ns = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);

@@ -311,7 +311,18 @@ async fn lists_paginate_with_opaque_cursors() {
             break;
         }
     }
-    assert_eq!(names, ["echo", "get-sum", "slow", "log", "ask"]);
+    assert_eq!(
+        names,
+        [
+            "echo",
+            "get-sum",
+            "toggle-simulated-logging",
+            "trigger-long-running-operation",
+            "slow",
+            "log",
+            "ask"
+        ]
+    );
     let r = c
         .request(99, "tools/list", json!({ "cursor": "bogus" }))
         .await;

@@ -9,8 +9,10 @@ import signal
 import subprocess
 import time
 
-import everything_mcp
 import pytest
+
+import everything_mcp
+
 from conftest import SERVER_CMD, WAIT
 
 

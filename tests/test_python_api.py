@@ -7,10 +7,12 @@ import subprocess
 import sys
 import textwrap
 
-import everything_mcp
 import pytest
-from conftest import WAIT, init_params
+
+import everything_mcp
 from everything_mcp import ConfigError, ConnectionClosedError, Server, TrafficRecord
+
+from conftest import WAIT, init_params
 
 
 def rpc(id: int, method: str, params: dict[str, object] | None = None) -> str:

@@ -6,8 +6,9 @@ import json
 import signal
 from pathlib import Path
 
-from conftest import WAIT, StdioServer
 from everything_mcp import load_records
+
+from conftest import WAIT, StdioServer
 
 FIELDS = {
     "v", "seq", "ts", "t_ns", "dir", "transport", "conn", "stream", "event_id", "http",

@@ -29,7 +29,12 @@ async def test_auto_mode_connects_fast_lists_and_calls() -> None:
             assert client.server_info is not None and client.server_info.name == "everything-mcp"
 
             tools = await client.list_tools()
-            assert [t.name for t in tools.tools] == ["echo", "get-sum"]
+            assert [t.name for t in tools.tools] == [
+                "echo",
+                "get-sum",
+                "toggle-simulated-logging",
+                "trigger-long-running-operation",
+            ]
             echo = tools.tools[0]
             assert echo.title == "Echo Tool"
             assert echo.input_schema["required"] == ["message"]

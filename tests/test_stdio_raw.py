@@ -7,6 +7,7 @@ import json
 import time
 
 import pytest
+
 from conftest import WAIT, StdioServer
 
 PING_OK = {"jsonrpc": "2.0", "id": 99, "result": {}}

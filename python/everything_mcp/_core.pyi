@@ -53,6 +53,27 @@ class Server:
     ) -> Server: ...
     def run_stdio(self) -> None:
         """Serve stdin/stdout until stdin closes; a signal handler's exception propagates."""
+    def start_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        strict_port: bool = False,
+        json_response: bool = False,
+        allow_hosts: list[str] = ...,
+        allow_origins: list[str] = ...,
+        max_sessions: int = 1000,
+        session_idle_timeout: float | None = ...,
+        event_store_capacity: int = 1024,
+        sse_retry: float = 1.0,
+        keepalive: float = 15.0,
+        standalone_stream: bool = True,
+    ) -> tuple[str, int]:
+        """Serve /mcp, /sse, /message and /health; return the bound (host, port)."""
+    def http_address(self) -> tuple[str, int] | None:
+        """The HTTP listener's (host, port), or None."""
+    def wait(self) -> None:
+        """Block until stop() is called or a signal handler raises."""
     def connect(self) -> Connection:
         """Open an in-process connection."""
     def traffic(self, since: int = 0) -> list[str]:
@@ -65,6 +86,8 @@ class Server:
         """Send notifications/resources/updated to subscribers of uri; return how many."""
     def notify_list_changed(self, kind: str) -> None:
         """Send notifications/<kind>/list_changed (tools, resources, prompts)."""
+    def session_count(self) -> int:
+        """How many sessions are open, on any transport."""
     def tool_names(self) -> list[str]:
         """Registered tool names in tools/list order."""
     def stop(self) -> None:

@@ -1,15 +1,19 @@
-"""The command line: ``python -m everything_mcp [stdio] [--record FILE] [--log-level LEVEL]``.
+"""The command line.
 
-With no command it serves stdio, as the reference server does (clients spawn it that way).
+``python -m everything_mcp [stdio|http|streamableHttp|sse|config] [options]``. With no command
+it serves stdio, as the reference server does (clients spawn it that way).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import signal
 import sys
 from collections.abc import Sequence
 from types import FrameType
+from typing import Any
 
 from . import _core
 from .server import Server
@@ -18,6 +22,14 @@ __all__ = ["main"]
 
 LOG_LEVELS = ("off", "error", "warn", "info", "debug", "trace")
 _LOG_ALIASES = {"warning": "warn"}
+DEFAULT_PORT = 3001
+"""The reference server's default port (also read from ``PORT``)."""
+
+_COMMANDS = ("stdio", "http", "streamableHttp", "sse", "config")
+
+
+class _Terminated(Exception):
+    """Raised by the SIGTERM handler so the server stops cleanly."""
 
 
 def _log_level(value: str) -> str:
@@ -27,8 +39,11 @@ def _log_level(value: str) -> str:
     return level
 
 
-class _Terminated(Exception):
-    """Raised by the SIGTERM handler so the server stops cleanly."""
+def _default_port() -> int:
+    try:
+        return int(os.environ.get("PORT", DEFAULT_PORT))
+    except ValueError:
+        return DEFAULT_PORT
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -40,6 +55,17 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     stdio = commands.add_parser("stdio", help="serve newline-delimited JSON-RPC on stdin/stdout (default)")
     _add_server_options(stdio)
+    for name, aliases, text in [
+        ("http", ["streamableHttp"], "serve Streamable HTTP at /mcp (and legacy SSE at /sse)"),
+        ("sse", [], "serve the legacy HTTP+SSE transport at /sse (and Streamable HTTP at /mcp)"),
+    ]:
+        p = commands.add_parser(name, aliases=aliases, help=text)
+        _add_server_options(p)
+        _add_http_options(p)
+    config = commands.add_parser("config", help="print a client configuration to paste into Claude, VS Code or Cursor")
+    config.add_argument("client", nargs="?", default="json", choices=("claude", "vscode", "cursor", "json"))
+    config.add_argument("--name", default="everything", help="the server's name in the configuration")
+    config.add_argument("--port", type=int, default=_default_port(), help="port of the HTTP variant")
     return parser
 
 
@@ -64,7 +90,7 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
         "--max-message-bytes",
         metavar="N",
         type=int,
-        help="largest accepted frame; larger ones get -32600 (default: 64 MiB)",
+        help="largest accepted frame or HTTP body; larger ones are refused (default: 64 MiB)",
     )
     p.add_argument(
         "--catalog",
@@ -75,17 +101,85 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_http_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    p.add_argument(
+        "--port",
+        type=int,
+        default=_default_port(),
+        help=f"port to bind; 0 picks a free one (default: $PORT or {DEFAULT_PORT})",
+    )
+    p.add_argument("--strict-port", action="store_true", help="fail if the port is busy instead of trying the next 20")
+    p.add_argument(
+        "--json-response",
+        action="store_true",
+        help="answer POSTed requests with application/json instead of an SSE stream",
+    )
+    p.add_argument(
+        "--allow-host",
+        metavar="HOST",
+        action="append",
+        default=[],
+        help="also accept this Host (DNS-rebinding guard; repeatable; * for any)",
+    )
+    p.add_argument(
+        "--allow-origin",
+        metavar="ORIGIN",
+        action="append",
+        default=[],
+        help="also accept this Origin, e.g. https://app.example (repeatable; * for any)",
+    )
+    p.add_argument(
+        "--max-sessions", metavar="N", type=int, default=1000, help="most concurrent sessions (default 1000)"
+    )
+    p.add_argument(
+        "--session-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=1800.0,
+        help="end sessions idle this long; 0 never (default 1800)",
+    )
+    p.add_argument(
+        "--event-store",
+        metavar="N",
+        type=int,
+        default=1024,
+        help="SSE events kept per session for Last-Event-ID resumption (default 1024)",
+    )
+    p.add_argument(
+        "--no-standalone-stream",
+        action="store_true",
+        help="answer GET /mcp with 405 instead of opening a standalone SSE stream",
+    )
+
+
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise _Terminated
+
+
+def _client_config(client: str, name: str, port: int) -> dict[str, Any]:
+    """A configuration with a stdio and an HTTP variant, in the client's own format."""
+    stdio = {"command": sys.executable, "args": ["-m", "everything_mcp", "stdio"]}
+    url = f"http://127.0.0.1:{port}/mcp"
+    if client == "vscode":  # .vscode/mcp.json
+        return {"servers": {name: {"type": "stdio", **stdio}, f"{name}-http": {"type": "http", "url": url}}}
+    if client == "cursor":  # ~/.cursor/mcp.json
+        return {"mcpServers": {name: stdio, f"{name}-http": {"url": url}}}
+    if client == "claude":  # claude_desktop_config.json (stdio) / .mcp.json of Claude Code (http)
+        return {"mcpServers": {name: stdio, f"{name}-http": {"type": "http", "url": url}}}
+    return {"stdio": stdio, "http": {"url": url, "start": [sys.executable, "-m", "everything_mcp", "http"]}}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
-    parser = _parser()
-    if not args or (args[0].startswith("-") and args[0] not in ("-h", "--help", "--version")):
-        args = ["stdio", *args]
-    ns = parser.parse_args(args)
+    if not args or (args[0] not in _COMMANDS and args[0] not in ("-h", "--help", "--version")):
+        if not args or args[0].startswith("-"):
+            args = ["stdio", *args]
+    ns = _parser().parse_args(args)
+    if ns.command == "config":
+        print(json.dumps(_client_config(ns.client, ns.name, ns.port), indent=2))
+        return 0
     try:
         _core.init_logging(ns.log_level)
         server = Server(
@@ -96,17 +190,37 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_message_bytes=ns.max_message_bytes,
             keep_traffic=0,  # nothing reads it in memory; --record has everything
         )
+        if ns.command != "stdio":
+            server.start_http(
+                ns.host,
+                ns.port,
+                strict_port=ns.strict_port,
+                json_response=ns.json_response,
+                allow_hosts=ns.allow_host,
+                allow_origins=ns.allow_origin,
+                max_sessions=ns.max_sessions,
+                session_idle_timeout=ns.session_timeout or None,
+                event_store_capacity=ns.event_store,
+                standalone_stream=not ns.no_standalone_stream,
+            )
     except (_core.EverythingMcpError, OSError) as e:
         print(f"everything-mcp: {e}", file=sys.stderr)
         return 2
-    if sys.stdin is not None and sys.stdin.isatty():
-        print(
-            "everything-mcp: serving MCP on stdio; type JSON-RPC lines or connect a client (Ctrl-D to end)",
-            file=sys.stderr,
-        )
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        server.run_stdio()
+        if ns.command == "stdio":
+            if sys.stdin is not None and sys.stdin.isatty():
+                print(
+                    "everything-mcp: serving MCP on stdio; type JSON-RPC lines or connect a client (Ctrl-D to end)",
+                    file=sys.stderr,
+                )
+            server.run_stdio()
+        else:
+            transport = "sse" if ns.command == "sse" else "http"
+            url = server.sse_url if transport == "sse" else server.http_url
+            listening = {"event": "listening", "transport": transport, "url": url, "base_url": server.base_url}
+            print(json.dumps(listening), file=sys.stderr, flush=True)
+            server.wait()
     except (KeyboardInterrupt, _Terminated):
         pass
     finally:

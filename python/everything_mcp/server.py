@@ -71,6 +71,74 @@ class Server:
         """
         self._core.run_stdio()
 
+    def start_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        strict_port: bool = False,
+        json_response: bool = False,
+        allow_hosts: Sequence[str] = (),
+        allow_origins: Sequence[str] = (),
+        max_sessions: int = 1000,
+        session_idle_timeout: float | None = 1800.0,
+        event_store_capacity: int = 1024,
+        sse_retry: float = 1.0,
+        keepalive: float = 15.0,
+        standalone_stream: bool = True,
+    ) -> str:
+        """Serve HTTP in this process and return the Streamable HTTP URL (``…/mcp``).
+
+        One listener serves Streamable HTTP at ``/mcp``, the legacy HTTP+SSE transport at
+        ``/sse`` + ``/message``, and ``GET /health``. ``port=0`` picks a free port; a busy port
+        moves on to the next of 20 unless ``strict_port``. Only loopback ``Host``/``Origin``
+        values are accepted unless widened with ``allow_hosts``/``allow_origins`` (``"*"``: any).
+        ``json_response`` answers POSTed requests with ``application/json`` instead of SSE.
+        :meth:`stop` closes open streams and frees the port.
+        """
+        self._core.start_http(
+            host,
+            port,
+            strict_port=strict_port,
+            json_response=json_response,
+            allow_hosts=list(allow_hosts),
+            allow_origins=list(allow_origins),
+            max_sessions=max_sessions,
+            session_idle_timeout=session_idle_timeout,
+            event_store_capacity=event_store_capacity,
+            sse_retry=sse_retry,
+            keepalive=keepalive,
+            standalone_stream=standalone_stream,
+        )
+        url = self.http_url
+        assert url is not None
+        return url
+
+    @property
+    def base_url(self) -> str | None:
+        """``http://host:port`` of the HTTP listener, or None before :meth:`start_http`."""
+        address = self._core.http_address()
+        if address is None:
+            return None
+        host, port = address
+        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+    @property
+    def http_url(self) -> str | None:
+        """The Streamable HTTP endpoint (``…/mcp``), or None before :meth:`start_http`."""
+        base = self.base_url
+        return None if base is None else f"{base}/mcp"
+
+    @property
+    def sse_url(self) -> str | None:
+        """The legacy HTTP+SSE endpoint (``…/sse``), or None before :meth:`start_http`."""
+        base = self.base_url
+        return None if base is None else f"{base}/sse"
+
+    def wait(self) -> None:
+        """Block until :meth:`stop` is called from elsewhere or a signal handler raises."""
+        self._core.wait()
+
     def connect(self) -> _core.Connection:
         """Open an in-process connection: ``send()`` frames, ``recv()`` the server's."""
         return self._core.connect()
@@ -91,6 +159,11 @@ class Server:
     def clear_traffic(self) -> None:
         """Forget the in-memory traffic (a record file keeps everything)."""
         self._core.clear_traffic()
+
+    @property
+    def session_count(self) -> int:
+        """How many sessions are open, on any transport (a closed session no longer counts)."""
+        return self._core.session_count()
 
     @property
     def tool_names(self) -> list[str]:

@@ -7,6 +7,7 @@ use super::wait::{wait_detached, Waited, SIGNAL_POLL};
 use crate::protocol::Revision;
 use crate::server::registry::ListKind;
 use crate::server::{Server as CoreServer, ServerConfig};
+use crate::transport::http::{self, guard::Allowlist, HttpConfig, HttpState};
 use crate::transport::{memory, stdio};
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
@@ -30,6 +31,16 @@ pub struct Server {
     handle: Handle,
     /// Cancelled by `stop()`: every transport this server runs ends.
     shutdown: CancellationToken,
+    /// The HTTP listener, once `start_http` ran: its address and its serving task.
+    http: Mutex<Option<HttpRunning>>,
+}
+
+/// A running HTTP listener.
+struct HttpRunning {
+    /// Where it listens.
+    addr: std::net::SocketAddr,
+    /// Ends when the listener has shut down gracefully.
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
 }
 
 fn parse_revisions(revisions: Option<Vec<String>>) -> PyResult<Vec<Revision>> {
@@ -91,6 +102,7 @@ impl Server {
             runtime: Mutex::new(Some(runtime)),
             handle,
             shutdown: CancellationToken::new(),
+            http: Mutex::new(None),
         })
     }
 
@@ -122,6 +134,87 @@ impl Server {
                 let _ = wait_detached(py, &self.handle, STOP_TIMEOUT, &mut done_rx);
                 self.core.recorder.flush();
                 return Err(signal);
+            }
+        }
+    }
+
+    /// Serves Streamable HTTP (`/mcp`), legacy SSE (`/sse`, `/message`) and `/health` on
+    /// `host:port` (0: any free port; a busy port moves to the next of 20 unless
+    /// `strict_port`). Returns the bound `(host, port)`.
+    #[pyo3(signature = (host="127.0.0.1", port=0, *, strict_port=false, json_response=false, allow_hosts=Vec::new(), allow_origins=Vec::new(), max_sessions=1000, session_idle_timeout=Some(1800.0), event_store_capacity=1024, sse_retry=1.0, keepalive=15.0, standalone_stream=true))]
+    #[allow(clippy::too_many_arguments)]
+    fn start_http(
+        &self,
+        py: Python<'_>,
+        host: &str,
+        port: u16,
+        strict_port: bool,
+        json_response: bool,
+        allow_hosts: Vec<String>,
+        allow_origins: Vec<String>,
+        max_sessions: usize,
+        session_idle_timeout: Option<f64>,
+        event_store_capacity: usize,
+        sse_retry: f64,
+        keepalive: f64,
+        standalone_stream: bool,
+    ) -> PyResult<(String, u16)> {
+        self.ensure_running()?;
+        let seconds = |name: &str, v: f64| {
+            Duration::try_from_secs_f64(v).map_err(|_| {
+                ConfigError::new_err(format!("{name} must be a non-negative number of seconds"))
+            })
+        };
+        let config = HttpConfig {
+            json_response,
+            allow: Allowlist {
+                hosts: allow_hosts,
+                origins: allow_origins,
+            },
+            max_sessions,
+            session_idle_timeout: session_idle_timeout
+                .map(|t| seconds("session_idle_timeout", t))
+                .transpose()?,
+            event_store_capacity,
+            sse_retry: seconds("sse_retry", sse_retry)?,
+            keepalive: seconds("keepalive", keepalive)?.max(Duration::from_millis(10)),
+            standalone_stream,
+        };
+        let mut running = self
+            .http
+            .lock_py_attached(py)
+            .unwrap_or_else(|e| e.into_inner());
+        if running.is_some() {
+            return Err(ConfigError::new_err(
+                "HTTP is already being served; stop() first",
+            ));
+        }
+        let handle = &self.handle;
+        let listener = py.detach(|| handle.block_on(http::bind(host, port, strict_port)))?;
+        let addr = listener.local_addr()?;
+        let state = HttpState::new(self.core.clone(), config, self.shutdown.child_token());
+        let task = self.handle.spawn(http::serve(listener, state));
+        *running = Some(HttpRunning { addr, task });
+        Ok((addr.ip().to_string(), addr.port()))
+    }
+
+    /// The HTTP listener's `(host, port)`, or `None` before `start_http`.
+    fn http_address(&self, py: Python<'_>) -> Option<(String, u16)> {
+        let running = self
+            .http
+            .lock_py_attached(py)
+            .unwrap_or_else(|e| e.into_inner());
+        running
+            .as_ref()
+            .map(|r| (r.addr.ip().to_string(), r.addr.port()))
+    }
+
+    /// Blocks until `stop()` is called (from another thread) or a signal handler raises.
+    fn wait(&self, py: Python<'_>) -> PyResult<()> {
+        loop {
+            match wait_detached(py, &self.handle, SIGNAL_POLL, self.shutdown.cancelled()) {
+                Waited::Done(()) | Waited::Stopped => return Ok(()),
+                Waited::TimedOut => py.check_signals()?,
             }
         }
     }
@@ -180,14 +273,28 @@ impl Server {
         Ok(())
     }
 
+    /// How many sessions are open, on any transport.
+    fn session_count(&self) -> usize {
+        self.core.session_count()
+    }
+
     /// Names of the registered tools, in `tools/list` order.
     fn tool_names(&self) -> Vec<String> {
         self.core.registry().tools.keys().cloned().collect()
     }
 
-    /// Stops every connection and the runtime; idempotent.
+    /// Stops every connection and the runtime; idempotent. Open SSE streams are closed and the
+    /// HTTP port is free when this returns.
     fn stop(&self, py: Python<'_>) {
         self.shutdown.cancel();
+        let http = self
+            .http
+            .lock_py_attached(py)
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(running) = http {
+            let _ = wait_detached(py, &self.handle, STOP_TIMEOUT, running.task);
+        }
         let runtime = self
             .runtime
             .lock_py_attached(py)

@@ -62,24 +62,7 @@ impl RequestContext {
 
     /// Sends `notifications/message` unless the client's level filters it out.
     pub fn log(&self, level: LogLevel, data: Value, logger: Option<&str>) {
-        if self
-            .session
-            .state()
-            .log_level
-            .is_some_and(|min| level < min)
-        {
-            return;
-        }
-        let mut params = Map::new();
-        params.insert("level".into(), level.as_str().into());
-        if let Some(l) = logger {
-            params.insert("logger".into(), l.into());
-        }
-        params.insert("data".into(), data);
-        self.sink.send(&Message::notification(
-            "notifications/message",
-            Some(Value::Object(params)),
-        ));
+        self.session.log_to(&self.sink, level, data, logger);
     }
 
     /// Whether the request was cancelled.

@@ -78,7 +78,9 @@ impl Decoded {
         match &self.frame {
             Err(_) => true,
             Ok(DecodedFrame::One(m)) => matches!(m, Message::Request(_)),
-            Ok(DecodedFrame::Batch(items)) => items.iter().any(|i| matches!(i, Ok(Message::Request(_)) | Err(_))),
+            Ok(DecodedFrame::Batch(items)) => items
+                .iter()
+                .any(|i| matches!(i, Ok(Message::Request(_)) | Err(_))),
         }
     }
 
@@ -97,39 +99,73 @@ impl Decoded {
 }
 
 impl Server {
+    /// Whether this server serves `method` (anything else is `-32601`).
+    pub fn knows_method(&self, method: &str) -> bool {
+        METHODS.contains(&method)
+    }
+
     /// Decodes one incoming frame of `session` (batches are refused here unless the session's
     /// revision allows them).
-    pub fn decode(&self, session: &Session, raw: &[u8]) -> Decoded {
+    /// `session` is `None` for a frame that arrived outside any session (an HTTP POST without
+    /// `Mcp-Session-Id`): batches are refused there.
+    pub fn decode(&self, session: Option<&Session>, raw: &[u8]) -> Decoded {
         let text = String::from_utf8_lossy(raw).into_owned();
         let value = match jsonrpc::parse_json(raw) {
             Ok(v) => v,
-            Err(invalid) => return Decoded { text, value: None, frame: Err(invalid) },
+            Err(invalid) => {
+                return Decoded {
+                    text,
+                    value: None,
+                    frame: Err(invalid),
+                }
+            }
         };
         let frame = match &value {
-            Value::Array(items) if items.is_empty() => Err(Invalid::anonymous(ErrorObject::invalid_request("empty batch"))),
-            Value::Array(items) => match batch_refusal(session) {
+            Value::Array(items) if items.is_empty() => Err(Invalid::anonymous(
+                ErrorObject::invalid_request("empty batch"),
+            )),
+            Value::Array(items) => match batch_refusal(session.and_then(|s| s.state().revision)) {
                 Some(e) => Err(Invalid::anonymous(ErrorObject::invalid_request(e))),
-                None => Ok(DecodedFrame::Batch(items.iter().cloned().map(jsonrpc::classify).collect())),
+                None => Ok(DecodedFrame::Batch(
+                    items.iter().cloned().map(jsonrpc::classify).collect(),
+                )),
             },
             other => jsonrpc::classify(other.clone()).map(DecodedFrame::One),
         };
-        Decoded { text, value: Some(value), frame }
+        Decoded {
+            text,
+            value: Some(value),
+            frame,
+        }
     }
 
     /// Takes one incoming frame of `session` (one stdio line, one HTTP body). `sink` is where
     /// messages related to this frame's requests go. `http` is recorded with the frame.
-    pub fn receive(self: &Arc<Self>, session: &Arc<Session>, sink: &Sink, raw: &[u8], http: Option<Value>) -> Work {
-        let decoded = self.decode(session, raw);
+    pub fn receive(
+        self: &Arc<Self>,
+        session: &Arc<Session>,
+        sink: &Sink,
+        raw: &[u8],
+        http: Option<Value>,
+    ) -> Work {
+        let decoded = self.decode(Some(session), raw);
         self.accept(session, sink, decoded, http)
     }
 
     /// Records a decoded frame (with `http` metadata), then answers or schedules it.
-    pub fn accept(self: &Arc<Self>, session: &Arc<Session>, sink: &Sink, decoded: Decoded, http: Option<Value>) -> Work {
+    pub fn accept(
+        self: &Arc<Self>,
+        session: &Arc<Session>,
+        sink: &Sink,
+        decoded: Decoded,
+        http: Option<Value>,
+    ) -> Work {
         let meta = inbound_meta(session, http);
         let Decoded { text, value, frame } = decoded;
         match frame {
             Err(invalid) => {
-                self.recorder.record(&meta, &text, invalid_parsed(value, &invalid));
+                self.recorder
+                    .record(&meta, &text, invalid_parsed(value, &invalid));
                 Work::Reply(Outgoing::One(invalid.into_message()))
             }
             Ok(DecodedFrame::One(message)) => {
@@ -138,7 +174,13 @@ impl Server {
                 self.handle_message(session, sink, message)
             }
             Ok(DecodedFrame::Batch(items)) => {
-                let batch = Parsed { msg: value, error: None, kind: Kind::Batch, method: None, id: None };
+                let batch = Parsed {
+                    msg: value,
+                    error: None,
+                    kind: Kind::Batch,
+                    method: None,
+                    id: None,
+                };
                 self.recorder.record(&meta, &text, batch);
                 self.receive_batch(session, sink, items)
             }
@@ -349,9 +391,9 @@ impl Server {
     }
 }
 
-/// Why a batch cannot be served on this session, if it cannot.
-fn batch_refusal(session: &Session) -> Option<String> {
-    match session.state().revision {
+/// Why a batch cannot be served under the negotiated `revision`, if it cannot.
+fn batch_refusal(revision: Option<crate::protocol::Revision>) -> Option<String> {
+    match revision {
         None => Some("a JSON-RPC batch is not allowed before initialize (and initialize must not be batched)".into()),
         Some(r) if !r.allows_batches() => Some(format!(
             "JSON-RPC batches are not supported in protocol revision {r} (only 2025-03-26 allows them); send one message per frame"

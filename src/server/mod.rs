@@ -140,10 +140,16 @@ impl Server {
     /// Opens a session for a new connection whose outgoing frames go to `tx`.
     pub fn open_session(&self, transport: TransportKind, outlet: Arc<dyn Outlet>) -> Arc<Session> {
         let id: Arc<str> = match transport {
-            TransportKind::Http | TransportKind::Sse => uuid::Uuid::new_v4().simple().to_string().into(),
+            TransportKind::Http | TransportKind::Sse => {
+                uuid::Uuid::new_v4().simple().to_string().into()
+            }
             TransportKind::Stdio | TransportKind::Memory => {
                 let n = self.next_conn.fetch_add(1, Ordering::Relaxed);
-                let label = if transport == TransportKind::Stdio { "stdio" } else { "memory" };
+                let label = if transport == TransportKind::Stdio {
+                    "stdio"
+                } else {
+                    "memory"
+                };
                 format!("{label}-{n}").into()
             }
         };
@@ -163,6 +169,13 @@ impl Server {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&session.id);
+    }
+
+    /// How many sessions are open (on any transport); a closed session's memory is gone once
+    /// this no longer counts it.
+    pub fn session_count(&self) -> usize {
+        let sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions.values().filter(|s| s.strong_count() > 0).count()
     }
 
     /// Sessions that finished `initialize` and are still open.

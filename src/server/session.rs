@@ -8,6 +8,7 @@ use crate::jsonrpc::{ErrorObject, Message, RequestId};
 use crate::protocol::{LogLevel, Revision};
 use crate::traffic::TransportKind;
 use serde_json::Value;
+use std::any::{Any, TypeId};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -71,6 +72,8 @@ pub struct Session {
     pending: Mutex<HashMap<RequestId, PendingRequest>>,
     /// The next id for a server → client request (a separate id space from the client's).
     next_request_id: AtomicI64,
+    /// State that catalogs attach to the session (see [`Session::extension`]).
+    extensions: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -97,6 +100,7 @@ impl Session {
             next_generation: AtomicU64::new(0),
             pending: Mutex::new(HashMap::new()),
             next_request_id: AtomicI64::new(0),
+            extensions: Mutex::new(HashMap::new()),
         }
     }
 
@@ -195,9 +199,39 @@ impl Session {
         }
     }
 
+    /// Sends `notifications/message` on `sink` unless the client's level filters it out.
+    pub fn log_to(&self, sink: &Sink, level: LogLevel, data: Value, logger: Option<&str>) -> bool {
+        if self.log_level().is_some_and(|min| level < min) {
+            return false;
+        }
+        let mut params = serde_json::Map::new();
+        params.insert("level".into(), level.as_str().into());
+        if let Some(l) = logger {
+            params.insert("logger".into(), l.into());
+        }
+        params.insert("data".into(), data);
+        sink.send(&Message::notification(
+            "notifications/message",
+            Some(Value::Object(params)),
+        ))
+    }
+
+    /// Per-session state of type `T` owned by whoever defines `T` (a catalog's timers, say),
+    /// created on first use and dropped with the session.
+    pub fn extension<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
+        let mut map = lock(&self.extensions);
+        let entry = map
+            .entry(TypeId::of::<T>())
+            .or_insert_with(|| Arc::new(T::default()));
+        Arc::clone(entry)
+            .downcast::<T>()
+            .unwrap_or_else(|_| Arc::new(T::default()))
+    }
+
     /// Ends the session: every handler and every waiting server request stops.
     pub fn close(&self) {
         self.closed.cancel();
         lock(&self.pending).clear();
+        lock(&self.extensions).clear();
     }
 }

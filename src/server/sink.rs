@@ -28,7 +28,16 @@ impl Outgoing {
             Outgoing::Batch(ms) => {
                 let value = Value::Array(ms.iter().map(Message::to_value).collect());
                 let text = Arc::from(value.to_string());
-                (text, Parsed { msg: Some(value), error: None, kind: Kind::Batch, method: None, id: None })
+                (
+                    text,
+                    Parsed {
+                        msg: Some(value),
+                        error: None,
+                        kind: Kind::Batch,
+                        method: None,
+                        id: None,
+                    },
+                )
             }
         }
     }
@@ -72,8 +81,18 @@ impl Sink {
         conn: Arc<str>,
         stream: Option<Arc<str>>,
     ) -> Self {
-        let meta = FrameMeta { dir: Direction::Out, transport, conn, stream, http: None };
-        Self { outlet, recorder, meta }
+        let meta = FrameMeta {
+            dir: Direction::Out,
+            transport,
+            conn,
+            stream,
+            http: None,
+        };
+        Self {
+            outlet,
+            recorder,
+            meta,
+        }
     }
 
     /// The same destination recorded with different HTTP metadata (e.g. a POST's stream).
@@ -87,10 +106,22 @@ impl Sink {
         self.send_outgoing(&Outgoing::One(message.clone()))
     }
 
+    /// Records a message that the transport sends itself (an HTTP response body) and returns
+    /// its text.
+    pub fn record_only(&self, out: &Outgoing) -> Arc<str> {
+        let (text, parsed) = out.encode();
+        self.recorder
+            .record_and_deliver(&self.meta, text.clone(), parsed, || {
+                Ok::<_, Undeliverable>(None)
+            });
+        text
+    }
+
     /// Sends a message or a batch reply; `false` when the other side is gone.
     pub fn send_outgoing(&self, out: &Outgoing) -> bool {
         let (text, parsed) = out.encode();
         let frame = text.clone();
-        self.recorder.record_and_deliver(&self.meta, text, parsed, || self.outlet.deliver(frame))
+        self.recorder
+            .record_and_deliver(&self.meta, text, parsed, || self.outlet.deliver(frame))
     }
 }

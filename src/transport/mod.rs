@@ -1,6 +1,7 @@
 //! Transports move frames between a client and the [`Server`]. Each one reads frames, hands
 //! them to [`drive`], and writes what the connection's sink produces.
 
+pub mod http;
 pub mod memory;
 pub mod stdio;
 

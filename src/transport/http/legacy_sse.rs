@@ -1,0 +1,176 @@
+//! The legacy HTTP+SSE transport (2024-11-05): `GET /sse` opens a session's stream and names
+//! the endpoint to POST to in an `endpoint` event; `POST /message?sessionId=…` carries client
+//! messages (202 `Accepted`), whose answers arrive on the stream. The session ends when the
+//! stream closes. An unknown session id is a 404 at once (the reference server hangs).
+
+use super::sessions::{HttpSession, SessionKind};
+use super::{header_value, is_json, read_body, record_exchange, sse, HttpState, Refusal};
+use crate::server::dispatch::Work;
+use crate::traffic::TransportKind;
+use axum::body::Body;
+use axum::extract::{Query, State};
+use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// Ends the session when the `GET /sse` response is dropped (the client went away).
+struct EndOnDrop {
+    state: Arc<HttpState>,
+    id: Arc<str>,
+}
+
+impl Drop for EndOnDrop {
+    fn drop(&mut self) {
+        self.state.end_session(&self.id);
+    }
+}
+
+/// `GET /sse`: a new session; the first event names its message endpoint.
+pub async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Response {
+    let request = (&Method::GET, "/sse", &headers);
+    let (tx, rx) = mpsc::unbounded_channel::<Arc<str>>();
+    let core = state.server.open_session(TransportKind::Sse, Arc::new(tx));
+    let session = HttpSession::new(core.clone(), SessionKind::LegacySse, 0);
+    if !state.sessions.insert(session, state.config.max_sessions) {
+        state.server.close_session(&core);
+        let message = format!(
+            "Service Unavailable: too many sessions (limit {})",
+            state.config.max_sessions
+        );
+        return Refusal::new(StatusCode::SERVICE_UNAVAILABLE, message).respond(
+            &state,
+            TransportKind::Sse,
+            None,
+            request,
+            b"",
+        );
+    }
+    record_exchange(
+        &state,
+        TransportKind::Sse,
+        &core.id,
+        request,
+        StatusCode::OK,
+    );
+    let endpoint = sse::event(
+        Some("endpoint"),
+        None,
+        None,
+        &format!("/message?sessionId={}", core.id),
+    );
+    let guard = EndOnDrop {
+        state: state.clone(),
+        id: core.id.clone(),
+    };
+    let live = futures::stream::unfold((rx, guard), |(mut rx, guard)| async move {
+        rx.recv()
+            .await
+            .map(|frame| (sse::message(None, &frame), (rx, guard)))
+    });
+    let events = futures::stream::iter([endpoint]).chain(live);
+    let mut response = Response::new(sse::body(
+        events,
+        state.config.keepalive,
+        state.shutdown.clone(),
+    ));
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, header_value("text/event-stream"));
+    h.insert(
+        header::CACHE_CONTROL,
+        header_value("no-cache, no-transform"),
+    );
+    response
+}
+
+/// `POST /message?sessionId=…`.
+pub async fn post(
+    State(state): State<Arc<HttpState>>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let request = (&Method::POST, "/message", &headers);
+    let id = query.get("sessionId").map(String::as_str);
+    let refuse = |status, message: String, body: &[u8]| {
+        Refusal::new(status, message).respond(&state, TransportKind::Sse, id, request, body)
+    };
+    let Some(id) = id else {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: the sessionId query parameter is required".into(),
+            b"",
+        );
+    };
+    let Some(session) = state
+        .sessions
+        .get(id)
+        .filter(|s| s.kind == SessionKind::LegacySse)
+    else {
+        return refuse(
+            StatusCode::NOT_FOUND,
+            format!("Session not found: {id} (open one with GET /sse)"),
+            b"",
+        );
+    };
+    if !is_json(&headers) {
+        return refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Unsupported Media Type: Content-Type must be application/json".into(),
+            b"",
+        );
+    }
+    let limit = state.server.config.max_message_bytes;
+    let body = match read_body(body, limit).await {
+        Ok(b) => b,
+        Err(prefix) => {
+            return refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("Payload Too Large: request body exceeds the {limit}-byte limit"),
+                &prefix,
+            )
+        }
+    };
+    session.touch();
+    let decoded = state.server.decode(Some(&session.core), &body);
+    let status = if decoded.is_valid() {
+        StatusCode::ACCEPTED
+    } else {
+        StatusCode::BAD_REQUEST
+    };
+    let http = Some(super::http_meta(
+        &Method::POST,
+        "/message",
+        status,
+        &headers,
+    ));
+    let sink = session.core.sink.clone();
+    match state.server.accept(&session.core, &sink, decoded, http) {
+        Work::Reply(out) if status == StatusCode::BAD_REQUEST => {
+            let text = sink
+                .clone()
+                .with_http(Some(serde_json::json!({ "status": 400 })))
+                .record_only(&out);
+            return (
+                status,
+                [(header::CONTENT_TYPE, "application/json")],
+                text.to_string(),
+            )
+                .into_response();
+        }
+        Work::Reply(out) => {
+            sink.send_outgoing(&out);
+        }
+        Work::Task(fut) => {
+            tokio::spawn(async move {
+                if let Some(out) = fut.await {
+                    sink.send_outgoing(&out);
+                }
+            });
+        }
+        Work::Nothing => {}
+    }
+    (StatusCode::ACCEPTED, "Accepted").into_response()
+}

@@ -1,0 +1,393 @@
+//! HTTP transports on axum: Streamable HTTP at `/mcp` ([`streamable`]) and the legacy
+//! HTTP+SSE transport at `/sse` + `/message` ([`legacy_sse`]), behind one DNS-rebinding guard
+//! ([`guard`]) and CORS, plus `GET /health`.
+
+pub mod guard;
+pub mod legacy_sse;
+pub mod sessions;
+pub mod sse;
+pub mod streamable;
+
+use crate::server::Server;
+use crate::traffic::{Direction, FrameMeta, Kind, Parsed, TransportKind};
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use serde_json::{json, Map, Value};
+use sessions::SessionTable;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
+
+/// How the HTTP transports behave. `Default` is what the CLI uses without flags.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Answer POSTed requests with `application/json` instead of an SSE stream.
+    pub json_response: bool,
+    /// Hosts and origins accepted besides loopback.
+    pub allow: guard::Allowlist,
+    /// Most concurrent sessions; `initialize` beyond it gets 503.
+    pub max_sessions: usize,
+    /// Sessions idle this long are ended (`None`: never).
+    pub session_idle_timeout: Option<Duration>,
+    /// Events kept per session for `Last-Event-ID` resumption (oldest dropped first).
+    pub event_store_capacity: usize,
+    /// The `retry` (reconnection delay) sent with each POST stream's priming event.
+    pub sse_retry: Duration,
+    /// Interval of `: keepalive` comments on open SSE streams.
+    pub keepalive: Duration,
+    /// Whether `GET /mcp` opens a standalone stream (otherwise 405).
+    pub standalone_stream: bool,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            json_response: false,
+            allow: guard::Allowlist::default(),
+            max_sessions: 1000,
+            session_idle_timeout: Some(Duration::from_secs(30 * 60)),
+            event_store_capacity: 1024,
+            sse_retry: Duration::from_millis(1000),
+            keepalive: Duration::from_secs(15),
+            standalone_stream: true,
+        }
+    }
+}
+
+/// Everything the HTTP handlers share.
+pub struct HttpState {
+    /// The MCP server.
+    pub server: Arc<Server>,
+    /// Transport settings.
+    pub config: HttpConfig,
+    /// Live sessions of both HTTP transports.
+    pub sessions: SessionTable,
+    /// Fired on shutdown: open SSE streams end, so graceful shutdown completes.
+    pub shutdown: CancellationToken,
+}
+
+impl HttpState {
+    /// State for serving `server` with `config`; `shutdown` stops everything.
+    pub fn new(server: Arc<Server>, config: HttpConfig, shutdown: CancellationToken) -> Arc<Self> {
+        Arc::new(Self {
+            server,
+            config,
+            sessions: SessionTable::default(),
+            shutdown,
+        })
+    }
+
+    /// Ends a session: its streams close, its handlers stop, its memory is released.
+    pub fn end_session(&self, id: &str) -> bool {
+        match self.sessions.remove(id) {
+            Some(s) => {
+                s.end_streams();
+                self.server.close_session(&s.core);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// The headers worth recording: the MCP ones and content negotiation.
+const RECORDED_HEADERS: [&str; 6] = [
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "last-event-id",
+    "origin",
+    "accept",
+    "content-type",
+];
+
+/// The `http` field of a traffic record for a request.
+pub fn http_meta(method: &Method, path: &str, status: StatusCode, headers: &HeaderMap) -> Value {
+    let mut recorded = Map::new();
+    for name in RECORDED_HEADERS {
+        if let Some(v) = headers.get(name).and_then(|v| v.to_str().ok()) {
+            recorded.insert(name.into(), v.into());
+        }
+    }
+    json!({ "method": method.as_str(), "path": path, "status": status.as_u16(), "headers": recorded })
+}
+
+/// A transport-level refusal: the HTTP status, a JSON-RPC error body (code `code`, null id),
+/// and both the request and the refusal in the traffic record.
+pub struct Refusal {
+    /// The status to answer with.
+    pub status: StatusCode,
+    /// The JSON-RPC error code of the body (`-32000` for transport errors, as the reference).
+    pub code: i64,
+    /// What is wrong, for a person.
+    pub message: String,
+}
+
+impl Refusal {
+    /// A refusal with the generic transport error code `-32000`.
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code: -32000,
+            message: message.into(),
+        }
+    }
+
+    /// Records the refused request (with its body, if any) and the answer, then builds it.
+    pub fn respond(
+        self,
+        state: &HttpState,
+        transport: TransportKind,
+        conn: Option<&str>,
+        request: (&Method, &str, &HeaderMap),
+        body: &[u8],
+    ) -> Response {
+        let (method, path, headers) = request;
+        let conn: Arc<str> = conn.unwrap_or("-").into();
+        let meta_in = FrameMeta {
+            dir: Direction::In,
+            transport,
+            conn: conn.clone(),
+            stream: None,
+            http: Some(http_meta(method, path, self.status, headers)),
+        };
+        let text = String::from_utf8_lossy(body);
+        let msg = serde_json::from_slice::<Value>(body).ok();
+        let parsed = Parsed {
+            msg,
+            error: Some(self.message.clone()),
+            kind: Kind::Http,
+            method: None,
+            id: None,
+        };
+        state.server.recorder.record(&meta_in, &text, parsed);
+        let reply = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": self.code, "message": self.message } });
+        let out = reply.to_string();
+        let meta_out = FrameMeta {
+            dir: Direction::Out,
+            http: Some(json!({ "status": self.status.as_u16() })),
+            ..meta_in
+        };
+        let parsed = Parsed {
+            msg: Some(reply),
+            error: None,
+            kind: Kind::Error,
+            method: None,
+            id: None,
+        };
+        state.server.recorder.record(&meta_out, &out, parsed);
+        (
+            self.status,
+            [(header::CONTENT_TYPE, "application/json")],
+            out,
+        )
+            .into_response()
+    }
+}
+
+/// Records an HTTP exchange that carries no JSON-RPC frame (a GET stream, a DELETE).
+pub fn record_exchange(
+    state: &HttpState,
+    transport: TransportKind,
+    conn: &str,
+    request: (&Method, &str, &HeaderMap),
+    status: StatusCode,
+) {
+    let (method, path, headers) = request;
+    let meta = FrameMeta {
+        dir: Direction::In,
+        transport,
+        conn: conn.into(),
+        stream: None,
+        http: Some(http_meta(method, path, status, headers)),
+    };
+    let parsed = Parsed {
+        msg: None,
+        error: None,
+        kind: Kind::Http,
+        method: None,
+        id: None,
+    };
+    state.server.recorder.record(&meta, "", parsed);
+}
+
+/// Refuses requests whose `Host` or `Origin` is not allowed (403).
+async fn dns_rebinding_guard(
+    State(state): State<Arc<HttpState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let headers = request.headers();
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+    let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
+    if let Some(reason) = state.config.allow.refusal(host, origin) {
+        let (method, path, headers) = (
+            request.method().clone(),
+            request.uri().path().to_string(),
+            request.headers().clone(),
+        );
+        let transport = if path == "/mcp" {
+            TransportKind::Http
+        } else {
+            TransportKind::Sse
+        };
+        return Refusal::new(StatusCode::FORBIDDEN, reason).respond(
+            &state,
+            transport,
+            None,
+            (&method, &path, &headers),
+            b"",
+        );
+    }
+    next.run(request).await
+}
+
+async fn health() -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        r#"{"status":"ok"}"#,
+    )
+}
+
+/// The whole HTTP app: `/mcp`, `/sse`, `/message`, `/health`, with CORS and the guard.
+pub fn app(state: Arc<HttpState>) -> Router {
+    let mcp_headers = [
+        HeaderName::from_static("mcp-session-id"),
+        HeaderName::from_static("mcp-protocol-version"),
+    ];
+    let cors = CorsLayer::new()
+        .allow_origin(AllowOrigin::mirror_request())
+        .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
+        .allow_headers(AllowHeaders::mirror_request())
+        .expose_headers(mcp_headers);
+    Router::new()
+        .route(
+            "/mcp",
+            get(streamable::get)
+                .post(streamable::post)
+                .delete(streamable::delete),
+        )
+        .route("/sse", get(legacy_sse::get))
+        .route("/message", axum::routing::post(legacy_sse::post))
+        .route("/health", get(health))
+        .layer(cors)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            dns_rebinding_guard,
+        ))
+        .with_state(state)
+}
+
+/// Binds `host:port`; when the port is taken (and `strict` is false), tries the next 20.
+/// Port 0 asks the OS for a free one.
+pub async fn bind(host: &str, port: u16, strict: bool) -> std::io::Result<TcpListener> {
+    let tries = if strict || port == 0 { 1 } else { 21 };
+    let mut last = None;
+    for offset in 0..tries {
+        let Some(p) = port.checked_add(offset) else {
+            break;
+        };
+        match TcpListener::bind((host, p)).await {
+            Ok(l) => return Ok(l),
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::new(std::io::ErrorKind::AddrInUse, "no free port")))
+}
+
+/// Serves `state` on `listener` until `state.shutdown` fires; then open streams end, the
+/// sessions are closed, and this returns. Idle sessions are expired meanwhile.
+pub async fn serve(listener: TcpListener, state: Arc<HttpState>) -> std::io::Result<()> {
+    let reaper = tokio::spawn(expire_idle_sessions(state.clone()));
+    let shutdown = state.shutdown.clone();
+    let result = axum::serve(
+        listener,
+        app(state.clone()).into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move { shutdown.cancelled().await })
+    .await;
+    reaper.abort();
+    for s in state.sessions.drain() {
+        s.end_streams();
+        state.server.close_session(&s.core);
+    }
+    result
+}
+
+/// Ends sessions idle longer than the configured timeout.
+async fn expire_idle_sessions(state: Arc<HttpState>) {
+    let Some(idle) = state.config.session_idle_timeout else {
+        return;
+    };
+    let every = (idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(30));
+    loop {
+        tokio::time::sleep(every).await;
+        for s in state.sessions.take_idle(idle) {
+            tracing::info!(session = %s.core.id, "session expired after {idle:?} idle");
+            s.end_streams();
+            state.server.close_session(&s.core);
+        }
+    }
+}
+
+/// `Content-Type` is JSON (`application/json`, parameters allowed).
+pub fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// Whether `Accept` admits `mime` (exactly, by `type/*`, or by `*/*`).
+pub fn accepts(headers: &HeaderMap, mime: &str) -> bool {
+    let kind = mime.split('/').next().unwrap_or_default();
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|item| {
+            let range = item.split(';').next().unwrap_or_default().trim();
+            range.eq_ignore_ascii_case(mime)
+                || range == "*/*"
+                || range
+                    .strip_suffix("/*")
+                    .is_some_and(|t| t.eq_ignore_ascii_case(kind))
+        })
+}
+
+/// Reads a request body of at most `limit` bytes; past the limit it stops reading and returns
+/// the first bytes (for the record).
+pub async fn read_body(body: Body, limit: usize) -> Result<axum::body::Bytes, Vec<u8>> {
+    use http_body_util::BodyExt;
+    let mut body = body;
+    let mut buf = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else { break };
+        if let Ok(data) = frame.into_data() {
+            if buf.len() + data.len() > limit {
+                let room = crate::traffic::OVERSIZED_PREFIX
+                    .saturating_sub(buf.len().min(crate::traffic::OVERSIZED_PREFIX));
+                buf.truncate(crate::traffic::OVERSIZED_PREFIX);
+                buf.extend_from_slice(&data[..data.len().min(room)]);
+                return Err(buf);
+            }
+            buf.extend_from_slice(&data);
+        }
+    }
+    Ok(buf.into())
+}
+
+/// A header value from a string known to be valid (ids we minted, fixed texts).
+pub fn header_value(s: &str) -> HeaderValue {
+    HeaderValue::from_str(s).unwrap_or_else(|_| HeaderValue::from_static("invalid"))
+}

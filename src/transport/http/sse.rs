@@ -1,0 +1,83 @@
+//! Server-Sent Events framing, written by hand so every byte is exactly what the MCP spec and
+//! the reference server put on the wire (e.g. the priming event's empty `data:` line, which
+//! generic SSE helpers drop), with keep-alive comments and an end on shutdown.
+
+use axum::body::{Body, Bytes};
+use futures::{Stream, StreamExt};
+use std::convert::Infallible;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// One SSE event as bytes: optional `event:`, `id:`, `retry:` fields, then one `data:` line per
+/// line of `data` (an empty `data:` line when `data` is empty), then a blank line.
+pub fn event(kind: Option<&str>, id: Option<&str>, retry: Option<Duration>, data: &str) -> Bytes {
+    let mut out = String::with_capacity(data.len() + 48);
+    if let Some(kind) = kind {
+        out.push_str("event: ");
+        out.push_str(kind);
+        out.push('\n');
+    }
+    if let Some(id) = id {
+        out.push_str("id: ");
+        out.push_str(id);
+        out.push('\n');
+    }
+    if let Some(retry) = retry {
+        out.push_str(&format!("retry: {}\n", retry.as_millis()));
+    }
+    for line in data.split('\n') {
+        out.push_str("data: ");
+        out.push_str(line.strip_suffix('\r').unwrap_or(line));
+        out.push('\n');
+    }
+    out.push('\n');
+    Bytes::from(out)
+}
+
+/// A `message` event carrying one JSON-RPC frame.
+pub fn message(id: Option<&str>, data: &str) -> Bytes {
+    event(Some("message"), id, None, data)
+}
+
+/// The body of an SSE response: `events`, interleaved with `: keepalive` comments every
+/// `keepalive` of silence, ending with `events` or when `stop` fires.
+pub fn body<S>(events: S, keepalive: Duration, stop: CancellationToken) -> Body
+where
+    S: Stream<Item = Bytes> + Send + 'static,
+{
+    let events = Box::pin(events);
+    let stream = futures::stream::unfold((events, stop), move |(mut events, stop)| async move {
+        tokio::select! {
+            biased;
+            () = stop.cancelled() => None,
+            next = events.next() => next.map(|b| (b, (events, stop))),
+            () = tokio::time::sleep(keepalive) => Some((Bytes::from_static(b": keepalive\n\n"), (events, stop))),
+        }
+    });
+    Body::from_stream(stream.map(Ok::<_, Infallible>))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_events_exactly() {
+        assert_eq!(
+            &event(None, Some("1-1"), Some(Duration::from_millis(1000)), "")[..],
+            b"id: 1-1\nretry: 1000\ndata: \n\n"
+        );
+        assert_eq!(
+            &message(Some("1-2"), "{}")[..],
+            b"event: message\nid: 1-2\ndata: {}\n\n"
+        );
+        assert_eq!(
+            &event(Some("endpoint"), None, None, "/message?sessionId=x")[..],
+            b"event: endpoint\ndata: /message?sessionId=x\n\n"
+        );
+        assert_eq!(
+            &event(None, None, None, "a\nb")[..],
+            b"data: a\ndata: b\n\n"
+        );
+    }
+}

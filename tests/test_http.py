@@ -1,0 +1,439 @@
+"""Streamable HTTP and legacy HTTP+SSE over real loopback sockets: the official `mcp` client,
+and raw HTTP (httpx) for every status code, the SSE framing, resumption, the DNS-rebinding
+guard, limits, and many concurrent sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from mcp import Client
+from mcp.client.sse import sse_client
+from mcp.types import TextContent
+
+from everything_mcp import Server
+
+from conftest import WAIT, init_params
+
+ACCEPT_BOTH = "application/json, text/event-stream"
+JSON = "application/json"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    with Server() as srv:
+        srv.start_http()
+        yield srv
+
+
+@pytest.fixture
+def http(server: Server) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.base_url or "", timeout=WAIT) as client:
+        yield client
+
+
+def rpc(id: int | str, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def parse_sse(text: str) -> list[dict[str, str]]:
+    """SSE text → events (`{"id":…, "event":…, "data":…, "retry":…}`), comments dropped."""
+    events = []
+    for block in text.split("\n\n"):
+        event: dict[str, str] = {}
+        for line in block.split("\n"):
+            if not line or line.startswith(":"):
+                continue
+            field, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            event[field] = event[field] + "\n" + value if field == "data" and field in event else value
+        if event:
+            events.append(event)
+    return events
+
+
+def post(http: httpx.Client, body: Any, session: str | None = None, **headers: str) -> httpx.Response:
+    h = {"accept": ACCEPT_BOTH, "content-type": JSON}
+    if session:
+        h["mcp-session-id"] = session
+    h.update({k.replace("_", "-"): v for k, v in headers.items()})
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return http.post("/mcp", content=content, headers=h)
+
+
+def initialize(http: httpx.Client, version: str = "2025-11-25") -> str:
+    r = post(http, rpc(0, "initialize", init_params(version)))
+    assert r.status_code == 200, r.text
+    session = r.headers["mcp-session-id"]
+    assert post(http, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session).status_code == 202
+    return session
+
+
+def messages(r: httpx.Response) -> list[Any]:
+    return [json.loads(e["data"]) for e in parse_sse(r.text) if e.get("data")]
+
+
+# --- the official client -------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_sdk_client_over_streamable_http(server: Server) -> None:
+    logs: list[Any] = []
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_log(params: Any) -> None:
+        logs.append(params)
+
+    async def on_progress(p: float, total: float | None, message: str | None) -> None:
+        progress.append((p, total, message))
+
+    with anyio.fail_after(20):
+        async with Client(server.http_url or "", read_timeout_seconds=10, logging_callback=on_log) as client:
+            assert client.protocol_version == "2025-11-25"
+            names = [t.name for t in (await client.list_tools()).tools]
+            assert names[:2] == ["echo", "get-sum"]
+            r = await client.call_tool("echo", {"message": "over http"})
+            assert r.content == [TextContent(type="text", text="Echo: over http")]
+            r = await client.call_tool(
+                "trigger-long-running-operation", {"duration": 0.1, "steps": 2}, progress_callback=on_progress
+            )
+            assert r.content == [
+                TextContent(type="text", text="Long running operation completed. Duration: 0.1 seconds, Steps: 2.")
+            ]
+            assert progress == [(1.0, 2.0, None), (2.0, 2.0, None)]
+            r = await client.call_tool("toggle-simulated-logging", {})
+            assert isinstance(r.content[0], TextContent)
+            assert r.content[0].text.startswith("Started simulated, random-leveled logging for session ")
+            while not logs:  # the first message is sent during the call, on the standalone stream
+                await anyio.sleep(0.01)
+            assert logs[0].data.endswith("-level message - SessionId " + r.content[0].text.split()[7]) or (
+                "SessionId" in logs[0].data
+            )
+    records = server.traffic
+    posts = [r for r in records if r.dir == "in" and r.http and r.http["method"] == "POST"]
+    assert all(r.transport == "http" for r in posts)
+    progress_frames = [r for r in records if r.method == "notifications/progress"]
+    assert len(progress_frames) == 2
+    assert all(r.stream is not None and r.event_id and r.event_id.startswith(r.stream + "-") for r in progress_frames)
+
+
+@pytest.mark.anyio
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+async def test_sdk_client_over_legacy_sse(server: Server) -> None:
+    progress: list[float] = []
+
+    async def on_progress(p: float, total: float | None, message: str | None) -> None:
+        progress.append(p)
+
+    with anyio.fail_after(20):
+        async with Client(sse_client(server.sse_url or ""), mode="legacy", read_timeout_seconds=10) as client:
+            tools = await client.list_tools()
+            assert "echo" in [t.name for t in tools.tools]
+            r = await client.call_tool("echo", {"message": "legacy"})
+            assert r.content == [TextContent(type="text", text="Echo: legacy")]
+            await client.call_tool(
+                "trigger-long-running-operation", {"duration": 0.05, "steps": 2}, progress_callback=on_progress
+            )
+            assert progress == [1.0, 2.0]
+    assert {r.transport for r in server.traffic} == {"sse"}
+
+
+# --- raw HTTP: the status-code table -------------------------------------------------------
+
+
+def test_initialize_streams_a_priming_event_then_the_result(http: httpx.Client) -> None:
+    r = post(http, rpc(1, "initialize", init_params()))
+    assert r.status_code == 200
+    assert r.headers["content-type"] == "text/event-stream"
+    session = r.headers["mcp-session-id"]
+    assert len(session) == 32 and all(0x21 <= ord(c) <= 0x7E for c in session)
+    assert r.text.startswith("id: ")
+    priming, result = parse_sse(r.text)
+    assert priming["data"] == "" and priming["retry"] == "1000" and "event" not in priming
+    assert result["event"] == "message" and result["id"] != priming["id"]
+    assert json.loads(result["data"])["result"]["protocolVersion"] == "2025-11-25"
+    # Older revisions get no priming event.
+    r = post(http, rpc(1, "initialize", init_params("2025-06-18")))
+    assert [json.loads(e["data"])["id"] for e in parse_sse(r.text)] == [1]
+
+
+def test_requests_notifications_and_sessions(http: httpx.Client) -> None:
+    session = initialize(http)
+    r = post(http, rpc(2, "tools/call", {"name": "echo", "arguments": {"message": "x"}}), session)
+    assert r.status_code == 200
+    assert messages(r) == [{"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "Echo: x"}]}}]
+    # Notifications and client responses: 202, no body.
+    r = post(http, {"jsonrpc": "2.0", "method": "notifications/progress", "params": {}}, session)
+    assert (r.status_code, r.content) == (202, b"")
+    r = post(http, {"jsonrpc": "2.0", "id": 99, "result": {}}, session)
+    assert (r.status_code, r.content) == (202, b"")
+    # A second initialize on the session is a JSON-RPC error on the stream.
+    r = post(http, rpc(3, "initialize", init_params()), session)
+    assert messages(r)[-1]["error"]["code"] == -32600
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "status", "message"),
+    [
+        ({"accept": JSON}, rpc(1, "initialize", init_params()), 406,
+         "Not Acceptable: Client must accept both application/json and text/event-stream"),
+        ({"content-type": "text/plain"}, rpc(1, "initialize", init_params()), 415,
+         "Unsupported Media Type: Content-Type must be application/json"),
+        ({}, rpc(1, "tools/list"), 400,
+         "Bad Request: Mcp-Session-Id header is required (only initialize may be sent without one)"),
+        ({}, rpc(1, "server/discover"), 400, "Method not found: server/discover"),
+        ({}, b"{oops", 400, "Parse error: key must be a string at line 1 column 2"),
+        ({"mcp-session-id": "nope"}, rpc(1, "tools/list"), 404, "Session not found: nope"),
+    ],
+)  # fmt: skip
+def test_refusals_before_a_session(
+    http: httpx.Client, headers: dict[str, str], body: Any, status: int, message: str
+) -> None:
+    h = {"accept": ACCEPT_BOTH, "content-type": JSON, **headers}
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    r = http.post("/mcp", content=content, headers=h)
+    assert r.status_code == status
+    assert r.headers["content-type"] == JSON
+    assert r.json()["error"]["message"] == message
+    assert r.json()["id"] is None
+
+
+def test_refusals_within_a_session(http: httpx.Client) -> None:
+    session = initialize(http)
+    r = post(http, b"{bad json", session)
+    assert r.status_code == 400
+    assert r.json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32700, "message": "Parse error: key must be a string at line 1 column 2"},
+    }
+    r = post(http, rpc(1, "ping"), session, mcp_protocol_version="1999-01-01")
+    assert r.status_code == 400
+    assert r.json()["error"]["message"] == (
+        "Bad Request: Unsupported protocol version: 1999-01-01 "
+        "(supported versions: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)"
+    )
+    r = post(http, rpc(1, "ping"), session, mcp_protocol_version="2025-11-25")
+    assert messages(r) == [{"jsonrpc": "2.0", "id": 1, "result": {}}]
+    r = post(http, [rpc(1, "ping")], session)  # a batch under 2025-11-25
+    assert r.status_code == 400 and r.json()["error"]["code"] == -32600
+    r = http.put("/mcp")
+    assert r.status_code == 405
+
+
+def test_get_stream_is_exclusive_and_delete_ends_the_session(server: Server, http: httpx.Client) -> None:
+    session = initialize(http)
+    h = {"accept": "text/event-stream", "mcp-session-id": session}
+    assert http.get("/mcp", headers={"accept": JSON, "mcp-session-id": session}).status_code == 406
+    assert http.get("/mcp", headers={"accept": "text/event-stream"}).status_code == 400
+    with http.stream("GET", "/mcp", headers=h) as first:
+        assert first.status_code == 200
+        assert first.headers["content-type"] == "text/event-stream"
+        second = http.get("/mcp", headers=h)
+        assert second.status_code == 409
+        assert second.json()["error"]["message"] == "Conflict: Only one SSE stream is allowed per session"
+        # Unrelated messages go to the standalone stream.
+        server.notify_list_changed("tools")
+        lines = first.iter_lines()
+        assert next(lines) == "event: message"
+        assert next(lines).startswith("id: 0-")
+        assert next(lines) == 'data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
+        assert server.session_count == 1
+        r = http.delete("/mcp", headers={"mcp-session-id": session})
+        assert (r.status_code, r.content) == (200, b"")
+        assert list(lines) == [""]  # the stream ends with the session
+    assert server.session_count == 0  # its memory is released
+    assert post(http, rpc(5, "tools/list"), session).status_code == 404
+    assert http.delete("/mcp", headers={"mcp-session-id": session}).status_code == 404
+    assert http.get("/mcp", headers=h).status_code == 404
+
+
+def test_resumption_replays_only_that_streams_missed_events(server: Server, http: httpx.Client) -> None:
+    session = initialize(http)
+    call = rpc(7, "tools/call", {"name": "trigger-long-running-operation", "arguments": {"duration": 0.3, "steps": 3}})
+    call["params"]["_meta"] = {"progressToken": "p"}
+    h = {"accept": ACCEPT_BOTH, "content-type": JSON, "mcp-session-id": session}
+    with http.stream("POST", "/mcp", content=json.dumps(call).encode(), headers=h) as r:
+        lines = r.iter_lines()
+        assert next(lines).startswith("id: ")  # the priming event
+        next(lines), next(lines), next(lines)  # retry, data, blank
+        assert next(lines) == "event: message"
+        first_id = next(lines)[len("id: ") :]
+        assert json.loads(next(lines)[len("data: ") :])["params"]["progress"] == 1
+    # The client dropped the stream after the first progress event. Meanwhile another stream
+    # (the standalone one) gets a message: it must not show up in the replay.
+    server.notify_list_changed("prompts")
+    stream = first_id.split("-")[0]
+    events: list[dict[str, str]] = []
+    with http.stream(
+        "GET", "/mcp", headers={"accept": "text/event-stream", "mcp-session-id": session, "last-event-id": first_id}
+    ) as resumed:
+        assert resumed.status_code == 200
+        text = ""
+        for chunk in resumed.iter_text():
+            text += chunk
+            events = parse_sse(text)
+            if any(json.loads(e["data"]).get("id") == 7 for e in events if e.get("data")):
+                break
+    assert all(e["id"].startswith(stream + "-") for e in events)
+    payloads = [json.loads(e["data"]) for e in events]
+    assert [p.get("params", {}).get("progress") for p in payloads[:-1]] == [2, 3]
+    assert payloads[-1]["result"]["content"][0]["text"].startswith("Long running operation completed.")
+    assert all("list_changed" not in p.get("method", "") for p in payloads)
+    bad = http.get("/mcp", headers={"accept": "text/event-stream", "mcp-session-id": session, "last-event-id": "x"})
+    assert bad.status_code == 400
+
+
+def test_dns_rebinding_guard_and_cors(server: Server, http: httpx.Client) -> None:
+    body = rpc(1, "initialize", init_params())
+    r = post(http, body, host="evil.example.com")
+    assert r.status_code == 403
+    assert r.json()["error"]["message"].startswith('Forbidden: Host "evil.example.com" is not allowed')
+    r = post(http, body, origin="http://evil.example.com")
+    assert r.status_code == 403
+    assert r.json()["error"]["message"].startswith('Forbidden: Origin "http://evil.example.com" is not allowed')
+    assert post(http, body, origin="http://localhost:5173").status_code == 200
+    assert http.get("/health", headers={"host": "evil.example.com"}).status_code == 403
+    # A browser's preflight from an allowed origin.
+    r = http.options(
+        "/mcp",
+        headers={
+            "origin": "http://localhost:5173",
+            "access-control-request-method": "POST",
+            "access-control-request-headers": "content-type,mcp-session-id",
+        },
+    )
+    assert r.status_code == 200
+    assert r.headers["access-control-allow-origin"] == "http://localhost:5173"
+    assert "POST" in r.headers["access-control-allow-methods"]
+    r = post(http, body, origin="http://localhost:5173")
+    assert "mcp-session-id" in r.headers["access-control-expose-headers"]
+    with Server() as wide:
+        wide.start_http(allow_hosts=["evil.example.com"], allow_origins=["http://evil.example.com"])
+        with httpx.Client(base_url=wide.base_url or "", timeout=WAIT) as client:
+            assert post(client, body, host="evil.example.com", origin="http://evil.example.com").status_code == 200
+
+
+def test_health(http: httpx.Client) -> None:
+    r = http.get("/health")
+    assert (r.status_code, r.json()) == (200, {"status": "ok"})
+
+
+def test_limits() -> None:
+    with Server(max_message_bytes=1000) as srv:
+        srv.start_http(max_sessions=1)
+        with httpx.Client(base_url=srv.base_url or "", timeout=WAIT) as http:
+            r = post(http, rpc(1, "initialize", {**init_params(), "pad": "x" * 2000}))
+            assert r.status_code == 413
+            assert r.json()["error"]["message"] == "Payload Too Large: request body exceeds the 1000-byte limit"
+            session = initialize(http)
+            r = post(http, rpc(1, "initialize", init_params()))
+            assert r.status_code == 503
+            assert r.json()["error"]["message"].startswith("Service Unavailable: too many sessions (limit 1)")
+            http.delete("/mcp", headers={"mcp-session-id": session})
+            assert post(http, rpc(1, "initialize", init_params())).status_code == 200
+
+
+def test_idle_sessions_expire() -> None:
+    with Server() as srv:
+        srv.start_http(session_idle_timeout=0.05)
+        with httpx.Client(base_url=srv.base_url or "", timeout=WAIT) as http:
+            session = initialize(http)
+            with anyio.from_thread.start_blocking_portal() as portal:
+                portal.call(wait_until, lambda: srv.session_count == 0)
+            assert post(http, rpc(1, "ping"), session).status_code == 404
+
+
+async def wait_until(condition: Any) -> None:
+    with anyio.fail_after(WAIT):
+        while not condition():
+            await anyio.sleep(0.01)
+
+
+def test_json_response_mode() -> None:
+    with Server() as srv:
+        srv.start_http(json_response=True)
+        with httpx.Client(base_url=srv.base_url or "", timeout=WAIT) as http:
+            r = post(http, rpc(1, "initialize", init_params()))
+            assert r.status_code == 200 and r.headers["content-type"] == JSON
+            assert r.json()["result"]["protocolVersion"] == "2025-11-25"
+            session = r.headers["mcp-session-id"]
+            r = post(http, rpc(2, "tools/call", {"name": "get-sum", "arguments": {"a": 1, "b": 2}}), session)
+            assert r.json()["result"]["content"][0]["text"] == "The sum of 1 and 2 is 3."
+
+
+def test_standalone_stream_can_be_disabled() -> None:
+    with Server() as srv:
+        srv.start_http(standalone_stream=False)
+        with httpx.Client(base_url=srv.base_url or "", timeout=WAIT) as http:
+            session = initialize(http)
+            r = http.get("/mcp", headers={"accept": "text/event-stream", "mcp-session-id": session})
+            assert r.status_code == 405
+
+
+# --- legacy HTTP+SSE -----------------------------------------------------------------------
+
+
+def test_legacy_sse_raw(http: httpx.Client) -> None:
+    r = http.post("/message?sessionId=unknown", content=b"{}", headers={"content-type": JSON})
+    assert r.status_code == 404
+    assert r.json()["error"]["message"] == "Session not found: unknown (open one with GET /sse)"
+    with http.stream("GET", "/sse", headers={"accept": "text/event-stream"}) as stream:
+        assert stream.headers["content-type"] == "text/event-stream"
+        lines = stream.iter_lines()
+        assert next(lines) == "event: endpoint"
+        endpoint = next(lines)[len("data: ") :]
+        assert endpoint.startswith("/message?sessionId=")
+        r = http.post(
+            endpoint,
+            content=json.dumps(rpc(1, "initialize", init_params("2024-11-05"))),
+            headers={"content-type": JSON},
+        )
+        assert (r.status_code, r.text) == (202, "Accepted")
+        assert next(lines) == ""
+        assert next(lines) == "event: message"
+        reply = json.loads(next(lines)[len("data: ") :])
+        assert reply["result"]["protocolVersion"] == "2024-11-05"
+        r = http.post(endpoint, content=b"nope", headers={"content-type": JSON})
+        assert r.status_code == 400 and r.json()["error"]["code"] == -32700
+
+
+# --- many clients --------------------------------------------------------------------------
+
+
+def test_hundred_concurrent_sessions(server: Server) -> None:
+    async def one(client: httpx.AsyncClient, i: int) -> str:
+        h = {"accept": ACCEPT_BOTH, "content-type": JSON}
+        r = await client.post("/mcp", content=json.dumps(rpc(0, "initialize", init_params())), headers=h)
+        h["mcp-session-id"] = r.headers["mcp-session-id"]
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        await client.post("/mcp", content=json.dumps(note), headers=h)
+        call = rpc(1, "tools/call", {"name": "get-sum", "arguments": {"a": i, "b": 0.5}})
+        r = await client.post("/mcp", content=json.dumps(call), headers=h)
+        (reply,) = messages(r)
+        return str(reply["result"]["content"][0]["text"])
+
+    async def all_of_them() -> list[str]:
+        limits = httpx.Limits(max_connections=100)
+        clients = [httpx.AsyncClient(base_url=server.base_url or "", timeout=WAIT, limits=limits) for _ in range(100)]
+        try:
+            return await asyncio.gather(*(one(c, i) for i, c in enumerate(clients)))
+        finally:
+            await asyncio.gather(*(c.aclose() for c in clients))
+
+    answers = asyncio.run(all_of_them())
+    assert answers == [f"The sum of {i} and 0.5 is {i + 0.5}." for i in range(100)]
+    assert server.session_count == 100
