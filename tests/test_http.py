@@ -211,7 +211,7 @@ def test_refusals_before_a_session(
     assert r.json()["id"] is None
 
 
-def test_refusals_within_a_session(http: httpx.Client) -> None:
+def test_refusals_within_a_session(server: Server, http: httpx.Client) -> None:
     session = initialize(http)
     r = post(http, b"{bad json", session)
     assert r.status_code == 400
@@ -228,6 +228,20 @@ def test_refusals_within_a_session(http: httpx.Client) -> None:
     )
     r = post(http, rpc(1, "ping"), session, mcp_protocol_version="2025-11-25")
     assert messages(r) == [{"jsonrpc": "2.0", "id": 1, "result": {}}]
+    ping = [r for r in server.traffic if r.method == "ping" and r.dir == "in"][-1]
+    assert ping.http == {
+        "method": "POST",
+        "path": "/mcp",
+        "status": 200,
+        "headers": {
+            "mcp-session-id": session,
+            "mcp-protocol-version": "2025-11-25",
+            "accept": ACCEPT_BOTH,
+            "content-type": JSON,
+        },
+    }
+    refused = [r for r in server.traffic if r.http and r.http.get("status") == 400 and r.dir == "in"]
+    assert refused[-1].kind == "http" and refused[-1].error and "1999-01-01" in refused[-1].error
     r = post(http, [rpc(1, "ping")], session)  # a batch under 2025-11-25
     assert r.status_code == 400 and r.json()["error"]["code"] == -32600
     r = http.put("/mcp")
@@ -256,6 +270,11 @@ def test_get_stream_is_exclusive_and_delete_ends_the_session(server: Server, htt
         assert (r.status_code, r.content) == (200, b"")
         assert list(lines) == [""]  # the stream ends with the session
     assert server.session_count == 0  # its memory is released
+    exchanges = [(r.http["method"], r.http["status"]) for r in server.traffic if r.kind == "http"]
+    assert exchanges == [("GET", 406), ("GET", 400), ("GET", 200), ("GET", 409), ("DELETE", 200)]
+    get = next(r for r in server.traffic if r.kind == "http" and r.http["status"] == 200)
+    assert get.http["headers"] == {"mcp-session-id": session, "accept": "text/event-stream"}
+    assert get.conn == session
     assert post(http, rpc(5, "tools/list"), session).status_code == 404
     assert http.delete("/mcp", headers={"mcp-session-id": session}).status_code == 404
     assert http.get("/mcp", headers=h).status_code == 404

@@ -374,7 +374,12 @@ mod tests {
     fn standalone_is_exclusive_and_gets_undelivered_events() {
         let s = session(100);
         s.push(STANDALONE, "early".into());
-        let Attach::Attached { replay, conn, rx: _live } = s.attach(None) else {
+        let Attach::Attached {
+            replay,
+            conn,
+            rx: _live,
+        } = s.attach(None)
+        else {
             panic!()
         };
         assert_eq!(replay.len(), 1);
