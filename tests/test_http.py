@@ -456,3 +456,19 @@ def test_hundred_concurrent_sessions(server: Server) -> None:
     answers = asyncio.run(all_of_them())
     assert answers == [f"The sum of {i} and 0.5 is {i + 0.5}." for i in range(100)]
     assert server.session_count == 100
+
+
+def test_stop_frees_the_port_at_once() -> None:
+    import socket
+
+    srv = Server()
+    srv.start_http()
+    host, port = (srv.base_url or "").removeprefix("http://").rsplit(":", 1)
+    with httpx.Client(timeout=WAIT) as http:
+        assert http.get(f"{srv.base_url}/health").status_code == 200
+    srv.stop()
+    assert srv.http_url is None
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((host, int(port)))  # nothing listens there any more
+    srv.stop()  # idempotent
