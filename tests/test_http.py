@@ -472,3 +472,72 @@ def test_stop_frees_the_port_at_once() -> None:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind((host, int(port)))  # nothing listens there any more
     srv.stop()  # idempotent
+
+
+def test_legacy_session_ends_when_its_stream_closes(server: Server, http: httpx.Client) -> None:
+    with http.stream("GET", "/sse", headers={"accept": "text/event-stream"}) as stream:
+        next(stream.iter_lines())
+        assert server.session_count == 1
+    with anyio.from_thread.start_blocking_portal() as portal:
+        portal.call(wait_until, lambda: server.session_count == 0)
+
+
+def test_a_finished_stream_resumes_then_ends_even_without_standalone_stream() -> None:
+    with Server() as srv:
+        srv.start_http(standalone_stream=False)
+        with httpx.Client(base_url=srv.base_url or "", timeout=WAIT) as http:
+            session = initialize(http)
+            r = post(http, rpc(1, "tools/call", {"name": "echo", "arguments": {"message": "m"}}), session)
+            priming, answer = parse_sse(r.text)
+            h = {"accept": "text/event-stream", "mcp-session-id": session, "last-event-id": priming["id"]}
+            resumed = http.get("/mcp", headers=h)  # returns: the stream ends after the replay
+            assert resumed.status_code == 200
+            (replayed,) = parse_sse(resumed.text)
+            assert replayed == answer
+
+
+def test_notifications_without_a_session_and_refused_connections(http: httpx.Client) -> None:
+    r = post(http, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == -32000
+    # A refusal on the headers alone closes the connection cleanly; the client reconnects.
+    for _ in range(3):
+        assert http.post("/mcp", content=b"{}", headers={"accept": JSON, "content-type": JSON}).status_code == 406
+        assert post(http, rpc(1, "initialize", init_params())).status_code == 200
+
+
+def test_shutdown_does_not_wait_for_running_handlers_in_json_mode() -> None:
+    import threading
+    import time
+
+    srv = Server()
+    srv.start_http(json_response=True)
+    with httpx.Client(base_url=srv.base_url or "", timeout=WAIT) as http:
+        session = post(http, rpc(1, "initialize", init_params())).headers["mcp-session-id"]
+        slow = rpc(2, "tools/call", {"name": "trigger-long-running-operation", "arguments": {"duration": 30}})
+        errors: list[BaseException] = []
+
+        def call() -> None:
+            try:
+                post(http, slow, session)
+            except httpx.HTTPError as e:
+                errors.append(e)
+
+        caller = threading.Thread(target=call)
+        caller.start()
+        with anyio.from_thread.start_blocking_portal() as portal:
+            portal.call(wait_until, lambda: any(r.method == "tools/call" for r in srv.traffic))
+        t0 = time.monotonic()
+        srv.stop()
+        assert time.monotonic() - t0 < 1.0
+        caller.join(WAIT)
+        assert not caller.is_alive()
+
+
+def test_wildcard_bind_is_reached_on_loopback() -> None:
+    with Server() as srv:
+        url = srv.start_http(host="0.0.0.0")
+        assert url.startswith("http://127.0.0.1:")
+        with httpx.Client(timeout=WAIT) as http:
+            r = http.post(url, json=rpc(1, "initialize", init_params()), headers={"accept": ACCEPT_BOTH})
+            assert r.status_code == 200

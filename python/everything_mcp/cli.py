@@ -39,6 +39,24 @@ def _log_level(value: str) -> str:
     return level
 
 
+def _count(value: str) -> int:
+    """A non-negative integer option."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {n}")
+    return n
+
+
+def _port(value: str) -> int:
+    n = _count(value)
+    if n > 65535:
+        raise argparse.ArgumentTypeError(f"expected a port 0-65535, got {n}")
+    return n
+
+
 def _default_port() -> int:
     try:
         return int(os.environ.get("PORT", DEFAULT_PORT))
@@ -65,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     config = commands.add_parser("config", help="print a client configuration to paste into Claude, VS Code or Cursor")
     config.add_argument("client", nargs="?", default="json", choices=("claude", "vscode", "cursor", "json"))
     config.add_argument("--name", default="everything", help="the server's name in the configuration")
-    config.add_argument("--port", type=int, default=_default_port(), help="port of the HTTP variant")
+    config.add_argument("--port", type=_port, default=_default_port(), help="port of the HTTP variant")
     return parser
 
 
@@ -85,11 +103,11 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
         choices=_core.SUPPORTED_REVISIONS,
         help="accept only this protocol revision, repeatable (default: all)",
     )
-    p.add_argument("--page-size", metavar="N", type=int, help="items per */list page (default: one page)")
+    p.add_argument("--page-size", metavar="N", type=_count, help="items per */list page (default: one page)")
     p.add_argument(
         "--max-message-bytes",
         metavar="N",
-        type=int,
+        type=_count,
         help="largest accepted frame or HTTP body; larger ones are refused (default: 64 MiB)",
     )
     p.add_argument(
@@ -105,7 +123,7 @@ def _add_http_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     p.add_argument(
         "--port",
-        type=int,
+        type=_port,
         default=_default_port(),
         help=f"port to bind; 0 picks a free one (default: $PORT or {DEFAULT_PORT})",
     )
@@ -130,7 +148,7 @@ def _add_http_options(p: argparse.ArgumentParser) -> None:
         help="also accept this Origin, e.g. https://app.example (repeatable; * for any)",
     )
     p.add_argument(
-        "--max-sessions", metavar="N", type=int, default=1000, help="most concurrent sessions (default 1000)"
+        "--max-sessions", metavar="N", type=_count, default=1000, help="most concurrent sessions (default 1000)"
     )
     p.add_argument(
         "--session-timeout",
@@ -142,7 +160,7 @@ def _add_http_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--event-store",
         metavar="N",
-        type=int,
+        type=_count,
         default=1024,
         help="SSE events kept per session for Last-Event-ID resumption (default 1024)",
     )

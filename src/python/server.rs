@@ -37,7 +37,7 @@ pub struct Server {
 
 /// A running HTTP listener.
 struct HttpRunning {
-    /// Where it listens.
+    /// Where clients reach it (loopback for a wildcard bind).
     addr: std::net::SocketAddr,
     /// Ends when the listener has shut down gracefully.
     task: tokio::task::JoinHandle<std::io::Result<()>>,
@@ -165,21 +165,6 @@ impl Server {
                 ConfigError::new_err(format!("{name} must be a non-negative number of seconds"))
             })
         };
-        let config = HttpConfig {
-            json_response,
-            allow: Allowlist {
-                hosts: allow_hosts,
-                origins: allow_origins,
-            },
-            max_sessions,
-            session_idle_timeout: session_idle_timeout
-                .map(|t| seconds("session_idle_timeout", t))
-                .transpose()?,
-            event_store_capacity,
-            sse_retry: seconds("sse_retry", sse_retry)?,
-            keepalive: seconds("keepalive", keepalive)?.max(Duration::from_millis(10)),
-            standalone_stream,
-        };
         let mut running = self
             .http
             .lock_py_attached(py)
@@ -191,11 +176,52 @@ impl Server {
         }
         let handle = &self.handle;
         let listener = py.detach(|| handle.block_on(http::bind(host, port, strict_port)))?;
-        let addr = listener.local_addr()?;
+        let bound = listener.local_addr()?;
+        // The address clients are told to use, which the Host guard must then accept: a
+        // wildcard bind is reached on loopback; a specific non-loopback address is allowed.
+        let mut allow = Allowlist {
+            hosts: allow_hosts,
+            origins: allow_origins,
+        };
+        let ip = bound.ip();
+        let reachable = if ip.is_unspecified() {
+            let loopback: std::net::IpAddr = if ip.is_ipv4() {
+                std::net::Ipv4Addr::LOCALHOST.into()
+            } else {
+                std::net::Ipv6Addr::LOCALHOST.into()
+            };
+            std::net::SocketAddr::new(loopback, bound.port())
+        } else {
+            if !ip.is_loopback() {
+                allow.hosts.push(if ip.is_ipv6() {
+                    format!("[{ip}]")
+                } else {
+                    ip.to_string()
+                });
+            }
+            bound
+        };
+        let config = HttpConfig {
+            json_response,
+            allow,
+            max_sessions,
+            // 0 means never, as on the command line.
+            session_idle_timeout: session_idle_timeout
+                .filter(|t| *t > 0.0)
+                .map(|t| seconds("session_idle_timeout", t))
+                .transpose()?,
+            event_store_capacity,
+            sse_retry: seconds("sse_retry", sse_retry)?,
+            keepalive: seconds("keepalive", keepalive)?.max(Duration::from_millis(10)),
+            standalone_stream,
+        };
         let state = HttpState::new(self.core.clone(), config, self.shutdown.child_token());
         let task = self.handle.spawn(http::serve(listener, state));
-        *running = Some(HttpRunning { addr, task });
-        Ok((addr.ip().to_string(), addr.port()))
+        *running = Some(HttpRunning {
+            addr: reachable,
+            task,
+        });
+        Ok((reachable.ip().to_string(), reachable.port()))
     }
 
     /// The HTTP listener's `(host, port)`, or `None` before `start_http`.

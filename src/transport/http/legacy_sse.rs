@@ -4,7 +4,7 @@
 //! stream closes. An unknown session id is a 404 at once (the reference server hangs).
 
 use super::sessions::{HttpSession, SessionKind};
-use super::{header_value, is_json, read_body, record_exchange, sse, HttpState, Refusal};
+use super::{is_json, read_body, record_exchange, sse, HttpState, Refusal};
 use crate::server::dispatch::Work;
 use crate::traffic::TransportKind;
 use axum::body::Body;
@@ -71,18 +71,11 @@ pub async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Res
             .map(|frame| (sse::message(None, &frame), (rx, guard)))
     });
     let events = futures::stream::iter([endpoint]).chain(live);
-    let mut response = Response::new(sse::body(
+    sse::response(sse::body(
         events,
         state.config.keepalive,
         state.shutdown.clone(),
-    ));
-    let h = response.headers_mut();
-    h.insert(header::CONTENT_TYPE, header_value("text/event-stream"));
-    h.insert(
-        header::CACHE_CONTROL,
-        header_value("no-cache, no-transform"),
-    );
-    response
+    ))
 }
 
 /// `POST /message?sessionId=…`.
@@ -94,13 +87,15 @@ pub async fn post(
 ) -> Response {
     let request = (&Method::POST, "/message", &headers);
     let id = query.get("sessionId").map(String::as_str);
-    let refuse = |status, message: String, body: &[u8]| {
-        Refusal::new(status, message).respond(&state, TransportKind::Sse, id, request, body)
+    let refuse = |refusal: Refusal, body: &[u8]| {
+        refusal.respond(&state, TransportKind::Sse, id, request, body)
     };
     let Some(id) = id else {
         return refuse(
-            StatusCode::BAD_REQUEST,
-            "Bad Request: the sessionId query parameter is required".into(),
+            Refusal::new(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: the sessionId query parameter is required",
+            ),
             b"",
         );
     };
@@ -109,29 +104,25 @@ pub async fn post(
         .get(id)
         .filter(|s| s.kind == SessionKind::LegacySse)
     else {
-        return refuse(
+        let r = Refusal::new(
             StatusCode::NOT_FOUND,
             format!("Session not found: {id} (open one with GET /sse)"),
-            b"",
         );
+        return refuse(r, b"");
     };
     if !is_json(&headers) {
         return refuse(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Unsupported Media Type: Content-Type must be application/json".into(),
+            Refusal::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Unsupported Media Type: Content-Type must be application/json",
+            ),
             b"",
         );
     }
     let limit = state.server.config.max_message_bytes;
     let body = match read_body(body, limit).await {
         Ok(b) => b,
-        Err(prefix) => {
-            return refuse(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("Payload Too Large: request body exceeds the {limit}-byte limit"),
-                &prefix,
-            )
-        }
+        Err(refusal) => return refuse(refusal.into_refusal(limit), &refusal.prefix),
     };
     session.touch();
     let decoded = state.server.decode(Some(&session.core), &body);
@@ -148,9 +139,9 @@ pub async fn post(
     ));
     let sink = session.core.sink.clone();
     match state.server.accept(&session.core, &sink, decoded, http) {
+        // An invalid frame's error goes back in the HTTP response, not on the stream.
         Work::Reply(out) if status == StatusCode::BAD_REQUEST => {
             let text = sink
-                .clone()
                 .with_http(Some(serde_json::json!({ "status": 400 })))
                 .record_only(&out);
             return (

@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use serde_json::{json, Map, Value};
-use sessions::SessionTable;
+use sessions::{HttpSession, SessionTable};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,7 +33,8 @@ pub struct HttpConfig {
     pub json_response: bool,
     /// Hosts and origins accepted besides loopback.
     pub allow: guard::Allowlist,
-    /// Most concurrent sessions; `initialize` beyond it gets 503.
+    /// Most concurrent sessions (both transports); an `initialize` or `GET /sse` beyond it
+    /// gets 503.
     pub max_sessions: usize,
     /// Sessions idle this long are ended (`None`: never).
     pub session_idle_timeout: Option<Duration>,
@@ -87,14 +88,20 @@ impl HttpState {
 
     /// Ends a session: its streams close, its handlers stop, its memory is released.
     pub fn end_session(&self, id: &str) -> bool {
-        match self.sessions.remove(id) {
-            Some(s) => {
-                s.end_streams();
-                self.server.close_session(&s.core);
-                true
-            }
-            None => false,
+        self.sessions.remove(id).map(|s| self.close(&s)).is_some()
+    }
+
+    /// Ends every session (shutdown).
+    pub fn end_all_sessions(&self) {
+        for s in self.sessions.drain() {
+            self.close(&s);
         }
+    }
+
+    /// Closes a session already removed from the table.
+    fn close(&self, session: &HttpSession) {
+        session.end_streams();
+        self.server.close_session(&session.core);
     }
 }
 
@@ -332,8 +339,7 @@ async fn expire_idle_sessions(state: Arc<HttpState>) {
         tokio::time::sleep(every).await;
         for s in state.sessions.take_idle(idle) {
             tracing::info!(session = %s.core.id, "session expired after {idle:?} idle");
-            s.end_streams();
-            state.server.close_session(&s.core);
+            state.close(&s);
         }
     }
 }
@@ -365,21 +371,54 @@ pub fn accepts(headers: &HeaderMap, mime: &str) -> bool {
         })
 }
 
-/// Reads a request body of at most `limit` bytes; past the limit it stops reading and returns
-/// the first bytes (for the record).
-pub async fn read_body(body: Body, limit: usize) -> Result<axum::body::Bytes, Vec<u8>> {
+/// Why a request body was not taken.
+pub struct BodyRefusal {
+    /// The first bytes of the body (for the record).
+    pub prefix: Vec<u8>,
+    /// Over the size limit (413), or broken off by the client (400).
+    pub too_large: bool,
+}
+
+impl BodyRefusal {
+    /// The refusal to answer with.
+    pub fn into_refusal(&self, limit: usize) -> Refusal {
+        if self.too_large {
+            Refusal::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("Payload Too Large: request body exceeds the {limit}-byte limit"),
+            )
+        } else {
+            Refusal::new(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: the request body could not be read",
+            )
+        }
+    }
+}
+
+/// Reads a request body of at most `limit` bytes; past the limit it stops reading.
+pub async fn read_body(body: Body, limit: usize) -> Result<axum::body::Bytes, BodyRefusal> {
     use http_body_util::BodyExt;
+    let keep = crate::traffic::OVERSIZED_PREFIX;
     let mut body = body;
     let mut buf = Vec::new();
     while let Some(frame) = body.frame().await {
-        let Ok(frame) = frame else { break };
+        let Ok(frame) = frame else {
+            buf.truncate(keep);
+            return Err(BodyRefusal {
+                prefix: buf,
+                too_large: false,
+            });
+        };
         if let Ok(data) = frame.into_data() {
             if buf.len() + data.len() > limit {
-                let room = crate::traffic::OVERSIZED_PREFIX
-                    .saturating_sub(buf.len().min(crate::traffic::OVERSIZED_PREFIX));
-                buf.truncate(crate::traffic::OVERSIZED_PREFIX);
+                buf.truncate(keep);
+                let room = keep - buf.len();
                 buf.extend_from_slice(&data[..data.len().min(room)]);
-                return Err(buf);
+                return Err(BodyRefusal {
+                    prefix: buf,
+                    too_large: true,
+                });
             }
             buf.extend_from_slice(&data);
         }

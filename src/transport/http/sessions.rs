@@ -8,13 +8,17 @@
 
 use crate::server::session::Session;
 use crate::server::sink::{Outlet, Undeliverable};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Instant;
 use tokio::sync::mpsc;
 
 /// The standalone stream's id.
 pub const STANDALONE: u64 = 0;
+
+/// Most bytes of event data one session keeps for replay, whatever the event count: the
+/// oldest events go first, and a single event larger than this is not kept at all.
+pub const STORE_MAX_BYTES: usize = 16 * 1024 * 1024;
 
 /// What a live SSE response receives.
 #[derive(Debug, Clone)]
@@ -55,8 +59,13 @@ struct Streams {
     capacity: usize,
     /// The connected receiver of each stream, with a number that tells connections apart.
     live: HashMap<u64, (u64, mpsc::UnboundedSender<Event>)>,
-    /// POST streams whose request was answered (a resumed GET on them ends after replay).
-    finished: Vec<u64>,
+    /// POST streams whose request is still being served (bounded by the requests in flight);
+    /// a resumed GET on any other POST stream ends after its replay.
+    open: HashSet<u64>,
+    /// Bytes of event data in `store` (bounded by [`STORE_MAX_BYTES`]).
+    stored_bytes: usize,
+    /// Set when the session ends: no stream can be opened or attached any more.
+    closed: bool,
     /// Numbers live connections.
     next_conn: u64,
 }
@@ -90,7 +99,7 @@ pub enum Attach {
     },
     /// The stream already has a live connection (409).
     Busy,
-    /// No such stream in this session (or its events are gone).
+    /// No such stream in this session, or the session has ended.
     Unknown,
 }
 
@@ -111,7 +120,9 @@ impl HttpSession {
                 store: VecDeque::new(),
                 capacity,
                 live: HashMap::new(),
-                finished: Vec::new(),
+                open: HashSet::new(),
+                stored_bytes: 0,
+                closed: false,
                 next_conn: 0,
             }),
             last_active: Mutex::new(Instant::now()),
@@ -123,27 +134,32 @@ impl HttpSession {
         *lock(&self.last_active) = Instant::now();
     }
 
-    /// How long the session has been idle; a live standalone stream counts as activity.
+    /// How long the session has been idle. A connected stream (a GET, a POST whose request
+    /// runs) counts as activity, and a legacy SSE session lives exactly as long as its stream.
     pub fn idle_for(&self) -> std::time::Duration {
-        if lock(&self.streams).live.contains_key(&STANDALONE) {
+        if self.kind == SessionKind::LegacySse || !lock(&self.streams).live.is_empty() {
             return std::time::Duration::ZERO;
         }
         lock(&self.last_active).elapsed()
     }
 
     /// Opens a new POST stream with a live connection; returns its id, the receiver, and the
-    /// id of a priming event (reserved, never replayed).
-    pub fn open_post_stream(&self) -> (u64, mpsc::UnboundedReceiver<Event>, Arc<str>) {
+    /// id of a priming event (reserved, never replayed). `None` once the session ended.
+    pub fn open_post_stream(&self) -> Option<(u64, mpsc::UnboundedReceiver<Event>, Arc<str>)> {
         let mut s = lock(&self.streams);
+        if s.closed {
+            return None;
+        }
         let stream = s.next_stream;
         s.next_stream += 1;
         let (tx, rx) = mpsc::unbounded_channel();
         let conn = s.next_conn;
         s.next_conn += 1;
         s.live.insert(stream, (conn, tx));
+        s.open.insert(stream);
         let n = s.next_event;
         s.next_event += 1;
-        (stream, rx, format!("{stream}-{n}").into())
+        Some((stream, rx, format!("{stream}-{n}").into()))
     }
 
     /// The request of POST stream `stream` was answered (or cancelled): its connection ends
@@ -151,18 +167,16 @@ impl HttpSession {
     pub fn finish_stream(&self, stream: u64) {
         let mut s = lock(&self.streams);
         s.live.remove(&stream);
-        s.finished.push(stream);
-        // Keep the list bounded like the store: only streams with stored events matter.
-        if s.finished.len() > s.capacity.max(16) {
-            let oldest_kept = s.store.front().map_or(u64::MAX, |e| e.stream);
-            s.finished.retain(|&f| f >= oldest_kept);
-        }
+        s.open.remove(&stream);
     }
 
     /// Connects a GET: to the standalone stream (`resume` `None`), or resuming the stream of
     /// the event `resume` names, after that event.
     pub fn attach(&self, resume: Option<(u64, u64)>) -> Attach {
         let mut s = lock(&self.streams);
+        if s.closed {
+            return Attach::Unknown;
+        }
         let (stream, after) = resume.unwrap_or((STANDALONE, 0));
         // A fresh GET may not displace a working standalone stream (409). A resume says the
         // client lost its connection, which the server may not have noticed yet: it takes over.
@@ -189,12 +203,13 @@ impl HttpSession {
         let (tx, rx) = mpsc::unbounded_channel();
         let conn = s.next_conn;
         s.next_conn += 1;
-        if stream == STANDALONE || !s.finished.contains(&stream) {
+        if stream == STANDALONE || s.open.contains(&stream) {
             s.live.insert(stream, (conn, tx));
         } else {
+            // An answered POST stream: `tx` is dropped here, so the connection ends after the
+            // replay.
             s.live.remove(&stream);
         }
-        // A finished stream: `tx` is dropped here, so the connection ends after the replay.
         Attach::Attached { replay, rx, conn }
     }
 
@@ -206,16 +221,15 @@ impl HttpSession {
         }
     }
 
-    /// Ends every live connection (DELETE, expiry, shutdown).
+    /// Ends every live connection and frees the event store (DELETE, expiry, shutdown); no
+    /// stream can be opened or attached afterwards.
     pub fn end_streams(&self) {
         let mut s = lock(&self.streams);
+        s.closed = true;
         s.live.clear();
+        s.open.clear();
         s.store.clear();
-    }
-
-    /// Whether the standalone stream has a live connection.
-    pub fn standalone_connected(&self) -> bool {
-        lock(&self.streams).live.contains_key(&STANDALONE)
+        s.stored_bytes = 0;
     }
 
     /// Stores an event of `stream` and hands it to the live connection, if any.
@@ -236,10 +250,14 @@ impl HttpSession {
                 s.live.remove(&stream);
             }
         }
-        if s.capacity > 0 {
-            if s.store.len() >= s.capacity {
-                s.store.pop_front();
+        if s.capacity > 0 && data.len() <= STORE_MAX_BYTES {
+            while s.store.len() >= s.capacity || s.stored_bytes + data.len() > STORE_MAX_BYTES {
+                let Some(old) = s.store.pop_front() else {
+                    break;
+                };
+                s.stored_bytes -= old.data.len();
             }
+            s.stored_bytes += data.len();
             s.store.push_back(Stored {
                 stream,
                 n,
@@ -299,16 +317,6 @@ impl SessionTable {
         lock(&self.map).remove(id)
     }
 
-    /// How many sessions are live.
-    pub fn len(&self) -> usize {
-        lock(&self.map).len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Removes and returns every session idle for longer than `idle`.
     pub fn take_idle(&self, idle: std::time::Duration) -> Vec<Arc<HttpSession>> {
         let mut map = lock(&self.map);
@@ -352,8 +360,8 @@ mod tests {
     #[test]
     fn resumes_only_the_named_stream() {
         let s = session(100);
-        let (a, mut rx_a, _) = s.open_post_stream();
-        let (b, _rx_b, _) = s.open_post_stream();
+        let (a, mut rx_a, _) = s.open_post_stream().unwrap();
+        let (b, _rx_b, _) = s.open_post_stream().unwrap();
         let first = s.push(a, "a1".into());
         s.push(b, "b1".into());
         s.push(a, "a2".into());
@@ -403,5 +411,38 @@ mod tests {
         };
         let data: Vec<_> = replay.iter().map(|e| e.data.to_string()).collect();
         assert_eq!(data, ["7", "8", "9"]);
+    }
+
+    #[test]
+    fn answered_streams_end_after_replay_and_ended_sessions_refuse() {
+        let s = session(2);
+        let (a, _rx, priming) = s.open_post_stream().unwrap();
+        s.push(a, "result".into());
+        s.finish_stream(a);
+        for _ in 0..20 {
+            let (b, _rx, _) = s.open_post_stream().unwrap();
+            s.finish_stream(b);
+        }
+        let Attach::Attached { mut rx, .. } = s.attach(parse_event_id(&priming)) else {
+            panic!()
+        };
+        assert!(
+            rx.try_recv().is_err() && rx.is_closed(),
+            "ends after the (evicted) replay"
+        );
+        s.end_streams();
+        assert!(matches!(s.attach(None), Attach::Unknown));
+        assert!(s.open_post_stream().is_none());
+    }
+
+    #[test]
+    fn the_store_is_bounded_in_bytes_too() {
+        let s = session(1000);
+        let big: Arc<str> = "x".repeat(STORE_MAX_BYTES / 2 + 1).into();
+        s.push(STANDALONE, big.clone());
+        s.push(STANDALONE, big);
+        assert_eq!(lock(&s.streams).store.len(), 1);
+        s.push(STANDALONE, "y".repeat(STORE_MAX_BYTES + 1).into());
+        assert!(lock(&s.streams).stored_bytes <= STORE_MAX_BYTES);
     }
 }

@@ -57,6 +57,26 @@ where
     Body::from_stream(stream.map(Ok::<_, Infallible>))
 }
 
+/// An SSE response around `body`, with the headers streaming needs through proxies.
+pub fn response(body: Body) -> axum::response::Response {
+    use axum::http::{header, HeaderName, HeaderValue};
+    let mut response = axum::response::Response::new(body);
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, no-transform"),
+    );
+    h.insert(
+        HeaderName::from_static("x-accel-buffering"),
+        HeaderValue::from_static("no"),
+    );
+    response
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

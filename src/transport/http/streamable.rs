@@ -13,10 +13,9 @@ use crate::protocol::Revision;
 use crate::server::dispatch::{Decoded, Work};
 use crate::server::sink::{Outgoing, Sink};
 use crate::traffic::TransportKind;
-use axum::body::Body;
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::{header, HeaderMap, HeaderName, Method, StatusCode};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use std::sync::Arc;
@@ -30,128 +29,165 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-/// Looks up the session a request names: 400 without the header, 404 when unknown or ended.
+/// Refuses a request to `/mcp`, recording it (with `body`) under the session it names.
+fn refuse(
+    state: &HttpState,
+    method: &Method,
+    headers: &HeaderMap,
+    refusal: Refusal,
+    body: &[u8],
+) -> Response {
+    let conn = header_str(headers, SESSION_HEADER);
+    refusal.respond(
+        state,
+        TransportKind::Http,
+        conn,
+        (method, PATH, headers),
+        body,
+    )
+}
+
+/// The session a request names, checked: 400 without the header or with an unsupported
+/// `MCP-Protocol-Version`, 404 when unknown or ended.
 fn find_session(
     state: &HttpState,
     method: &Method,
     headers: &HeaderMap,
+    body: &[u8],
 ) -> Result<Arc<HttpSession>, Box<Response>> {
-    let request = (method, PATH, headers);
+    let fail = |refusal: Refusal| Err(Box::new(refuse(state, method, headers, refusal, body)));
     let Some(id) = header_str(headers, SESSION_HEADER) else {
-        let r = Refusal::new(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required (only initialize may be sent without one)");
-        return Err(Box::new(r.respond(
-            state,
-            TransportKind::Http,
-            None,
-            request,
-            b"",
-        )));
+        return fail(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: Mcp-Session-Id header is required (only initialize may be sent without one)",
+        ));
     };
-    match state
+    let Some(session) = state
         .sessions
         .get(id)
         .filter(|s| s.kind == SessionKind::Streamable)
-    {
-        Some(s) => Ok(s),
-        None => {
-            let r = Refusal {
-                status: StatusCode::NOT_FOUND,
-                code: -32001,
-                message: format!("Session not found: {id}"),
-            };
-            Err(Box::new(r.respond(
-                state,
-                TransportKind::Http,
-                Some(id),
-                request,
-                b"",
-            )))
+    else {
+        return fail(Refusal {
+            status: StatusCode::NOT_FOUND,
+            code: -32001,
+            message: format!("Session not found: {id}"),
+        });
+    };
+    if let Some(version) = header_str(headers, VERSION_HEADER) {
+        let revisions = &state.server.config.revisions;
+        if !version
+            .parse::<Revision>()
+            .is_ok_and(|r| r.has_handshake() && revisions.contains(&r))
+        {
+            let supported: Vec<&str> = revisions
+                .iter()
+                .rev()
+                .filter(|r| r.has_handshake())
+                .map(|r| r.as_str())
+                .collect();
+            let message = format!(
+                "Bad Request: Unsupported protocol version: {version} (supported versions: {})",
+                supported.join(", ")
+            );
+            return fail(Refusal::new(StatusCode::BAD_REQUEST, message));
         }
+    }
+    session.touch();
+    Ok(session)
+}
+
+fn session_gone(id: &str) -> Refusal {
+    Refusal {
+        status: StatusCode::NOT_FOUND,
+        code: -32001,
+        message: format!("Session not found: {id}"),
     }
 }
 
 /// `POST /mcp`.
 pub async fn post(State(state): State<Arc<HttpState>>, headers: HeaderMap, body: Body) -> Response {
-    let request = (&Method::POST, PATH, &headers);
-    let refuse = |status, message: &str, body: &[u8]| {
-        let conn = header_str(&headers, SESSION_HEADER);
-        Refusal::new(status, message).respond(&state, TransportKind::Http, conn, request, body)
-    };
+    let m = &Method::POST;
     if !accepts(&headers, "application/json") || !accepts(&headers, "text/event-stream") {
-        return refuse(
+        let r = Refusal::new(
             StatusCode::NOT_ACCEPTABLE,
             "Not Acceptable: Client must accept both application/json and text/event-stream",
-            b"",
         );
+        return refuse(&state, m, &headers, r, b"");
     }
     if !is_json(&headers) {
-        return refuse(
+        let r = Refusal::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "Unsupported Media Type: Content-Type must be application/json",
-            b"",
         );
+        return refuse(&state, m, &headers, r, b"");
     }
     let limit = state.server.config.max_message_bytes;
     let body = match read_body(body, limit).await {
         Ok(b) => b,
-        Err(prefix) => {
-            let message = format!("Payload Too Large: request body exceeds the {limit}-byte limit");
-            return refuse(StatusCode::PAYLOAD_TOO_LARGE, &message, &prefix);
+        Err(refusal) => {
+            return refuse(
+                &state,
+                m,
+                &headers,
+                refusal.into_refusal(limit),
+                &refusal.prefix,
+            )
         }
     };
     if header_str(&headers, SESSION_HEADER).is_none() {
         return initialize(&state, &headers, &body).await;
     }
-    let session = match find_session(&state, &Method::POST, &headers) {
+    let session = match find_session(&state, m, &headers, &body) {
         Ok(s) => s,
         Err(response) => return *response,
     };
-    if let Some(version) = header_str(&headers, VERSION_HEADER) {
-        if !supported_version(&state, version) {
-            let message = format!(
-                "Bad Request: Unsupported protocol version: {version} (supported versions: {})",
-                handshake_versions(&state).join(", ")
-            );
-            return refuse(StatusCode::BAD_REQUEST, &message, &body);
-        }
-    }
-    session.touch();
     let decoded = state.server.decode(Some(&session.core), &body);
     if !decoded.is_valid() {
-        let http = http_meta(&Method::POST, PATH, StatusCode::BAD_REQUEST, &headers);
-        let work = state
+        let http = http_meta(m, PATH, StatusCode::BAD_REQUEST, &headers);
+        let out = match state
             .server
-            .accept(&session.core, &session.core.sink, decoded, Some(http));
-        return json_reply(&session, StatusCode::BAD_REQUEST, work_reply(work), &[]);
+            .accept(&session.core, &session.core.sink, decoded, Some(http))
+        {
+            Work::Reply(out) => Some(out),
+            Work::Task(_) | Work::Nothing => unreachable!("an invalid frame is answered at once"),
+        };
+        return json_reply(&session, StatusCode::BAD_REQUEST, out, None);
     }
     if !decoded.expects_reply() {
-        let http = http_meta(&Method::POST, PATH, StatusCode::ACCEPTED, &headers);
+        let http = http_meta(m, PATH, StatusCode::ACCEPTED, &headers);
         let _ = state
             .server
             .accept(&session.core, &session.core.sink, decoded, Some(http));
         return StatusCode::ACCEPTED.into_response();
     }
-    serve_request(&state, &session, &headers, decoded, None).await
+    serve_request(&state, &session, &headers, decoded, false).await
 }
 
 /// A POST without a session: only an `initialize` request opens one.
 async fn initialize(state: &Arc<HttpState>, headers: &HeaderMap, body: &[u8]) -> Response {
-    let request = (&Method::POST, PATH, headers);
+    let m = &Method::POST;
     let decoded = state.server.decode(None, body);
     if decoded.method() != Some("initialize") || !decoded.expects_reply() {
         let (code, message) = match (decoded.error(), decoded.method()) {
             (Some(e), _) => (e.code, e.message.clone()),
             // An unknown method is -32601 at once, session or not: a 2.x client probes with
             // server/discover and falls back to initialize on the error.
-            (None, Some(m)) if !state.server.knows_method(m) => (-32601, format!("Method not found: {m}")),
+            (None, Some(method)) if decoded.expects_reply() && !state.server.knows_method(method) => {
+                (-32601, format!("Method not found: {method}"))
+            }
             _ => (-32000, "Bad Request: Mcp-Session-Id header is required (only initialize may be sent without one)".into()),
         };
-        let r = Refusal {
-            status: StatusCode::BAD_REQUEST,
-            code,
-            message,
-        };
-        return r.respond(state, TransportKind::Http, None, request, body);
+        return refuse(
+            state,
+            m,
+            headers,
+            Refusal {
+                status: StatusCode::BAD_REQUEST,
+                code,
+                message,
+            },
+            body,
+        );
     }
     let capacity = state.config.event_store_capacity;
     let server = state.server.clone();
@@ -172,71 +208,84 @@ async fn initialize(state: &Arc<HttpState>, headers: &HeaderMap, body: &[u8]) ->
             "Service Unavailable: too many sessions (limit {}); end one with DELETE or let it expire",
             state.config.max_sessions
         );
-        return Refusal::new(StatusCode::SERVICE_UNAVAILABLE, message).respond(
+        return refuse(
             state,
-            TransportKind::Http,
-            None,
-            request,
+            m,
+            headers,
+            Refusal::new(StatusCode::SERVICE_UNAVAILABLE, message),
             body,
         );
     }
-    let id = header_value(&session.core.id);
-    serve_request(state, &session, headers, decoded, Some(id)).await
+    serve_request(state, &session, headers, decoded, true).await
 }
 
 /// Serves a frame that holds requests: an SSE stream of related messages and the response, or
-/// (JSON-response mode) the response as `application/json`. `new_session` is the id of a
-/// session this `initialize` opens: sent as `Mcp-Session-Id` on success, ended on failure.
+/// (JSON-response mode) the response as `application/json`. With `opens_session` the frame is
+/// the `initialize` that created `session`: a success carries `Mcp-Session-Id`, an error
+/// answer ends the session again (the answer itself is still a normal 200 response).
 async fn serve_request(
     state: &Arc<HttpState>,
     session: &Arc<HttpSession>,
     headers: &HeaderMap,
     decoded: Decoded,
-    new_session: Option<axum::http::HeaderValue>,
+    opens_session: bool,
 ) -> Response {
-    let is_initialize = new_session.is_some();
-    let extra: Vec<(HeaderName, axum::http::HeaderValue)> = new_session
-        .into_iter()
-        .map(|id| (HeaderName::from_static(SESSION_HEADER), id))
-        .collect();
-    let extra = extra.as_slice();
     let http = Some(http_meta(&Method::POST, PATH, StatusCode::OK, headers));
+    let session_header = opens_session.then(|| header_value(&session.core.id));
     if state.config.json_response {
         let work = state
             .server
             .accept(&session.core, &session.core.sink, decoded, http);
         let out = match work {
             Work::Reply(out) => Some(out),
-            Work::Task(fut) => tokio::spawn(fut).await.ok().flatten(),
+            Work::Task(fut) => {
+                // Disconnection is not cancellation: the handler runs on its own task. Shutdown
+                // does not wait for it.
+                let task = tokio::spawn(fut);
+                tokio::select! {
+                    r = task => r.ok().flatten(),
+                    () = state.shutdown.cancelled() => None,
+                }
+            }
             Work::Nothing => None,
         };
-        if is_initialize && initialize_failed(out.as_ref()) {
+        if opens_session && initialize_failed(out.as_ref()) {
             state.end_session(&session.core.id);
-            return json_reply(session, StatusCode::BAD_REQUEST, out, &[]);
+            return json_reply(session, StatusCode::OK, out, None);
         }
-        return json_reply(session, StatusCode::OK, out, extra);
+        return json_reply(session, StatusCode::OK, out, session_header);
     }
-    let (stream, rx, priming_id) = session.open_post_stream();
+    let Some((stream, rx, priming_id)) = session.open_post_stream() else {
+        return refuse(
+            state,
+            &Method::POST,
+            headers,
+            session_gone(&session.core.id),
+            b"",
+        );
+    };
     let outlet = StreamOutlet {
         session: Arc::downgrade(session),
         stream,
     };
+    let recorder = state.server.recorder.clone();
     let sink = Sink::new(
         Arc::new(outlet),
-        state.server.recorder.clone(),
+        recorder,
         TransportKind::Http,
         session.core.id.clone(),
         Some(stream.to_string().into()),
     );
+    let mut session_header = session_header;
     match state.server.accept(&session.core, &sink, decoded, http) {
         Work::Reply(out) => {
-            if is_initialize && initialize_failed(Some(&out)) {
-                session.finish_stream(stream);
-                state.end_session(&session.core.id);
-                return json_reply(session, StatusCode::BAD_REQUEST, Some(out), &[]);
-            }
+            let failed = opens_session && initialize_failed(Some(&out));
             sink.send_outgoing(&out);
             session.finish_stream(stream);
+            if failed {
+                session_header = None;
+                state.end_session(&session.core.id);
+            }
         }
         Work::Task(fut) => {
             let session = session.clone();
@@ -253,20 +302,18 @@ async fn serve_request(
     // so a client that loses the stream can resume it with Last-Event-ID.
     let priming = (session.core.revision() >= Revision::V2025_11_25)
         .then(|| sse::event(None, Some(&priming_id), Some(state.config.sse_retry), ""));
-    sse_response(state, priming.into_iter().collect(), rx, None, extra)
+    let mut response = sse_response(state, priming.into_iter().collect(), rx, None);
+    if let Some(id) = session_header {
+        response
+            .headers_mut()
+            .insert(HeaderName::from_static(SESSION_HEADER), id);
+    }
+    response
 }
 
 /// Whether an `initialize` answer is an error (then no session is issued).
 fn initialize_failed(out: Option<&Outgoing>) -> bool {
     !matches!(out, Some(Outgoing::One(Message::Response { .. })))
-}
-
-/// The reply of work that was answered at once.
-fn work_reply(work: Work) -> Option<Outgoing> {
-    match work {
-        Work::Reply(out) => Some(out),
-        Work::Task(_) | Work::Nothing => None,
-    }
 }
 
 /// An `application/json` answer (recorded as the outgoing frame), or 204 when there is none
@@ -275,7 +322,7 @@ fn json_reply(
     session: &HttpSession,
     status: StatusCode,
     out: Option<Outgoing>,
-    extra: &[(HeaderName, axum::http::HeaderValue)],
+    session_header: Option<HeaderValue>,
 ) -> Response {
     let Some(out) = out else {
         return StatusCode::NO_CONTENT.into_response();
@@ -292,8 +339,10 @@ fn json_reply(
         text.to_string(),
     )
         .into_response();
-    for (name, value) in extra {
-        response.headers_mut().insert(name.clone(), value.clone());
+    if let Some(id) = session_header {
+        response
+            .headers_mut()
+            .insert(HeaderName::from_static(SESSION_HEADER), id);
     }
     response
 }
@@ -305,32 +354,18 @@ fn sse_response(
     first: Vec<Bytes>,
     rx: mpsc::UnboundedReceiver<Event>,
     detach: Option<DetachGuard>,
-    extra: &[(HeaderName, axum::http::HeaderValue)],
 ) -> Response {
     let live = futures::stream::unfold((rx, detach), |(mut rx, guard)| async move {
-        rx.recv().await.map(|e| (to_sse(&e), (rx, guard)))
+        rx.recv()
+            .await
+            .map(|e| (sse::message(e.id.as_deref(), &e.data), (rx, guard)))
     });
     let events = futures::stream::iter(first).chain(live);
-    let body = sse::body(events, state.config.keepalive, state.shutdown.clone());
-    let mut response = Response::new(body);
-    let h = response.headers_mut();
-    h.insert(header::CONTENT_TYPE, header_value("text/event-stream"));
-    h.insert(
-        header::CACHE_CONTROL,
-        header_value("no-cache, no-transform"),
-    );
-    h.insert(
-        HeaderName::from_static("x-accel-buffering"),
-        header_value("no"),
-    );
-    for (name, value) in extra {
-        h.insert(name.clone(), value.clone());
-    }
-    response
-}
-
-fn to_sse(e: &Event) -> Bytes {
-    sse::message(e.id.as_deref(), &e.data)
+    sse::response(sse::body(
+        events,
+        state.config.keepalive,
+        state.shutdown.clone(),
+    ))
 }
 
 /// Detaches a GET connection from its stream when the response body is dropped.
@@ -348,30 +383,18 @@ impl Drop for DetachGuard {
 
 /// `GET /mcp`: the standalone stream, or a resumed stream with `Last-Event-ID`.
 pub async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Response {
-    let request = (&Method::GET, PATH, &headers);
-    let conn = header_str(&headers, SESSION_HEADER);
+    let m = &Method::GET;
     if !accepts(&headers, "text/event-stream") {
         let r = Refusal::new(
             StatusCode::NOT_ACCEPTABLE,
             "Not Acceptable: Client must accept text/event-stream",
         );
-        return r.respond(&state, TransportKind::Http, conn, request, b"");
+        return refuse(&state, m, &headers, r, b"");
     }
-    let session = match find_session(&state, &Method::GET, &headers) {
+    let session = match find_session(&state, m, &headers, b"") {
         Ok(s) => s,
         Err(response) => return *response,
     };
-    if !state.config.standalone_stream {
-        let r = Refusal::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "Method Not Allowed: this server offers no standalone SSE stream",
-        );
-        let mut response = r.respond(&state, TransportKind::Http, conn, request, b"");
-        response
-            .headers_mut()
-            .insert(header::ALLOW, header_value("POST, DELETE"));
-        return response;
-    }
     let resume = match header_str(&headers, "last-event-id") {
         None => None,
         Some(id) => match parse_event_id(id) {
@@ -381,53 +404,64 @@ pub async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Res
                     StatusCode::BAD_REQUEST,
                     format!("Bad Request: Last-Event-ID {id:?} is not an event id of this server"),
                 );
-                return r.respond(&state, TransportKind::Http, conn, request, b"");
+                return refuse(&state, m, &headers, r, b"");
             }
         },
     };
-    session.touch();
+    // Without a standalone stream a GET is 405, but resuming a POST stream still works.
+    if !state.config.standalone_stream && resume.is_none_or(|(stream, _)| stream == STANDALONE) {
+        let r = Refusal::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Method Not Allowed: this server offers no standalone SSE stream",
+        );
+        let mut response = refuse(&state, m, &headers, r, b"");
+        response
+            .headers_mut()
+            .insert(header::ALLOW, header_value("POST, DELETE"));
+        return response;
+    }
     match session.attach(resume) {
         Attach::Busy => {
             let r = Refusal::new(
                 StatusCode::CONFLICT,
                 "Conflict: Only one SSE stream is allowed per session",
             );
-            r.respond(&state, TransportKind::Http, conn, request, b"")
+            refuse(&state, m, &headers, r, b"")
         }
-        Attach::Unknown => {
+        Attach::Unknown if resume.is_some() => {
             let r = Refusal::new(
                 StatusCode::BAD_REQUEST,
                 "Bad Request: Last-Event-ID names no stream of this session",
             );
-            r.respond(&state, TransportKind::Http, conn, request, b"")
+            refuse(&state, m, &headers, r, b"")
         }
-        Attach::Attached {
-            replay,
-            rx,
-            conn: c,
-        } => {
+        Attach::Unknown => refuse(&state, m, &headers, session_gone(&session.core.id), b""),
+        Attach::Attached { replay, rx, conn } => {
             record_exchange(
                 &state,
                 TransportKind::Http,
                 &session.core.id,
-                request,
+                (m, PATH, &headers),
                 StatusCode::OK,
             );
             let stream = resume.map_or(STANDALONE, |(s, _)| s);
             let guard = DetachGuard {
                 session: session.clone(),
                 stream,
-                conn: c,
+                conn,
             };
-            let first = replay.iter().map(to_sse).collect();
-            sse_response(&state, first, rx, Some(guard), &[])
+            let first = replay
+                .iter()
+                .map(|e| sse::message(e.id.as_deref(), &e.data))
+                .collect();
+            sse_response(&state, first, rx, Some(guard))
         }
     }
 }
 
 /// `DELETE /mcp`: ends the session (200); its id gets 404 from then on.
 pub async fn delete(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Response {
-    let session = match find_session(&state, &Method::DELETE, &headers) {
+    let session = match find_session(&state, &Method::DELETE, &headers, b"") {
         Ok(s) => s,
         Err(response) => return *response,
     };
@@ -440,22 +474,4 @@ pub async fn delete(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> 
         StatusCode::OK,
     );
     StatusCode::OK.into_response()
-}
-
-fn supported_version(state: &HttpState, version: &str) -> bool {
-    version
-        .parse::<Revision>()
-        .is_ok_and(|r| r.has_handshake() && state.server.config.revisions.contains(&r))
-}
-
-fn handshake_versions(state: &HttpState) -> Vec<&'static str> {
-    state
-        .server
-        .config
-        .revisions
-        .iter()
-        .rev()
-        .filter(|r| r.has_handshake())
-        .map(|r| r.as_str())
-        .collect()
 }
