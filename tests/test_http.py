@@ -134,12 +134,17 @@ async def test_sdk_client_over_streamable_http(server: Server) -> None:
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 async def test_sdk_client_over_legacy_sse(server: Server) -> None:
     progress: list[float] = []
+    logs: list[Any] = []
 
     async def on_progress(p: float, total: float | None, message: str | None) -> None:
         progress.append(p)
 
+    async def on_log(params: Any) -> None:
+        logs.append(params)
+
     with anyio.fail_after(20):
-        async with Client(sse_client(server.sse_url or ""), mode="legacy", read_timeout_seconds=10) as client:
+        transport = sse_client(server.sse_url or "")
+        async with Client(transport, mode="legacy", read_timeout_seconds=10, logging_callback=on_log) as client:
             tools = await client.list_tools()
             assert "echo" in [t.name for t in tools.tools]
             r = await client.call_tool("echo", {"message": "legacy"})
@@ -148,6 +153,10 @@ async def test_sdk_client_over_legacy_sse(server: Server) -> None:
                 "trigger-long-running-operation", {"duration": 0.05, "steps": 2}, progress_callback=on_progress
             )
             assert progress == [1.0, 2.0]
+            await client.call_tool("toggle-simulated-logging", {})
+            while not logs:
+                await anyio.sleep(0.01)
+            assert "-level message - SessionId " in logs[0].data or "level-message - SessionId " in logs[0].data
     assert {r.transport for r in server.traffic} == {"sse"}
 
 
@@ -476,7 +485,8 @@ def test_stop_frees_the_port_at_once() -> None:
 
 def test_legacy_session_ends_when_its_stream_closes(server: Server, http: httpx.Client) -> None:
     with http.stream("GET", "/sse", headers={"accept": "text/event-stream"}) as stream:
-        next(stream.iter_lines())
+        lines = stream.iter_lines()  # (a dropped line iterator would close the response)
+        assert next(lines) == "event: endpoint"
         assert server.session_count == 1
     with anyio.from_thread.start_blocking_portal() as portal:
         portal.call(wait_until, lambda: server.session_count == 0)
