@@ -50,6 +50,14 @@ def _count(value: str) -> int:
     return n
 
 
+def _catalogs(value: str) -> list[str]:
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    unknown = [n for n in names if n not in _core.CATALOGS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown catalog {value!r} (choose from {', '.join(_core.CATALOGS)})")
+    return names
+
+
 def _port(value: str) -> int:
     n = _count(value)
     if n > 65535:
@@ -112,10 +120,10 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--catalog",
-        metavar="NAME",
+        metavar="NAMES",
         action="append",
-        choices=_core.CATALOGS,
-        help=f"catalog to serve, repeatable: {', '.join(_core.CATALOGS)} (default: everything)",
+        type=_catalogs,
+        help=f"catalogs to serve, comma-separated or repeated: {', '.join(_core.CATALOGS)} (default: everything)",
     )
 
 
@@ -201,7 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         _core.init_logging(ns.log_level)
         server = Server(
-            catalogs=ns.catalog or ["everything"],
+            catalogs=[name for names in ns.catalog or [["everything"]] for name in names],
             record=ns.record,
             revisions=ns.revision,
             page_size=ns.page_size,

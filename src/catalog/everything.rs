@@ -1,6 +1,7 @@
 //! The reference server's current surface (`@modelcontextprotocol/server-everything` 2026.x).
 //! So far: `echo` and `get-sum`, with the reference's exact names, schemas and output texts.
 
+use super::text_result;
 use crate::error::Error;
 use crate::jsnum;
 use crate::protocol::LogLevel;
@@ -30,10 +31,6 @@ fn read_only_annotations() -> Value {
     json!({ "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false })
 }
 
-/// A `CallToolResult` with one text block.
-fn text_result(text: String) -> Value {
-    json!({ "content": [{ "type": "text", "text": text }] })
-}
 
 /// `echo`: returns `Echo: <message>`.
 pub fn echo() -> Result<Tool, Error> {

@@ -1,22 +1,51 @@
 //! Built-in surfaces, selectable by name and combinable. Each catalog adds its tools,
 //! resources and prompts to a registry.
 
+pub mod conformance;
 pub mod everything;
 
 use crate::error::Error;
+use crate::jsnum;
 use crate::server::registry::Registry;
+use serde_json::{json, Map, Value};
 
 /// Catalog names accepted by [`load`].
-pub const NAMES: &[&str] = &["everything", "none"];
+pub const NAMES: &[&str] = &["everything", "conformance", "none"];
 
 /// Adds catalog `name` to `registry`.
 pub fn load(name: &str, registry: &mut Registry) -> Result<(), Error> {
     match name {
         "everything" => everything::load(registry),
+        "conformance" => conformance::load(registry),
         "none" => Ok(()),
         other => Err(Error::Config(format!(
             "unknown catalog {other:?} (known: {})",
             NAMES.join(", ")
         ))),
+    }
+}
+
+/// A `CallToolResult` with one text block.
+pub fn text_result(text: String) -> Value {
+    json!({ "content": [{ "type": "text", "text": text }] })
+}
+
+/// An object input schema with these `properties` and `required` names.
+pub fn schema(properties: Value, required: &[&str]) -> Value {
+    let mut s = Map::new();
+    s.insert("type".into(), "object".into());
+    s.insert("properties".into(), properties);
+    if !required.is_empty() {
+        s.insert("required".into(), json!(required));
+    }
+    Value::Object(s)
+}
+
+/// A JSON value as JavaScript's `String(value)` prints it (strings bare, numbers the JS way).
+pub fn js_string(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.as_f64().map_or_else(|| n.to_string(), jsnum::format),
+        other => other.to_string(),
     }
 }

@@ -12,6 +12,19 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
+/// How long [`RequestContext::ask_client`] waits for the client's answer.
+pub const ASK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// The client capability a server → client request needs.
+fn required_capability(method: &str) -> Option<&'static str> {
+    match method {
+        "sampling/createMessage" => Some("sampling"),
+        "elicitation/create" => Some("elicitation"),
+        "roots/list" => Some("roots"),
+        _ => None,
+    }
+}
+
 /// The context of one request being served.
 #[derive(Clone)]
 pub struct RequestContext {
@@ -76,17 +89,47 @@ impl RequestContext {
     }
 
     /// Asks the client something (`sampling/createMessage`, `elicitation/create`,
-    /// `roots/list`) and waits for its answer. In the handshake era this is a server → client
-    /// request on this request's stream.
-    pub async fn ask_client(
-        &self,
-        method: &str,
-        params: Option<Value>,
-    ) -> Result<Value, ErrorObject> {
+    /// `roots/list`) and waits for its answer, at most [`ASK_TIMEOUT`]. In the handshake era
+    /// this is a server → client request on this request's stream (the POST's SSE stream over
+    /// HTTP). The request is not sent when the client did not declare the capability it needs
+    /// (`sampling`, `elicitation`, `roots`): that is an error at once.
+    pub async fn ask_client(&self, method: &str, params: Option<Value>) -> Result<Value, ErrorObject> {
+        if let Some(capability) = required_capability(method) {
+            if self.client_capabilities().get(capability).is_none() {
+                return Err(ErrorObject::new(
+                    crate::jsonrpc::code::METHOD_NOT_FOUND,
+                    format!("the client did not declare the {capability:?} capability needed for {method}"),
+                ));
+            }
+        }
         tokio::select! {
-            r = self.session.request(&self.sink, method, params) => r,
+            r = tokio::time::timeout(ASK_TIMEOUT, self.session.request(&self.sink, method, params)) => {
+                r.unwrap_or_else(|_| Err(ErrorObject::internal(format!("the client did not answer {method} within {} s", ASK_TIMEOUT.as_secs()))))
+            }
             () = self.cancel.cancelled() => Err(ErrorObject::internal("the request was cancelled")),
         }
+    }
+
+    /// `sampling/createMessage`: asks the client's LLM.
+    pub async fn sample(&self, params: Value) -> Result<Value, ErrorObject> {
+        self.ask_client("sampling/createMessage", Some(params)).await
+    }
+
+    /// `elicitation/create`: asks the user, through the client (form or URL mode).
+    pub async fn elicit(&self, params: Value) -> Result<Value, ErrorObject> {
+        self.ask_client("elicitation/create", Some(params)).await
+    }
+
+    /// `roots/list`: asks the client for its roots.
+    pub async fn list_roots(&self) -> Result<Value, ErrorObject> {
+        self.ask_client("roots/list", None).await
+    }
+
+    /// Ends this request's stream without ending the request (SEP-1699 polling): over
+    /// Streamable HTTP the client must resume it with `Last-Event-ID` to get what follows.
+    /// Elsewhere (stdio, legacy SSE, JSON responses) it does nothing.
+    pub fn close_stream(&self) {
+        self.sink.disconnect();
     }
 
     /// The client's declared capabilities.

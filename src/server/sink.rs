@@ -52,6 +52,10 @@ pub trait Outlet: Send + Sync {
     /// Takes one frame (JSON text, no newline). Returns the SSE event id it was given, if the
     /// transport numbers its frames.
     fn deliver(&self, frame: Arc<str>) -> Result<Option<Arc<str>>, Undeliverable>;
+
+    /// Drops the current connection while keeping the stream resumable (SSE polling).
+    /// Transports without resumable streams ignore it.
+    fn disconnect(&self) {}
 }
 
 /// A channel to a writer task (stdio, in-memory connections, legacy SSE).
@@ -104,6 +108,11 @@ impl Sink {
     /// Sends one message; `false` when the other side is gone.
     pub fn send(&self, message: &Message) -> bool {
         self.send_outgoing(&Outgoing::One(message.clone()))
+    }
+
+    /// Ends the outlet's current connection, keeping its stream resumable (see [`Outlet::disconnect`]).
+    pub fn disconnect(&self) {
+        self.outlet.disconnect();
     }
 
     /// Records a message that the transport sends itself (an HTTP response body) and returns

@@ -213,6 +213,12 @@ impl HttpSession {
         Attach::Attached { replay, rx, conn }
     }
 
+    /// Closes the live connection of `stream` (the server chose to, SEP-1699); the stream
+    /// stays open for a resume.
+    pub fn disconnect(&self, stream: u64) {
+        lock(&self.streams).live.remove(&stream);
+    }
+
     /// A connection went away: its stream has no live receiver until the next attach.
     pub fn detach(&self, stream: u64, conn: u64) {
         let mut s = lock(&self.streams);
@@ -287,6 +293,12 @@ impl Outlet for StreamOutlet {
     fn deliver(&self, frame: Arc<str>) -> Result<Option<Arc<str>>, Undeliverable> {
         let session = self.session.upgrade().ok_or(Undeliverable)?;
         Ok(Some(session.push(self.stream, frame)))
+    }
+
+    fn disconnect(&self) {
+        if let Some(session) = self.session.upgrade() {
+            session.disconnect(self.stream);
+        }
     }
 }
 
