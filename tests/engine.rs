@@ -48,7 +48,11 @@ impl Client {
     }
 
     async fn initialize(&mut self, version: &str) -> Value {
-        let params = json!({ "protocolVersion": version, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } });
+        self.initialize_with(version, json!({})).await
+    }
+
+    async fn initialize_with(&mut self, version: &str, capabilities: Value) -> Value {
+        let params = json!({ "protocolVersion": version, "capabilities": capabilities, "clientInfo": { "name": "t", "version": "1" } });
         let r = self.request(0, "initialize", params).await;
         self.send_json(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
         r
@@ -274,7 +278,8 @@ async fn log_messages_follow_the_session_level() {
 async fn server_requests_are_correlated_with_client_responses() {
     let s = server(None);
     let mut c = Client::new(&s);
-    c.initialize("2025-11-25").await;
+    c.initialize_with("2025-11-25", json!({ "roots": {} }))
+        .await;
     c.send_json(json!({ "jsonrpc": "2.0", "id": "call", "method": "tools/call", "params": { "name": "ask" } }));
     let ask = c.recv().await;
     assert_eq!(ask["method"], "roots/list");
@@ -283,6 +288,25 @@ async fn server_requests_are_correlated_with_client_responses() {
     c.send_json(json!({ "jsonrpc": "2.0", "id": ask["id"], "result": { "roots": [{ "uri": "file:///a" }] } }));
     let r = c.recv().await;
     assert_eq!(r["result"]["content"][0]["text"], "1 roots");
+}
+
+#[tokio::test]
+async fn server_requests_need_the_client_capability() {
+    let s = server(None);
+    let mut c = Client::new(&s);
+    c.initialize("2025-11-25").await; // no "roots" declared
+    let r = c.request(1, "tools/call", json!({ "name": "ask" })).await;
+    assert_eq!(
+        r["error"]["message"],
+        "the client did not declare the \"roots\" capability needed for roots/list"
+    );
+    assert!(
+        s.recorder
+            .since(0)
+            .iter()
+            .all(|r| r.method.as_deref() != Some("roots/list")),
+        "nothing was sent"
+    );
 }
 
 #[tokio::test]

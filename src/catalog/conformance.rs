@@ -7,7 +7,8 @@ use crate::error::Error;
 use crate::protocol::LogLevel;
 use crate::server::context::RequestContext;
 use crate::server::registry::{
-    prompt_fn, resource_fn, template_fn, tool_fn, HandlerError, Prompt, Registry, Resource, ResourceTemplate, Tool,
+    prompt_fn, resource_fn, template_fn, tool_fn, HandlerError, Prompt, Registry, Resource,
+    ResourceTemplate, Tool,
 };
 use crate::server::uri_template::UriTemplate;
 use serde_json::{json, Map, Value};
@@ -29,10 +30,14 @@ pub fn load(registry: &mut Registry) -> Result<(), Error> {
         registry.tools.insert(tool.name().to_string(), tool);
     }
     for resource in resources() {
-        registry.resources.insert(resource.uri().to_string(), resource);
+        registry
+            .resources
+            .insert(resource.uri().to_string(), resource);
     }
     let template = template()?;
-    registry.templates.insert("test://template/{id}/data".into(), template);
+    registry
+        .templates
+        .insert("test://template/{id}/data".into(), template);
     for prompt in prompts() {
         registry.prompts.insert(prompt.name().to_string(), prompt);
     }
@@ -59,8 +64,14 @@ fn image() -> Value {
 fn elicitation_text(prefix: &str, answer: Result<Value, crate::jsonrpc::ErrorObject>) -> Value {
     match answer {
         Ok(r) => {
-            let action = r.get("action").map_or_else(|| "undefined".into(), js_string);
-            let content = r.get("content").filter(|c| !c.is_null()).cloned().unwrap_or_else(|| json!({}));
+            let action = r
+                .get("action")
+                .map_or_else(|| "undefined".into(), js_string);
+            let content = r
+                .get("content")
+                .filter(|c| !c.is_null())
+                .cloned()
+                .unwrap_or_else(|| json!({}));
             text_result(format!("{prefix}: action={action}, content={content}"))
         }
         Err(e) => text_result(format!("Elicitation not supported or error: {}", e.message)),
@@ -335,9 +346,17 @@ fn template() -> Result<ResourceTemplate, Error> {
         })),
         template: UriTemplate::parse(uri_template).map_err(Error::Definition)?,
         handler: template_fn(|_, uri, vars| async move {
-            let id = vars.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
-            let text = json!({ "id": id, "templateTest": true, "data": format!("Data for ID: {id}") }).to_string();
-            Ok(vec![json!({ "uri": uri, "mimeType": "application/json", "text": text })])
+            let id = vars
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            let text =
+                json!({ "id": id, "templateTest": true, "data": format!("Data for ID: {id}") })
+                    .to_string();
+            Ok(vec![
+                json!({ "uri": uri, "mimeType": "application/json", "text": text }),
+            ])
         }),
     })
 }
@@ -351,9 +370,13 @@ fn prompts() -> Vec<Prompt> {
     let arg = |name: &str, description: &str| json!({ "name": name, "description": description, "required": true });
     vec![
         Prompt {
-            definition: object(json!({ "name": "test_simple_prompt", "title": "Simple Test Prompt", "description": "A simple prompt without arguments" })),
+            definition: object(
+                json!({ "name": "test_simple_prompt", "title": "Simple Test Prompt", "description": "A simple prompt without arguments" }),
+            ),
             handler: prompt_fn(|_, _| async {
-                Ok(json!({ "messages": [user(json!({ "type": "text", "text": "This is a simple prompt for testing." }))] }))
+                Ok(
+                    json!({ "messages": [user(json!({ "type": "text", "text": "This is a simple prompt for testing." }))] }),
+                )
             }),
         },
         Prompt {
@@ -364,8 +387,17 @@ fn prompts() -> Vec<Prompt> {
                 "arguments": [arg("arg1", "First test argument"), arg("arg2", "Second test argument")]
             })),
             handler: prompt_fn(|_, args| async move {
-                let get = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
-                let text = format!("Prompt with arguments: arg1='{}', arg2='{}'", get("arg1"), get("arg2"));
+                let get = |k: &str| {
+                    args.get(k)
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string()
+                };
+                let text = format!(
+                    "Prompt with arguments: arg1='{}', arg2='{}'",
+                    get("arg1"),
+                    get("arg2")
+                );
                 Ok(json!({ "messages": [user(json!({ "type": "text", "text": text }))] }))
             }),
         },
@@ -386,9 +418,13 @@ fn prompts() -> Vec<Prompt> {
             }),
         },
         Prompt {
-            definition: object(json!({ "name": "test_prompt_with_image", "title": "Prompt With Image", "description": "A prompt that includes image content" })),
+            definition: object(
+                json!({ "name": "test_prompt_with_image", "title": "Prompt With Image", "description": "A prompt that includes image content" }),
+            ),
             handler: prompt_fn(|_, _| async {
-                Ok(json!({ "messages": [user(image()), user(json!({ "type": "text", "text": "Please analyze the image above." }))] }))
+                Ok(
+                    json!({ "messages": [user(image()), user(json!({ "type": "text", "text": "Please analyze the image above." }))] }),
+                )
             }),
         },
     ]

@@ -31,7 +31,6 @@ fn read_only_annotations() -> Value {
     json!({ "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false })
 }
 
-
 /// `echo`: returns `Echo: <message>`.
 pub fn echo() -> Result<Tool, Error> {
     let definition = json!({

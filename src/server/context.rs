@@ -93,7 +93,11 @@ impl RequestContext {
     /// this is a server → client request on this request's stream (the POST's SSE stream over
     /// HTTP). The request is not sent when the client did not declare the capability it needs
     /// (`sampling`, `elicitation`, `roots`): that is an error at once.
-    pub async fn ask_client(&self, method: &str, params: Option<Value>) -> Result<Value, ErrorObject> {
+    pub async fn ask_client(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, ErrorObject> {
         if let Some(capability) = required_capability(method) {
             if self.client_capabilities().get(capability).is_none() {
                 return Err(ErrorObject::new(
@@ -112,7 +116,8 @@ impl RequestContext {
 
     /// `sampling/createMessage`: asks the client's LLM.
     pub async fn sample(&self, params: Value) -> Result<Value, ErrorObject> {
-        self.ask_client("sampling/createMessage", Some(params)).await
+        self.ask_client("sampling/createMessage", Some(params))
+            .await
     }
 
     /// `elicitation/create`: asks the user, through the client (form or URL mode).
