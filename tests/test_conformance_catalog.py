@@ -298,3 +298,18 @@ def test_reconnection_closes_the_stream_and_the_result_arrives_on_resume(http_se
         assert json.loads(data[-1])["result"]["content"][0]["text"].startswith(
             "Reconnection test completed successfully."
         )
+
+
+def test_nothing_is_asked_of_a_client_that_did_not_declare_it() -> None:
+    with Server(catalogs=["conformance"]) as srv:
+        conn = srv.connect()
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init_params()}))
+        conn.recv(timeout=WAIT)
+        call = {"name": "test_sampling", "arguments": {"prompt": "p"}}
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}))
+        reply = json.loads(conn.recv(timeout=WAIT) or "")
+        assert reply["result"]["content"][0]["text"] == (
+            'Sampling not supported or error: the client did not declare the "sampling" capability '
+            "needed for sampling/createMessage"
+        )
+        assert not [r for r in srv.traffic if r.method == "sampling/createMessage"]

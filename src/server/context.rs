@@ -15,14 +15,39 @@ use tokio_util::sync::CancellationToken;
 /// How long [`RequestContext::ask_client`] waits for the client's answer.
 pub const ASK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
-/// The client capability a server → client request needs.
-fn required_capability(method: &str) -> Option<&'static str> {
-    match method {
-        "sampling/createMessage" => Some("sampling"),
-        "elicitation/create" => Some("elicitation"),
-        "roots/list" => Some("roots"),
-        _ => None,
+/// The client capability (a dotted path) a server → client request needs and `capabilities`
+/// lacks, if any: `sampling` (`sampling.tools` when the request offers tools), `elicitation`
+/// (`elicitation.url` for URL mode; form mode is implied by a bare `elicitation: {}`),
+/// `roots`.
+pub fn missing_capability(
+    method: &str,
+    params: Option<&Value>,
+    capabilities: &Value,
+) -> Option<&'static str> {
+    let has = |path: &str| {
+        path.split('.')
+            .try_fold(capabilities, |v, key| v.get(key))
+            .is_some()
+    };
+    let param = |key: &str| params.and_then(|p| p.get(key));
+    let url_mode = param("mode").and_then(Value::as_str) == Some("url");
+    let needed: &[&'static str] = match method {
+        "sampling/createMessage" if param("tools").is_some() => &["sampling", "sampling.tools"],
+        "sampling/createMessage" => &["sampling"],
+        "elicitation/create" if url_mode => &["elicitation", "elicitation.url"],
+        "elicitation/create" => &["elicitation"],
+        "roots/list" => &["roots"],
+        _ => &[],
+    };
+    let missing = needed.iter().copied().find(|c| !has(c));
+    // A client that lists elicitation modes, but not `form`, cannot take a form.
+    if missing.is_none() && method == "elicitation/create" && !url_mode {
+        let modes = capabilities.get("elicitation").and_then(Value::as_object);
+        if modes.is_some_and(|m| !m.is_empty() && !m.contains_key("form")) {
+            return Some("elicitation.form");
+        }
     }
+    missing
 }
 
 /// The context of one request being served.
@@ -98,13 +123,15 @@ impl RequestContext {
         method: &str,
         params: Option<Value>,
     ) -> Result<Value, ErrorObject> {
-        if let Some(capability) = required_capability(method) {
-            if self.client_capabilities().get(capability).is_none() {
-                return Err(ErrorObject::new(
-                    crate::jsonrpc::code::METHOD_NOT_FOUND,
-                    format!("the client did not declare the {capability:?} capability needed for {method}"),
-                ));
-            }
+        if let Some(missing) =
+            missing_capability(method, params.as_ref(), &self.client_capabilities())
+        {
+            return Err(ErrorObject::new(
+                crate::jsonrpc::code::METHOD_NOT_FOUND,
+                format!(
+                    "the client did not declare the {missing:?} capability needed for {method}"
+                ),
+            ));
         }
         tokio::select! {
             r = tokio::time::timeout(ASK_TIMEOUT, self.session.request(&self.sink, method, params)) => {
@@ -140,5 +167,49 @@ impl RequestContext {
     /// The client's declared capabilities.
     pub fn client_capabilities(&self) -> Value {
         self.session.state().client_capabilities
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::missing_capability;
+    use serde_json::json;
+
+    #[test]
+    fn server_requests_need_what_the_client_declared() {
+        let none = json!({});
+        assert_eq!(missing_capability("roots/list", None, &none), Some("roots"));
+        assert_eq!(
+            missing_capability("roots/list", None, &json!({ "roots": {} })),
+            None
+        );
+        let form = json!({ "elicitation": {} });
+        let url = Some(json!({ "mode": "url", "url": "https://x" }));
+        assert_eq!(missing_capability("elicitation/create", None, &form), None);
+        assert_eq!(
+            missing_capability("elicitation/create", url.as_ref(), &form),
+            Some("elicitation.url")
+        );
+        let both = json!({ "elicitation": { "form": {}, "url": {} } });
+        assert_eq!(
+            missing_capability("elicitation/create", url.as_ref(), &both),
+            None
+        );
+        let url_only = json!({ "elicitation": { "url": {} } });
+        assert_eq!(
+            missing_capability("elicitation/create", None, &url_only),
+            Some("elicitation.form")
+        );
+        let tools = Some(json!({ "tools": [] }));
+        let sampling = json!({ "sampling": {} });
+        assert_eq!(
+            missing_capability("sampling/createMessage", tools.as_ref(), &sampling),
+            Some("sampling.tools")
+        );
+        assert_eq!(
+            missing_capability("sampling/createMessage", None, &sampling),
+            None
+        );
+        assert_eq!(missing_capability("ping", None, &none), None);
     }
 }
