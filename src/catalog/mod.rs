@@ -3,6 +3,8 @@
 
 pub mod conformance;
 pub mod everything;
+pub mod everything_v1;
+pub mod review_lab;
 
 use crate::error::Error;
 use crate::jsnum;
@@ -10,13 +12,15 @@ use crate::server::registry::Registry;
 use serde_json::{json, Map, Value};
 
 /// Catalog names accepted by [`load`].
-pub const NAMES: &[&str] = &["everything", "conformance", "none"];
+pub const NAMES: &[&str] = &["everything", "everything-v1", "conformance", "review-lab", "none"];
 
 /// Adds catalog `name` to `registry`.
 pub fn load(name: &str, registry: &mut Registry) -> Result<(), Error> {
     match name {
         "everything" => everything::load(registry),
+        "everything-v1" => everything_v1::load(registry),
         "conformance" => conformance::load(registry),
+        "review-lab" => review_lab::load(registry),
         "none" => Ok(()),
         other => Err(Error::Config(format!(
             "unknown catalog {other:?} (known: {})",
