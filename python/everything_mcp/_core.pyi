@@ -50,6 +50,9 @@ class Server:
         version: str | None = None,
         instructions: str | None = None,
         worker_threads: int = 2,
+        tick: float | None = None,
+        update_delay: float = 5.0,
+        send_list_changed: bool = False,
     ) -> Server: ...
     def run_stdio(self) -> None:
         """Serve stdin/stdout until stdin closes; a signal handler's exception propagates."""

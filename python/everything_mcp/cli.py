@@ -119,6 +119,25 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
         help="largest accepted frame or HTTP body; larger ones are refused (default: 64 MiB)",
     )
     p.add_argument(
+        "--tick-ms",
+        metavar="MS",
+        type=_count,
+        help="interval of every periodic catalog timer, instead of the reference's 5-15 s",
+    )
+    p.add_argument(
+        "--update-delay",
+        metavar="SECONDS",
+        type=float,
+        default=float(os.environ.get("MCP_TEST_UPDATE_DELAY_SECONDS", "5") or 5),
+        help="review-lab: seconds from a subscription to the update ($MCP_TEST_UPDATE_DELAY_SECONDS, default 5)",
+    )
+    p.add_argument(
+        "--send-list-changed",
+        action="store_true",
+        default=os.environ.get("MCP_TEST_SEND_LIST_CHANGED", "").lower() == "true",
+        help="review-lab: also send resources/list_changed with the update ($MCP_TEST_SEND_LIST_CHANGED=true)",
+    )
+    p.add_argument(
         "--catalog",
         metavar="NAMES",
         action="append",
@@ -215,6 +234,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             page_size=ns.page_size,
             max_message_bytes=ns.max_message_bytes,
             keep_traffic=0,  # nothing reads it in memory; --record has everything
+            tick=ns.tick_ms / 1000 if ns.tick_ms else None,
+            update_delay=ns.update_delay,
+            send_list_changed=ns.send_list_changed,
         )
         if ns.command != "stdio":
             server.start_http(

@@ -32,6 +32,10 @@ class Server:
         name, title, version, instructions: what ``initialize`` reports (a custom ``name``
             without ``title`` reports no title).
         worker_threads: threads of the server's runtime.
+        tick: seconds between the ticks of every periodic catalog timer (simulated logs,
+            subscription updates, roots sync) instead of the reference's 5-15 s.
+        update_delay: ``review-lab``: seconds from a subscription to the resource's update.
+        send_list_changed: ``review-lab``: also send ``resources/list_changed`` with it.
     """
 
     def __init__(
@@ -48,6 +52,9 @@ class Server:
         version: str | None = None,
         instructions: str | None = None,
         worker_threads: int = 2,
+        tick: float | None = None,
+        update_delay: float = 5.0,
+        send_list_changed: bool = False,
     ) -> None:
         self._core = _core.Server(
             catalogs=list(catalogs),
@@ -61,6 +68,9 @@ class Server:
             version=version,
             instructions=instructions,
             worker_threads=worker_threads,
+            tick=tick,
+            update_delay=update_delay,
+            send_list_changed=send_list_changed,
         )
 
     def run_stdio(self) -> None:

@@ -12,7 +12,13 @@ use crate::server::registry::Registry;
 use serde_json::{json, Map, Value};
 
 /// Catalog names accepted by [`load`].
-pub const NAMES: &[&str] = &["everything", "everything-v1", "conformance", "review-lab", "none"];
+pub const NAMES: &[&str] = &[
+    "everything",
+    "everything-v1",
+    "conformance",
+    "review-lab",
+    "none",
+];
 
 /// Adds catalog `name` to `registry`.
 pub fn load(name: &str, registry: &mut Registry) -> Result<(), Error> {

@@ -59,7 +59,7 @@ fn parse_revisions(revisions: Option<Vec<String>>) -> PyResult<Vec<Revision>> {
 #[pymethods]
 impl Server {
     #[new]
-    #[pyo3(signature = (*, catalogs=None, record=None, revisions=None, page_size=None, max_message_bytes=None, keep_traffic=None, name=None, title=None, version=None, instructions=None, worker_threads=2))]
+    #[pyo3(signature = (*, catalogs=None, record=None, revisions=None, page_size=None, max_message_bytes=None, keep_traffic=None, name=None, title=None, version=None, instructions=None, worker_threads=2, tick=None, update_delay=5.0, send_list_changed=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -74,7 +74,15 @@ impl Server {
         version: Option<String>,
         instructions: Option<String>,
         worker_threads: usize,
+        tick: Option<f64>,
+        update_delay: f64,
+        send_list_changed: bool,
     ) -> PyResult<Self> {
+        let seconds = |name: &str, v: f64| {
+            Duration::try_from_secs_f64(v).map_err(|_| {
+                ConfigError::new_err(format!("{name} must be a non-negative number of seconds"))
+            })
+        };
         let defaults = ServerConfig::default();
         // A custom name without a title gets no title (not ours).
         let title = title.or(if name.is_some() { None } else { defaults.title });
@@ -89,6 +97,9 @@ impl Server {
             max_message_bytes: max_message_bytes.unwrap_or(defaults.max_message_bytes),
             record_path: record,
             keep_traffic,
+            tick: tick.map(|t| seconds("tick", t)).transpose()?,
+            update_delay: seconds("update_delay", update_delay)?,
+            send_list_changed,
         };
         let core = py.detach(|| CoreServer::new(config)).map_err(to_py)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()

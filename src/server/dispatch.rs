@@ -355,7 +355,7 @@ impl Server {
     }
 
     /// Handles a client notification (never answered).
-    fn handle_notification(&self, session: &Arc<Session>, n: Notification) {
+    fn handle_notification(self: &Arc<Self>, session: &Arc<Session>, n: Notification) {
         match n.method.as_str() {
             "notifications/initialized" => {
                 let changed = session.update(|s| {
@@ -365,8 +365,16 @@ impl Server {
                     }
                     was
                 });
-                if changed == Phase::New {
-                    tracing::warn!(conn = %session.id, "notifications/initialized before initialize ignored");
+                match changed {
+                    Phase::New => {
+                        tracing::warn!(conn = %session.id, "notifications/initialized before initialize ignored")
+                    }
+                    Phase::Initializing => {
+                        for hook in &self.registry().on_initialized {
+                            hook(self.clone(), session.clone());
+                        }
+                    }
+                    Phase::Ready => {}
                 }
             }
             "notifications/cancelled" => {

@@ -25,6 +25,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::Duration;
 
 /// Default cap on one incoming frame (a stdio line, an HTTP body): large enough for any real
 /// payload, small enough that a runaway client cannot exhaust memory.
@@ -54,6 +55,15 @@ pub struct ServerConfig {
     /// Most traffic records kept in memory, oldest dropped first (`None`: all). The CLI keeps
     /// none (nothing reads them; the file has everything), tests keep all.
     pub keep_traffic: Option<usize>,
+    /// When set, every periodic timer of the catalogs (simulated logs, subscription updates,
+    /// roots sync) uses this interval instead of the reference's 5–15 s, so tests need not wait.
+    pub tick: Option<Duration>,
+    /// `review-lab`: how long after a subscription the watched resource changes
+    /// (`MCP_TEST_UPDATE_DELAY_SECONDS`, default 5 s).
+    pub update_delay: Duration,
+    /// `review-lab`: also send `notifications/resources/list_changed` with the update
+    /// (`MCP_TEST_SEND_LIST_CHANGED=true`).
+    pub send_list_changed: bool,
 }
 
 impl Default for ServerConfig {
@@ -74,6 +84,9 @@ impl Default for ServerConfig {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             record_path: None,
             keep_traffic: None,
+            tick: None,
+            update_delay: Duration::from_secs(5),
+            send_list_changed: false,
         }
     }
 }
@@ -169,6 +182,12 @@ impl Server {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&session.id);
+    }
+
+    /// The interval of a periodic timer whose reference interval is `reference`: the configured
+    /// `tick` if there is one.
+    pub fn tick(&self, reference: Duration) -> Duration {
+        self.config.tick.unwrap_or(reference)
     }
 
     /// How many sessions are open (on any transport); a closed session's memory is gone once

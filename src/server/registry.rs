@@ -5,6 +5,8 @@
 //! Python callable (wrapped by the binding) look the same to the dispatcher.
 
 use super::context::RequestContext;
+use super::session::Session;
+use super::Server;
 use crate::error::Error;
 use crate::jsonrpc::ErrorObject;
 use indexmap::IndexMap;
@@ -70,9 +72,27 @@ pub struct Tool {
     pub validator: Arc<jsonschema::Validator>,
     /// What runs on `tools/call`.
     pub handler: ToolFn,
+    /// A client capability (dotted path, e.g. `"sampling"`, `"elicitation.url"`) a session
+    /// must have declared to see and call this tool; `None`: every session.
+    pub requires: Option<&'static str>,
 }
 
 impl Tool {
+    /// Shows (and serves) the tool only to sessions whose client declared `capability`.
+    pub fn requiring(mut self, capability: &'static str) -> Self {
+        self.requires = Some(capability);
+        self
+    }
+
+    /// Whether a client with these `capabilities` sees the tool.
+    pub fn visible_to(&self, capabilities: &Value) -> bool {
+        self.requires.is_none_or(|path| {
+            path.split('.')
+                .try_fold(capabilities, |v, key| v.get(key))
+                .is_some()
+        })
+    }
+
     /// Builds a tool from its definition (which must have a string `name` and an object
     /// `inputSchema`) and handler; fails when the schema does not compile.
     pub fn new(definition: Value, handler: ToolFn) -> Result<Self, Error> {
@@ -103,6 +123,7 @@ impl Tool {
             definition,
             validator: Arc::new(validator),
             handler,
+            requires: None,
         })
     }
 
@@ -200,7 +221,19 @@ pub struct Registry {
     pub prompts: IndexMap<String, Prompt>,
     /// Completion providers.
     pub completions: IndexMap<CompletionKey, CompleteFn>,
+    /// Run when a session completes its handshake (`notifications/initialized`): per-session
+    /// timers, roots sync, announcing capability-gated tools.
+    pub on_initialized: Vec<SessionHook>,
+    /// Run on `resources/subscribe` (`true`) and `resources/unsubscribe` (`false`).
+    pub on_subscribe: Vec<SubscribeHook>,
 }
+
+/// A hook run for a session (see [`Registry::on_initialized`]); spawn anything long-running,
+/// and stop it when `session.closed` fires.
+pub type SessionHook = Arc<dyn Fn(Arc<Server>, Arc<Session>) + Send + Sync>;
+
+/// A hook run on (un)subscription: `(server, session, uri, subscribed)`.
+pub type SubscribeHook = Arc<dyn Fn(Arc<Server>, Arc<Session>, String, bool) + Send + Sync>;
 
 /// Which `notifications/*/list_changed` a registry change calls for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,10 +12,11 @@ use super::registry::HandlerError;
 use super::Server;
 use crate::jsonrpc::ErrorObject;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// Serves one request (after the lifecycle checks in `dispatch`).
 pub async fn call(
-    server: &Server,
+    server: &Arc<Server>,
     ctx: RequestContext,
     method: &str,
     params: Map<String, Value>,
@@ -27,8 +28,8 @@ pub async fn call(
         "resources/list" => resources::list(server, &ctx, &params),
         "resources/templates/list" => resources::list_templates(server, &ctx, &params),
         "resources/read" => resources::read(server, ctx, &params).await,
-        "resources/subscribe" => resources::subscribe(&ctx, &params, true),
-        "resources/unsubscribe" => resources::subscribe(&ctx, &params, false),
+        "resources/subscribe" => resources::subscribe(server, &ctx, &params, true),
+        "resources/unsubscribe" => resources::subscribe(server, &ctx, &params, false),
         "prompts/list" => prompts::list(server, &ctx, &params),
         "prompts/get" => prompts::get(server, ctx, &params).await,
         "completion/complete" => completion::complete(server, &params).await,

@@ -8,6 +8,7 @@ use crate::server::context::RequestContext;
 use crate::server::pagination::list_page;
 use crate::server::Server;
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 
 /// `-32002`: the handshake-era code for an unknown resource.
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
@@ -73,8 +74,10 @@ pub async fn read(
     Ok(json!({ "contents": contents.map_err(handler_error)? }))
 }
 
-/// `resources/subscribe` (`subscribe = true`) and `resources/unsubscribe`.
+/// `resources/subscribe` (`subscribe = true`) and `resources/unsubscribe`; the registry's
+/// subscription hooks run after the session's set changed.
 pub fn subscribe(
+    server: &Arc<Server>,
     ctx: &RequestContext,
     params: &Map<String, Value>,
     subscribe: bool,
@@ -82,10 +85,13 @@ pub fn subscribe(
     let uri = required_str(params, "uri")?.to_string();
     ctx.session.update(|s| {
         if subscribe {
-            s.subscriptions.insert(uri);
+            s.subscriptions.insert(uri.clone());
         } else {
             s.subscriptions.remove(&uri);
         }
     });
+    for hook in &server.registry().on_subscribe {
+        hook(server.clone(), ctx.session.clone(), uri.clone(), subscribe);
+    }
     Ok(Value::Object(Map::new()))
 }

@@ -17,10 +17,16 @@ pub fn list(
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     let registry = server.registry();
-    let definitions = registry.tools.values().map(|t| &t.definition);
+    let capabilities = ctx.client_capabilities();
+    let visible: Vec<_> = registry
+        .tools
+        .values()
+        .filter(|t| t.visible_to(&capabilities))
+        .map(|t| &t.definition)
+        .collect();
     list_page(
         "tools",
-        definitions,
+        visible.into_iter(),
         params,
         server.config.page_size,
         Shape::Tool,
@@ -37,7 +43,14 @@ pub async fn call(
 ) -> Result<Value, ErrorObject> {
     let name = required_str(params, "name")?;
     let arguments = optional_object(params, "arguments")?;
-    let Some(tool) = server.registry().tools.get(name).cloned() else {
+    let capabilities = ctx.client_capabilities();
+    let tool = server
+        .registry()
+        .tools
+        .get(name)
+        .filter(|t| t.visible_to(&capabilities))
+        .cloned();
+    let Some(tool) = tool else {
         return Err(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
     };
     let instance = Value::Object(arguments);
