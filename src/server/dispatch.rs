@@ -394,7 +394,12 @@ impl Server {
                     }
                 }
             }
-            other => tracing::debug!(conn = %session.id, method = other, "notification received"),
+            other => {
+                tracing::debug!(conn = %session.id, method = other, "notification received");
+                for hook in &self.registry().on_notification {
+                    hook(self.clone(), session.clone(), other, n.params.as_ref());
+                }
+            }
         }
     }
 }

@@ -226,7 +226,13 @@ pub struct Registry {
     pub on_initialized: Vec<SessionHook>,
     /// Run on `resources/subscribe` (`true`) and `resources/unsubscribe` (`false`).
     pub on_subscribe: Vec<SubscribeHook>,
+    /// Run on client notifications the core does not handle itself (e.g.
+    /// `notifications/roots/list_changed`).
+    pub on_notification: Vec<NotificationHook>,
 }
+
+/// A hook run on a client notification: `(server, session, method, params)`.
+pub type NotificationHook = Arc<dyn Fn(Arc<Server>, Arc<Session>, &str, Option<&Value>) + Send + Sync>;
 
 /// A hook run for a session (see [`Registry::on_initialized`]); spawn anything long-running,
 /// and stop it when `session.closed` fires.

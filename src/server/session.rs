@@ -3,6 +3,7 @@
 //! `notifications/cancelled` can stop them), and the requests the server sent it (so their
 //! responses find their way back).
 
+use super::registry::Resource;
 use super::sink::Sink;
 use crate::jsonrpc::{ErrorObject, Message, RequestId};
 use crate::protocol::{LogLevel, Revision};
@@ -72,6 +73,9 @@ pub struct Session {
     pending: Mutex<HashMap<RequestId, PendingRequest>>,
     /// The next id for a server → client request (a separate id space from the client's).
     next_request_id: AtomicI64,
+    /// Resources that exist for this session only (created at runtime, e.g. by a tool), listed
+    /// and readable only here, gone with the session.
+    resources: Mutex<Vec<Resource>>,
     /// State that catalogs attach to the session (see [`Session::extension`]).
     extensions: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
 }
@@ -100,6 +104,7 @@ impl Session {
             next_generation: AtomicU64::new(0),
             pending: Mutex::new(HashMap::new()),
             next_request_id: AtomicI64::new(0),
+            resources: Mutex::new(Vec::new()),
             extensions: Mutex::new(HashMap::new()),
         }
     }
@@ -216,6 +221,22 @@ impl Session {
         ))
     }
 
+    /// Adds (or replaces, by URI) a resource of this session only and sends it
+    /// `notifications/resources/list_changed`.
+    pub fn add_own_resource(&self, resource: Resource) {
+        {
+            let mut own = lock(&self.resources);
+            own.retain(|r| r.uri() != resource.uri());
+            own.push(resource);
+        }
+        self.sink.send(&Message::notification("notifications/resources/list_changed", None));
+    }
+
+    /// This session's own resources.
+    pub fn own_resources(&self) -> Vec<Resource> {
+        lock(&self.resources).clone()
+    }
+
     /// Per-session state of type `T` owned by whoever defines `T` (a catalog's timers, say),
     /// created on first use and dropped with the session.
     pub fn extension<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
@@ -233,5 +254,6 @@ impl Session {
         self.closed.cancel();
         lock(&self.pending).clear();
         lock(&self.extensions).clear();
+        lock(&self.resources).clear();
     }
 }

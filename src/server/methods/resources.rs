@@ -20,10 +20,12 @@ pub fn list(
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     let registry = server.registry();
-    let definitions = registry.resources.values().map(|r| &r.definition);
+    // The server's resources, then the session's own (created at runtime by a tool).
+    let own = ctx.session.own_resources();
+    let definitions: Vec<_> = registry.resources.values().chain(own.iter()).map(|r| &r.definition).collect();
     list_page(
         "resources",
-        definitions,
+        definitions.into_iter(),
         params,
         server.config.page_size,
         Shape::Resource,
@@ -57,8 +59,9 @@ pub async fn read(
 ) -> Result<Value, ErrorObject> {
     let uri = required_str(params, "uri")?.to_string();
     let registry = server.registry();
-    let contents = if let Some(resource) = registry.resources.get(&uri) {
-        (resource.handler)(ctx, uri.clone()).await
+    let own = ctx.session.own_resources();
+    let contents = if let Some(resource) = registry.resources.get(&uri).or_else(|| own.iter().find(|r| r.uri() == uri)) {
+        (resource.handler.clone())(ctx, uri.clone()).await
     } else if let Some((template, vars)) = registry
         .templates
         .values()
