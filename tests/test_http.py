@@ -104,7 +104,7 @@ async def test_sdk_client_over_streamable_http(server: Server) -> None:
         async with Client(server.http_url or "", read_timeout_seconds=10, logging_callback=on_log) as client:
             assert client.protocol_version == "2025-11-25"
             names = [t.name for t in (await client.list_tools()).tools]
-            assert names[:2] == ["echo", "get-sum"]
+            assert names[0] == "echo" and "get-sum" in names
             r = await client.call_tool("echo", {"message": "over http"})
             assert r.content == [TextContent(type="text", text="Echo: over http")]
             r = await client.call_tool(

@@ -12,6 +12,22 @@ from mcp.types import TextContent
 
 pytestmark = pytest.mark.anyio
 
+EVERYTHING_TOOLS = [
+    "echo",
+    "get-annotated-message",
+    "get-env",
+    "get-resource-links",
+    "get-resource-reference",
+    "get-structured-content",
+    "get-sum",
+    "get-tiny-image",
+    "gzip-file-as-resource",
+    "toggle-simulated-logging",
+    "toggle-subscriber-updates",
+    "trigger-long-running-operation",
+]
+"""The reference's 12 static tools, in its order (a client without capabilities sees these)."""
+
 PARAMS = StdioServerParameters(command=sys.executable, args=["-m", "everything_mcp", "stdio"])
 
 
@@ -29,12 +45,7 @@ async def test_auto_mode_connects_fast_lists_and_calls() -> None:
             assert client.server_info is not None and client.server_info.name == "everything-mcp"
 
             tools = await client.list_tools()
-            assert [t.name for t in tools.tools] == [
-                "echo",
-                "get-sum",
-                "toggle-simulated-logging",
-                "trigger-long-running-operation",
-            ]
+            assert [t.name for t in tools.tools] == EVERYTHING_TOOLS
             echo = tools.tools[0]
             assert echo.title == "Echo Tool"
             assert echo.input_schema["required"] == ["message"]

@@ -53,6 +53,7 @@ class Server:
         tick: float | None = None,
         update_delay: float = 5.0,
         send_list_changed: bool = False,
+        expose_env: bool = False,
     ) -> Server: ...
     def run_stdio(self) -> None:
         """Serve stdin/stdout until stdin closes; a signal handler's exception propagates."""

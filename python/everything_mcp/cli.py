@@ -138,6 +138,11 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
         help="review-lab: also send resources/list_changed with the update ($MCP_TEST_SEND_LIST_CHANGED=true)",
     )
     p.add_argument(
+        "--expose-env",
+        action="store_true",
+        help="get-env/printEnv show secret-looking variables instead of <redacted>",
+    )
+    p.add_argument(
         "--catalog",
         metavar="NAMES",
         action="append",
@@ -237,6 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             tick=ns.tick_ms / 1000 if ns.tick_ms else None,
             update_delay=ns.update_delay,
             send_list_changed=ns.send_list_changed,
+            expose_env=ns.expose_env,
         )
         if ns.command != "stdio":
             server.start_http(

@@ -36,6 +36,8 @@ class Server:
             subscription updates, roots sync) instead of the reference's 5-15 s.
         update_delay: ``review-lab``: seconds from a subscription to the resource's update.
         send_list_changed: ``review-lab``: also send ``resources/list_changed`` with it.
+        expose_env: ``get-env``/``printEnv`` show secret-looking variables (names with TOKEN,
+            SECRET, KEY, PASSWORD, CREDENTIAL or AUTH), which are ``<redacted>`` by default.
     """
 
     def __init__(
@@ -55,6 +57,7 @@ class Server:
         tick: float | None = None,
         update_delay: float = 5.0,
         send_list_changed: bool = False,
+        expose_env: bool = False,
     ) -> None:
         self._core = _core.Server(
             catalogs=list(catalogs),
@@ -71,6 +74,7 @@ class Server:
             tick=tick,
             update_delay=update_delay,
             send_list_changed=send_list_changed,
+            expose_env=expose_env,
         )
 
     def run_stdio(self) -> None:

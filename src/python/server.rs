@@ -59,7 +59,7 @@ fn parse_revisions(revisions: Option<Vec<String>>) -> PyResult<Vec<Revision>> {
 #[pymethods]
 impl Server {
     #[new]
-    #[pyo3(signature = (*, catalogs=None, record=None, revisions=None, page_size=None, max_message_bytes=None, keep_traffic=None, name=None, title=None, version=None, instructions=None, worker_threads=2, tick=None, update_delay=5.0, send_list_changed=false))]
+    #[pyo3(signature = (*, catalogs=None, record=None, revisions=None, page_size=None, max_message_bytes=None, keep_traffic=None, name=None, title=None, version=None, instructions=None, worker_threads=2, tick=None, update_delay=5.0, send_list_changed=false, expose_env=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -77,6 +77,7 @@ impl Server {
         tick: Option<f64>,
         update_delay: f64,
         send_list_changed: bool,
+        expose_env: bool,
     ) -> PyResult<Self> {
         let seconds = |name: &str, v: f64| {
             Duration::try_from_secs_f64(v).map_err(|_| {
@@ -100,6 +101,7 @@ impl Server {
             tick: tick.map(|t| seconds("tick", t)).transpose()?,
             update_delay: seconds("update_delay", update_delay)?,
             send_list_changed,
+            expose_env,
         };
         let core = py.detach(|| CoreServer::new(config)).map_err(to_py)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()

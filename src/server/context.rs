@@ -53,6 +53,8 @@ pub fn missing_capability(
 /// The context of one request being served.
 #[derive(Clone)]
 pub struct RequestContext {
+    /// The server serving the request (its settings, registry and broadcasts).
+    pub server: Arc<super::Server>,
     /// The session the request belongs to. In the stateless era this is a per-request session
     /// built from the request's `_meta` (revision, client capabilities, log level).
     pub session: Arc<Session>,

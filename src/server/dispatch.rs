@@ -322,6 +322,7 @@ impl Server {
             _ => Map::new(),
         };
         let ctx = RequestContext {
+            server: self.clone(),
             session: session.clone(),
             sink: sink.clone(),
             request_id: req.id.clone(),

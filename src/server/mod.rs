@@ -40,8 +40,10 @@ pub struct ServerConfig {
     pub title: Option<String>,
     /// `serverInfo.version`.
     pub version: String,
-    /// `instructions` in the `initialize` result.
+    /// `instructions` in the `initialize` result; `None`: the catalog's (or a generic text).
     pub instructions: Option<String>,
+    /// `get-env` / `printEnv` show secret-looking variables instead of `<redacted>`.
+    pub expose_env: bool,
     /// Revisions this server accepts (a client asking for another gets the newest of these).
     pub revisions: Vec<Revision>,
     /// Catalogs loaded at start, by name (see [`catalog::NAMES`]).
@@ -72,18 +74,14 @@ impl Default for ServerConfig {
             name: "everything-mcp".into(),
             title: Some("everything-mcp test server".into()),
             version: env!("CARGO_PKG_VERSION").into(),
-            instructions: Some(
-                "A Model Context Protocol test server: it exercises every corner of the protocol \
-                 so MCP clients can be tested against it. Tools such as `echo` and `get-sum` \
-                 return exact, documented outputs."
-                    .into(),
-            ),
+            instructions: None,
             revisions: Revision::ALL.to_vec(),
             catalogs: vec!["everything".into()],
             page_size: None,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             record_path: None,
             keep_traffic: None,
+            expose_env: false,
             tick: None,
             update_delay: Duration::from_secs(5),
             send_list_changed: false,
@@ -188,6 +186,13 @@ impl Server {
     /// `tick` if there is one.
     pub fn tick(&self, reference: Duration) -> Duration {
         self.config.tick.unwrap_or(reference)
+    }
+
+    /// The `instructions` sent in `initialize`.
+    pub fn instructions(&self) -> String {
+        self.config.instructions.clone().or_else(|| self.registry().instructions.clone()).unwrap_or_else(|| {
+            "A Model Context Protocol test server: it exercises every corner of the protocol so MCP clients can be tested against it.".into()
+        })
     }
 
     /// How many sessions are open (on any transport); a closed session's memory is gone once

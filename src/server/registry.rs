@@ -229,10 +229,13 @@ pub struct Registry {
     /// Run on client notifications the core does not handle itself (e.g.
     /// `notifications/roots/list_changed`).
     pub on_notification: Vec<NotificationHook>,
+    /// The `instructions` a catalog brings (used unless the server was given its own).
+    pub instructions: Option<String>,
 }
 
 /// A hook run on a client notification: `(server, session, method, params)`.
-pub type NotificationHook = Arc<dyn Fn(Arc<Server>, Arc<Session>, &str, Option<&Value>) + Send + Sync>;
+pub type NotificationHook =
+    Arc<dyn Fn(Arc<Server>, Arc<Session>, &str, Option<&Value>) + Send + Sync>;
 
 /// A hook run for a session (see [`Registry::on_initialized`]); spawn anything long-running,
 /// and stop it when `session.closed` fires.

@@ -229,7 +229,10 @@ impl Session {
             own.retain(|r| r.uri() != resource.uri());
             own.push(resource);
         }
-        self.sink.send(&Message::notification("notifications/resources/list_changed", None));
+        self.sink.send(&Message::notification(
+            "notifications/resources/list_changed",
+            None,
+        ));
     }
 
     /// This session's own resources.

@@ -52,8 +52,6 @@ pub fn initialize(
     result.insert("protocolVersion".into(), revision.as_str().into());
     result.insert("capabilities".into(), server_capabilities(revision));
     result.insert("serverInfo".into(), server.server_info(revision));
-    if let Some(text) = &server.config.instructions {
-        result.insert("instructions".into(), text.clone().into());
-    }
+    result.insert("instructions".into(), server.instructions().into());
     Ok(Value::Object(result))
 }

@@ -22,7 +22,12 @@ pub fn list(
     let registry = server.registry();
     // The server's resources, then the session's own (created at runtime by a tool).
     let own = ctx.session.own_resources();
-    let definitions: Vec<_> = registry.resources.values().chain(own.iter()).map(|r| &r.definition).collect();
+    let definitions: Vec<_> = registry
+        .resources
+        .values()
+        .chain(own.iter())
+        .map(|r| &r.definition)
+        .collect();
     list_page(
         "resources",
         definitions.into_iter(),
@@ -60,7 +65,11 @@ pub async fn read(
     let uri = required_str(params, "uri")?.to_string();
     let registry = server.registry();
     let own = ctx.session.own_resources();
-    let contents = if let Some(resource) = registry.resources.get(&uri).or_else(|| own.iter().find(|r| r.uri() == uri)) {
+    let contents = if let Some(resource) = registry
+        .resources
+        .get(&uri)
+        .or_else(|| own.iter().find(|r| r.uri() == uri))
+    {
         (resource.handler.clone())(ctx, uri.clone()).await
     } else if let Some((template, vars)) = registry
         .templates

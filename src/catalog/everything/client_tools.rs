@@ -1,0 +1,327 @@
+//! The tools a session sees only when its client declared a capability — `get-roots-list`
+//! (roots), `trigger-elicitation-request` (elicitation), `trigger-url-elicitation`
+//! (elicitation.url), `trigger-sampling-request` (sampling) — and the hooks that go with them:
+//! one `notifications/tools/list_changed` per such tool after `initialized` (as the reference
+//! registers them then), and the roots sync (350 ms after `initialized`, and again on
+//! `notifications/roots/list_changed`).
+
+use super::{annotations, definition, pretty};
+use crate::catalog::text_result;
+use crate::error::Error;
+use crate::jsonrpc::{ErrorObject, Message};
+use crate::protocol::LogLevel;
+use crate::server::registry::{tool_fn, HandlerError, Registry, Tool};
+use crate::server::session::Session;
+use serde_json::{json, Value};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The tools, in the reference's order.
+pub fn tools() -> Result<Vec<Tool>, Error> {
+    Ok(vec![
+        get_roots_list()?.requiring("roots"),
+        trigger_elicitation_request()?.requiring("elicitation"),
+        trigger_url_elicitation()?.requiring("elicitation.url"),
+        trigger_sampling_request()?.requiring("sampling"),
+    ])
+}
+
+/// The roots the client last reported, per session.
+#[derive(Default)]
+struct Roots(Mutex<Option<Vec<Value>>>);
+
+/// Asks the client for its roots (on the session's own stream), caches and logs them.
+async fn sync_roots(session: Arc<Session>) -> Option<Vec<Value>> {
+    let sink = session.sink.clone();
+    match session.request(&sink, "roots/list", None).await {
+        Ok(result) => {
+            let roots = result
+                .get("roots")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let text = if roots.is_empty() {
+                "Client returned no roots set".to_string()
+            } else {
+                format!(
+                    "Roots updated: {} root(s) received from client",
+                    roots.len()
+                )
+            };
+            session.log_to(
+                &session.sink,
+                LogLevel::Info,
+                Value::String(text),
+                Some("everything-server"),
+            );
+            *session
+                .extension::<Roots>()
+                .0
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = Some(roots.clone());
+            Some(roots)
+        }
+        Err(e) => {
+            tracing::warn!(session = %session.id, "Failed to request roots from client: {}", e.message);
+            None
+        }
+    }
+}
+
+/// After `initialized`: announce the capability-gated tools this client sees, and sync roots.
+pub fn hooks(registry: &mut Registry) {
+    registry.on_initialized.push(Arc::new(|server, session| {
+        let capabilities = session.state().client_capabilities;
+        let visible = server
+            .registry()
+            .tools
+            .values()
+            .filter(|t| t.requires.is_some() && t.visible_to(&capabilities))
+            .count();
+        for _ in 0..visible {
+            session.sink.send(&Message::notification(
+                "notifications/tools/list_changed",
+                None,
+            ));
+        }
+        if capabilities.get("roots").is_some() {
+            let delay = server.tick(Duration::from_millis(350));
+            tokio::spawn(async move {
+                tokio::select! {
+                    () = session.closed.cancelled() => {}
+                    () = tokio::time::sleep(delay) => { sync_roots(session).await; }
+                }
+            });
+        }
+    }));
+    registry
+        .on_notification
+        .push(Arc::new(|_server, session, method, _params| {
+            if method == "notifications/roots/list_changed"
+                && session.state().client_capabilities.get("roots").is_some()
+            {
+                tokio::spawn(sync_roots(session));
+            }
+        }));
+}
+
+fn get_roots_list() -> Result<Tool, Error> {
+    Tool::new(
+        definition(
+            "get-roots-list",
+            "Get Roots List Tool",
+            "Lists the current MCP roots provided by the client. Demonstrates the roots protocol capability even though this server doesn't access files.",
+            json!({ "type": "object", "properties": {} }),
+            annotations(true, false, true, false),
+        ),
+        tool_fn(|ctx, _| async move {
+            let cached = ctx.session.extension::<Roots>().0.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let roots = match cached {
+                Some(r) if !r.is_empty() => r,
+                _ => sync_roots(ctx.session.clone()).await.unwrap_or_default(),
+            };
+            if roots.is_empty() {
+                return Ok(text_result("The client supports roots but no roots are currently configured.\n\nThis could mean:\n1. The client hasn't provided any roots yet\n2. The client provided an empty roots list\n3. The roots configuration is still being loaded".into()));
+            }
+            let items: Vec<String> = roots
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let name = r.get("name").and_then(Value::as_str).unwrap_or("Unnamed Root");
+                    let uri = r.get("uri").and_then(Value::as_str).unwrap_or_default();
+                    format!("{}. {name}\n   URI: {uri}", i + 1)
+                })
+                .collect();
+            Ok(text_result(format!(
+                "Current MCP Roots ({} total):\n\n{}\n\nNote: This server demonstrates the roots protocol capability but doesn't actually access files. The roots are provided by the MCP client and can be used by servers that need file system access.",
+                roots.len(),
+                items.join("\n\n")
+            )))
+        }),
+    )
+}
+
+/// The form `trigger-elicitation-request` asks the user to fill.
+#[allow(clippy::approx_constant)] // the reference's literal default 3.14, not π
+fn elicitation_form() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "name": { "title": "String", "type": "string", "description": "Your full, legal name" },
+            "check": { "title": "Boolean", "type": "boolean", "description": "Agree to the terms and conditions" },
+            "firstLine": { "title": "String with default", "type": "string", "description": "Favorite first line of a story", "default": "It was a dark and stormy night." },
+            "email": { "title": "String with email format", "type": "string", "format": "email", "description": "Your email address (will be verified, and never shared with anyone else)" },
+            "homepage": { "type": "string", "format": "uri", "title": "String with uri format", "description": "Portfolio / personal website" },
+            "birthdate": { "title": "String with date format", "type": "string", "format": "date", "description": "Your date of birth" },
+            "integer": { "title": "Integer", "type": "integer", "description": "Your favorite integer (do not give us your phone number, pin, or other sensitive info)", "minimum": 1, "maximum": 100, "default": 42 },
+            "number": { "title": "Number in range 1-1000", "type": "number", "description": "Favorite number (there are no wrong answers)", "minimum": 0, "maximum": 1000, "default": 3.14 },
+            "untitledSingleSelectEnum": { "type": "string", "title": "Untitled Single Select Enum", "description": "Choose your favorite friend", "enum": ["Monica", "Rachel", "Joey", "Chandler", "Ross", "Phoebe"], "default": "Monica" },
+            "untitledMultipleSelectEnum": { "type": "array", "title": "Untitled Multiple Select Enum", "description": "Choose your favorite instruments", "minItems": 1, "maxItems": 3, "items": { "type": "string", "enum": ["Guitar", "Piano", "Violin", "Drums", "Bass"] }, "default": ["Guitar"] },
+            "titledSingleSelectEnum": { "type": "string", "title": "Titled Single Select Enum", "description": "Choose your favorite hero", "oneOf": [{ "const": "hero-1", "title": "Superman" }, { "const": "hero-2", "title": "Green Lantern" }, { "const": "hero-3", "title": "Wonder Woman" }], "default": "hero-1" },
+            "titledMultipleSelectEnum": { "type": "array", "title": "Titled Multiple Select Enum", "description": "Choose your favorite types of fish", "minItems": 1, "maxItems": 3, "items": { "anyOf": [{ "const": "fish-1", "title": "Tuna" }, { "const": "fish-2", "title": "Salmon" }, { "const": "fish-3", "title": "Trout" }] }, "default": ["fish-1"] },
+            "legacyTitledEnum": { "type": "string", "title": "Legacy Titled Single Select Enum", "description": "Choose your favorite type of pet", "enum": ["pet-1", "pet-2", "pet-3", "pet-4", "pet-5"], "enumNames": ["Cats", "Dogs", "Birds", "Fish", "Reptiles"], "default": "pet-1" }
+        },
+        "required": ["name"]
+    })
+}
+
+fn js(v: &Value) -> String {
+    crate::catalog::js_string(v)
+}
+
+fn trigger_elicitation_request() -> Result<Tool, Error> {
+    Tool::new(
+        definition(
+            "trigger-elicitation-request",
+            "Trigger Elicitation Request Tool",
+            "Trigger a Request from the Server for User Elicitation",
+            json!({ "type": "object", "properties": {} }),
+            annotations(false, false, false, false),
+        ),
+        tool_fn(|ctx, _| async move {
+            let params = json!({ "message": "Please provide inputs for the following fields:", "requestedSchema": elicitation_form() });
+            let result = ctx.elicit(params).await.map_err(HandlerError::Rpc)?;
+            let mut content = Vec::new();
+            let action = result
+                .get("action")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            match (action, result.get("content").filter(|c| c.is_object())) {
+                ("accept", Some(data)) => {
+                    content.push(json!({ "type": "text", "text": "✅ User provided the requested information!" }));
+                    let present = |k: &str| data.get(k).filter(|v| !v.is_null());
+                    let truthy = |k: &str| present(k).filter(|v| !matches!(v, Value::String(s) if s.is_empty()) && **v != json!(false) && **v != json!(0));
+                    let mut lines = Vec::new();
+                    for (key, label, any) in [
+                        ("name", "Name", false),
+                        ("check", "Agreed to terms", true),
+                        ("color", "Favorite Color", false),
+                        ("email", "Email", false),
+                        ("homepage", "Homepage", false),
+                        ("birthdate", "Birthdate", false),
+                        ("integer", "Favorite Integer", true),
+                        ("number", "Favorite Number", true),
+                        ("petType", "Pet Type", false),
+                    ] {
+                        let value = if any { present(key) } else { truthy(key) };
+                        if let Some(v) = value {
+                            lines.push(format!("- {label}: {}", js(v)));
+                        }
+                    }
+                    content.push(json!({ "type": "text", "text": format!("User inputs:\n{}", lines.join("\n")) }));
+                }
+                ("decline", _) => content.push(json!({ "type": "text", "text": "❌ User declined to provide the requested information." })),
+                ("cancel", _) => content.push(json!({ "type": "text", "text": "⚠️ User cancelled the elicitation dialog." })),
+                _ => {}
+            }
+            content.push(
+                json!({ "type": "text", "text": format!("\nRaw result: {}", pretty(&result)) }),
+            );
+            Ok(json!({ "content": content }))
+        }),
+    )
+}
+
+/// One-shot markers of `trigger-url-elicitation`'s error path, per session (the reference
+/// keeps them module-global and never evicts them; here they go with the session).
+#[derive(Default)]
+struct UrlErrorMarkers(Mutex<HashSet<String>>);
+
+fn trigger_url_elicitation() -> Result<Tool, Error> {
+    let input = json!({
+        "type": "object",
+        "properties": {
+            "url": { "type": "string", "format": "uri", "description": "The URL the user should open" },
+            "message": { "type": "string", "default": "Please open the link to complete this action.", "description": "The message to show the user" },
+            "elicitationId": { "type": "string", "description": "An id for the elicitation (a random UUID by default)" },
+            "errorPath": {
+                "type": "boolean",
+                "default": false,
+                "description": "Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path). When true, throws a UrlElicitationRequiredError (MCP error code -32042) so the client handles the URL elicitation via the error path rather than waiting for a response. To clear the error, satisfy the prerequisite and retry this call with the same arguments; the retry ignores errorPath and proceeds, so the client does not loop on the same error."
+            }
+        },
+        "required": ["url"]
+    });
+    Tool::new(
+        definition(
+            "trigger-url-elicitation",
+            "Trigger URL Elicitation Tool",
+            "Trigger a URL elicitation so the client can direct the user to a browser flow. Supports two mechanisms: the request path (elicitation/create, default) which awaits the user's response, and the error path (UrlElicitationRequiredError, -32042) which signals the client to handle URL elicitation via the error response. Set errorPath=true to use the error path.",
+            input,
+            annotations(false, false, false, true),
+        ),
+        tool_fn(|ctx, args| async move {
+            let url = args.get("url").and_then(Value::as_str).unwrap_or_default().to_string();
+            let message = args.get("message").and_then(Value::as_str).unwrap_or("Please open the link to complete this action.").to_string();
+            let requested_id = args.get("elicitationId").and_then(Value::as_str).map(str::to_string);
+            let error_path = args.get("errorPath").and_then(Value::as_bool).unwrap_or(false);
+            let marker = format!("{}\0{url}\0{}", ctx.session.id, requested_id.clone().unwrap_or_default());
+            let markers = ctx.session.extension::<UrlErrorMarkers>();
+            let retry = markers.0.lock().unwrap_or_else(|e| e.into_inner()).remove(&marker);
+            if error_path && !retry {
+                markers.0.lock().unwrap_or_else(|e| e.into_inner()).insert(marker);
+                let elicitation = json!({
+                    "mode": "url",
+                    "url": "https://modelcontextprotocol.io",
+                    "message": "Open this link to satisfy the prerequisite, then retry the request.",
+                    "elicitationId": uuid::Uuid::new_v4().to_string()
+                });
+                return Err(HandlerError::Rpc(
+                    ErrorObject::new(-32042, "MCP error -32042: This request requires browser-based authorization.")
+                        .with_data(json!({ "elicitations": [elicitation] })),
+                ));
+            }
+            let id = requested_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+            let params = json!({ "mode": "url", "url": url, "message": message, "elicitationId": id });
+            let result = ctx.elicit(params).await.map_err(HandlerError::Rpc)?;
+            let text = match result.get("action").and_then(Value::as_str) {
+                Some("accept") => format!("✅ User completed the URL elicitation flow.\nElicitation ID: {id}\nURL: {url}"),
+                Some("decline") => format!("❌ User declined to open the URL (Elicitation ID: {id})."),
+                _ => format!("⚠️ User cancelled the URL elicitation (Elicitation ID: {id})."),
+            };
+            Ok(json!({ "content": [
+                { "type": "text", "text": text },
+                { "type": "text", "text": format!("\nRaw result: {}", pretty(&result)) }
+            ] }))
+        }),
+    )
+}
+
+fn trigger_sampling_request() -> Result<Tool, Error> {
+    let input = json!({
+        "type": "object",
+        "properties": {
+            "prompt": { "type": "string", "description": "The prompt to send to the LLM" },
+            "maxTokens": { "type": "number", "default": 100, "description": "Maximum number of tokens to generate" }
+        },
+        "required": ["prompt"]
+    });
+    Tool::new(
+        definition(
+            "trigger-sampling-request",
+            "Trigger Sampling Request Tool",
+            "Trigger a Request from the Server for LLM Sampling",
+            input,
+            annotations(false, false, false, true),
+        ),
+        tool_fn(|ctx, args| async move {
+            let prompt = args
+                .get("prompt")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let max_tokens = args.get("maxTokens").cloned().unwrap_or(json!(100));
+            let params = json!({
+                "messages": [{ "role": "user", "content": { "type": "text", "text": format!("Resource trigger-sampling-request context: {prompt}") } }],
+                "systemPrompt": "You are a helpful test server.",
+                "maxTokens": max_tokens,
+                "temperature": 0.7
+            });
+            let result = ctx.sample(params).await.map_err(HandlerError::Rpc)?;
+            Ok(text_result(format!(
+                "LLM sampling result: \n{}",
+                pretty(&result)
+            )))
+        }),
+    )
+}

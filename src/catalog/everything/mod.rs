@@ -1,0 +1,91 @@
+//! The reference server's current surface (`@modelcontextprotocol/server-everything` 2026.x, v2):
+//! kebab-case tools (`tools.rs`, the client-capability ones in `client_tools.rs`), the per-session
+//! timers (`timers.rs`), `demo://` resources, templates, prompts and completions
+//! (`resources.rs`), with the reference's names, schemas, annotations and texts.
+
+mod client_tools;
+mod resources;
+mod timers;
+mod tools;
+
+use crate::error::Error;
+use crate::server::registry::{Registry, Tool};
+use crate::server::session::Session;
+use crate::traffic::TransportKind;
+use serde_json::{json, Value};
+
+pub use timers::{toggle_simulated_logging, trigger_long_running_operation};
+pub use tools::{echo, get_sum};
+
+/// Our own 20×20 PNG, returned where the reference returns its logo (a deliberate difference:
+/// the logo is not ours to ship).
+pub const TINY_IMAGE: &str = "iVBORw0KGgoAAAANSUhEUgAAABQAAAAUCAYAAACNiR0NAAAAKklEQVR42mPgF9f6T03MMLQMVE1+TRamv4HEglEDRw0c2QYO3rw8MgpYAAx7hFK4Zg4RAAAAAElFTkSuQmCC";
+
+/// The server instructions of this catalog (our text, with the reference's easter egg).
+pub const INSTRUCTIONS: &str = include_str!("docs/instructions.md");
+
+/// Registers this catalog, in the reference's `tools/list` order.
+pub fn load(registry: &mut Registry) -> Result<(), Error> {
+    let mut all: Vec<Tool> = tools::static_tools()?;
+    all.extend(client_tools::tools()?);
+    for tool in all {
+        registry.tools.insert(tool.name().to_string(), tool);
+    }
+    resources::load(registry)?;
+    client_tools::hooks(registry);
+    registry
+        .instructions
+        .get_or_insert_with(|| INSTRUCTIONS.to_string());
+    Ok(())
+}
+
+/// `readOnlyHint, destructiveHint, idempotentHint, openWorldHint`.
+fn annotations(read_only: bool, destructive: bool, idempotent: bool, open_world: bool) -> Value {
+    json!({ "readOnlyHint": read_only, "destructiveHint": destructive, "idempotentHint": idempotent, "openWorldHint": open_world })
+}
+
+/// A tool definition with the reference's common fields.
+fn definition(
+    name: &str,
+    title: &str,
+    description: &str,
+    input: Value,
+    annotations: Value,
+) -> Value {
+    let mut schema = input;
+    if let Some(s) = schema.as_object_mut() {
+        s.insert(
+            "$schema".into(),
+            "http://json-schema.org/draft-07/schema#".into(),
+        );
+    }
+    json!({
+        "name": name,
+        "title": title,
+        "description": description,
+        "inputSchema": schema,
+        "annotations": annotations,
+        "execution": { "taskSupport": "forbidden" }
+    })
+}
+
+/// The session id as the reference server prints it: `undefined` on stdio (it has none).
+fn session_label(session: &Session) -> String {
+    match session.transport {
+        TransportKind::Http | TransportKind::Sse => session.id.to_string(),
+        TransportKind::Stdio | TransportKind::Memory => "undefined".into(),
+    }
+}
+
+/// The session id where the reference has one (HTTP), else `None`.
+fn session_id(session: &Session) -> Option<&str> {
+    match session.transport {
+        TransportKind::Http | TransportKind::Sse => Some(&session.id),
+        TransportKind::Stdio | TransportKind::Memory => None,
+    }
+}
+
+/// `JSON.stringify(value, null, 2)`.
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default()
+}

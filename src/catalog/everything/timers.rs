@@ -1,0 +1,217 @@
+//! The per-session timer tools of the `everything` catalog: `toggle-simulated-logging`,
+//! `toggle-subscriber-updates`, and `trigger-long-running-operation` (progress).
+
+use super::{annotations, definition, session_id, session_label};
+use crate::catalog::text_result;
+use crate::error::Error;
+use crate::jsnum;
+use crate::jsonrpc::Message;
+use crate::protocol::LogLevel;
+use crate::server::context::RequestContext;
+use crate::server::registry::{tool_fn, HandlerError, Tool};
+use crate::server::session::Session;
+use serde_json::{json, Map, Value};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// The reference's eight simulated log messages (including its `Alert level-message` typo).
+const SIMULATED_LOGS: [(LogLevel, &str); 8] = [
+    (LogLevel::Debug, "Debug-level message"),
+    (LogLevel::Info, "Info-level message"),
+    (LogLevel::Notice, "Notice-level message"),
+    (LogLevel::Warning, "Warning-level message"),
+    (LogLevel::Error, "Error-level message"),
+    (LogLevel::Critical, "Critical-level message"),
+    (LogLevel::Alert, "Alert level-message"),
+    (LogLevel::Emergency, "Emergency-level message"),
+];
+
+/// The reference's pace of both toggles (`--tick-ms` overrides it).
+const PACE: Duration = Duration::from_secs(5);
+
+/// A per-session on/off timer: the running task's stop token, if on.
+#[derive(Default)]
+struct Toggle(Mutex<Option<CancellationToken>>);
+
+/// Per-session switch of `toggle-simulated-logging`.
+#[derive(Default)]
+struct SimulatedLogging(Toggle);
+
+/// Per-session switch of `toggle-subscriber-updates`.
+#[derive(Default)]
+struct SubscriberUpdates(Toggle);
+
+impl Toggle {
+    /// Stops the timer if it runs (`false`), or starts `tick` now and then every `pace` until
+    /// stopped or the session closes (`true`).
+    fn flip(
+        &self,
+        ctx: &RequestContext,
+        pace: Duration,
+        tick: impl Fn(&Session) + Send + 'static,
+    ) -> bool {
+        let mut running = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(stop) = running.take() {
+            stop.cancel();
+            return false;
+        }
+        let stop = ctx.session.closed.child_token();
+        *running = Some(stop.clone());
+        drop(running);
+        tick(&ctx.session);
+        let weak: Weak<Session> = Arc::downgrade(&ctx.session);
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    () = tokio::time::sleep(pace) => {}
+                }
+                let Some(session) = weak.upgrade() else {
+                    return;
+                };
+                tick(&session);
+            }
+        });
+        true
+    }
+}
+
+/// A small xorshift generator, seeded from the clock: the "random" log levels.
+fn next_random(seed: &mut u64) -> u64 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    *seed
+}
+
+fn clock_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64);
+    (nanos ^ u64::from(std::process::id())) | 1
+}
+
+/// `toggle-simulated-logging`: starts (one message now, then one every 5 s, at random levels
+/// the session's `logging/setLevel` filters) or stops simulated logging for this session.
+pub fn toggle_simulated_logging() -> Result<Tool, Error> {
+    Tool::new(
+        definition(
+            "toggle-simulated-logging",
+            "Toggle Simulated Logging",
+            "Toggles simulated, random-leveled logging on or off.",
+            json!({ "type": "object", "properties": {} }),
+            annotations(false, false, false, false),
+        ),
+        tool_fn(|ctx, _args| async move {
+            let label = session_label(&ctx.session);
+            let pace = ctx.server.tick(PACE);
+            let seed = Mutex::new(clock_seed());
+            let started =
+                ctx.session
+                    .extension::<SimulatedLogging>()
+                    .0
+                    .flip(&ctx, pace, move |session| {
+                        let mut seed = seed.lock().unwrap_or_else(|e| e.into_inner());
+                        let (level, text) = SIMULATED_LOGS[(next_random(&mut seed) % 8) as usize];
+                        let data = match session_id(session) {
+                            Some(id) => format!("{text} - SessionId {id}"),
+                            None => text.to_string(),
+                        };
+                        session.log_to(&session.sink, level, Value::String(data), None);
+                    });
+            Ok(text_result(if started {
+                format!("Started simulated, random-leveled logging for session {label} at a 5 second pace. Client's selected logging level will be respected. If an interval elapses and the message to be sent is below the selected level, it will not be sent. Thus at higher chosen logging levels, messages should arrive further apart. ")
+            } else {
+                format!("Stopped simulated logging for session {label}")
+            }))
+        }),
+    )
+}
+
+/// `toggle-subscriber-updates`: starts (now, then every 5 s: `notifications/resources/updated`
+/// for every URI the session subscribed to) or stops simulated resource updates.
+pub fn toggle_subscriber_updates() -> Result<Tool, Error> {
+    Tool::new(
+        definition(
+            "toggle-subscriber-updates",
+            "Toggle Subscriber Updates",
+            "Toggles simulated resource subscription updates on or off.",
+            json!({ "type": "object", "properties": {} }),
+            annotations(false, false, false, false),
+        ),
+        tool_fn(|ctx, _args| async move {
+            let label = session_label(&ctx.session);
+            let pace = ctx.server.tick(PACE);
+            let started =
+                ctx.session
+                    .extension::<SubscriberUpdates>()
+                    .0
+                    .flip(&ctx, pace, |session| {
+                        let mut uris: Vec<String> =
+                            session.state().subscriptions.into_iter().collect();
+                        uris.sort();
+                        for uri in uris {
+                            let note = Message::notification(
+                                "notifications/resources/updated",
+                                Some(json!({ "uri": uri })),
+                            );
+                            session.sink.send(&note);
+                        }
+                    });
+            Ok(text_result(if started {
+                // "the it" is the reference's own typo; clients compare the text.
+                format!("Started simulated resource updated notifications for session {label} at a 5 second pace. Client will receive updates for any resources the it is subscribed to.")
+            } else {
+                format!("Stopped simulated resource updates for session {label}")
+            }))
+        }),
+    )
+}
+
+/// A number argument with a default.
+fn number_or(args: &Map<String, Value>, key: &str, default: f64) -> f64 {
+    args.get(key).and_then(Value::as_f64).unwrap_or(default)
+}
+
+/// `trigger-long-running-operation`: `steps` steps over `duration` seconds, with a progress
+/// notification per step when the client asked for progress; stops early if cancelled.
+pub fn trigger_long_running_operation() -> Result<Tool, Error> {
+    let input = json!({
+        "type": "object",
+        "properties": {
+            "duration": { "type": "number", "default": 10, "description": "Duration of the operation in seconds" },
+            "steps": { "type": "number", "default": 5, "description": "Number of steps in the operation" }
+        }
+    });
+    Tool::new(
+        definition(
+            "trigger-long-running-operation",
+            "Trigger Long Running Operation Tool",
+            "Demonstrates a long running operation with progress updates.",
+            input,
+            annotations(true, false, true, false),
+        ),
+        tool_fn(|ctx, args| async move {
+            let duration = number_or(&args, "duration", 10.0);
+            let steps = number_or(&args, "steps", 5.0);
+            let pause =
+                Duration::try_from_secs_f64(if steps > 0.0 { duration / steps } else { 0.0 })
+                    .unwrap_or(Duration::ZERO);
+            let mut step = 1.0;
+            while step <= steps {
+                tokio::select! {
+                    () = ctx.cancelled() => return Err(HandlerError::failed("cancelled")),
+                    () = tokio::time::sleep(pause) => {}
+                }
+                ctx.progress(step, Some(steps), None);
+                step += 1.0;
+            }
+            Ok(text_result(format!(
+                "Long running operation completed. Duration: {} seconds, Steps: {}.",
+                jsnum::format(duration),
+                jsnum::format(steps)
+            )))
+        }),
+    )
+}

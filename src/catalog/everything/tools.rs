@@ -1,0 +1,447 @@
+//! The tools every session sees: `echo`, `get-annotated-message`, `get-env`,
+//! `get-resource-links`, `get-resource-reference`, `get-structured-content`, `get-sum`,
+//! `get-tiny-image`, `gzip-file-as-resource`, plus the timer tools from `timers.rs`.
+
+use super::resources::{blob_resource, text_resource, BLOB_BASE, TEXT_BASE};
+use super::{annotations, definition, pretty, timers, TINY_IMAGE};
+use crate::catalog::text_result;
+use crate::error::Error;
+use crate::jsnum;
+use crate::server::registry::{resource_fn, tool_fn, HandlerError, Resource, Tool};
+use base64::Engine;
+use serde_json::{json, Map, Value};
+use std::io::Write;
+
+/// Every always-visible tool, in the reference's order.
+pub fn static_tools() -> Result<Vec<Tool>, Error> {
+    Ok(vec![
+        echo()?,
+        get_annotated_message()?,
+        get_env()?,
+        get_resource_links()?,
+        get_resource_reference()?,
+        get_structured_content()?,
+        get_sum()?,
+        get_tiny_image()?,
+        gzip_file_as_resource()?,
+        timers::toggle_simulated_logging()?,
+        timers::toggle_subscriber_updates()?,
+        timers::trigger_long_running_operation()?,
+    ])
+}
+
+fn read_only() -> Value {
+    annotations(true, false, true, false)
+}
+
+/// `echo`: `Echo: <message>`.
+pub fn echo() -> Result<Tool, Error> {
+    let input = json!({
+        "type": "object",
+        "properties": { "message": { "type": "string", "description": "Message to echo" } },
+        "required": ["message"]
+    });
+    Tool::new(
+        definition(
+            "echo",
+            "Echo Tool",
+            "Echoes back the input string",
+            input,
+            read_only(),
+        ),
+        tool_fn(|_ctx, args| async move {
+            let message = args
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            Ok(text_result(format!("Echo: {message}")))
+        }),
+    )
+}
+
+/// `get-sum`: `The sum of <a> and <b> is <a+b>.` with JavaScript number formatting.
+pub fn get_sum() -> Result<Tool, Error> {
+    let input = json!({
+        "type": "object",
+        "properties": {
+            "a": { "type": "number", "description": "First number" },
+            "b": { "type": "number", "description": "Second number" }
+        },
+        "required": ["a", "b"]
+    });
+    Tool::new(
+        definition(
+            "get-sum",
+            "Get Sum Tool",
+            "Returns the sum of two numbers",
+            input,
+            read_only(),
+        ),
+        tool_fn(|_ctx, args| async move {
+            let num = |k: &str| {
+                args.get(k)
+                    .and_then(Value::as_f64)
+                    .ok_or_else(|| HandlerError::failed(format!("{k} must be a number")))
+            };
+            let (a, b) = (num("a")?, num("b")?);
+            Ok(text_result(format!(
+                "The sum of {} and {} is {}.",
+                jsnum::format(a),
+                jsnum::format(b),
+                jsnum::format(a + b)
+            )))
+        }),
+    )
+}
+
+fn get_annotated_message() -> Result<Tool, Error> {
+    let input = json!({
+        "type": "object",
+        "properties": {
+            "messageType": { "type": "string", "enum": ["error", "success", "debug"], "description": "Type of message to demonstrate different annotation patterns" },
+            "includeImage": { "type": "boolean", "default": false, "description": "Whether to include an example image" }
+        },
+        "required": ["messageType"]
+    });
+    Tool::new(
+        definition(
+            "get-annotated-message",
+            "Get Annotated Message Tool",
+            "Demonstrates how annotations can be used to provide metadata about content.",
+            input,
+            read_only(),
+        ),
+        tool_fn(|_ctx, args| async move {
+            let (text, priority, audience) = match args.get("messageType").and_then(Value::as_str) {
+                Some("error") => (
+                    "Error: Operation failed",
+                    json!(1),
+                    json!(["user", "assistant"]),
+                ),
+                Some("success") => (
+                    "Operation completed successfully",
+                    json!(0.7),
+                    json!(["user"]),
+                ),
+                _ => (
+                    "Debug: Cache hit ratio 0.95, latency 150ms",
+                    json!(0.3),
+                    json!(["assistant"]),
+                ),
+            };
+            let mut content = vec![
+                json!({ "type": "text", "text": text, "annotations": { "priority": priority, "audience": audience } }),
+            ];
+            if args.get("includeImage").and_then(Value::as_bool) == Some(true) {
+                content.push(json!({ "type": "image", "data": TINY_IMAGE, "mimeType": "image/png", "annotations": { "priority": 0.5, "audience": ["user"] } }));
+            }
+            Ok(json!({ "content": content }))
+        }),
+    )
+}
+
+/// Whether an environment variable's name looks like it holds a secret.
+pub fn looks_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["TOKEN", "SECRET", "KEY", "PASSWORD", "CREDENTIAL", "AUTH"]
+        .iter()
+        .any(|w| upper.contains(w))
+}
+
+fn get_env() -> Result<Tool, Error> {
+    let input = json!({ "type": "object", "properties": {} });
+    Tool::new(
+        definition(
+            "get-env",
+            "Print Environment Tool",
+            "Returns all environment variables, helpful for debugging MCP server configuration",
+            input,
+            read_only(),
+        ),
+        tool_fn(|ctx, _| async move {
+            let expose = ctx.server.config.expose_env;
+            let env: Map<String, Value> = std::env::vars()
+                .map(|(k, v)| {
+                    let v = if !expose && looks_secret(&k) {
+                        "<redacted>".to_string()
+                    } else {
+                        v
+                    };
+                    (k, Value::String(v))
+                })
+                .collect();
+            Ok(text_result(pretty(&Value::Object(env))))
+        }),
+    )
+}
+
+fn get_resource_links() -> Result<Tool, Error> {
+    let input = json!({
+        "type": "object",
+        "properties": { "count": { "type": "number", "minimum": 1, "maximum": 10, "default": 3, "description": "Number of resource links to return (1-10)" } }
+    });
+    Tool::new(
+        definition(
+            "get-resource-links",
+            "Get Resource Links Tool",
+            "Returns up to ten resource links that reference different types of resources",
+            input,
+            read_only(),
+        ),
+        tool_fn(|_ctx, args| async move {
+            let count = args.get("count").and_then(Value::as_f64).unwrap_or(3.0);
+            let mut content = vec![
+                json!({ "type": "text", "text": format!("Here are {} resource links to resources available in this server:", jsnum::format(count)) }),
+            ];
+            let mut id = 1u64;
+            while (id as f64) <= count {
+                // The reference names this `isOdd` though it is true for even ids: even ids are
+                // Text, odd ids are Blob (both report text/plain).
+                let text = id % 2 == 0;
+                let (kind, uri) = if text {
+                    ("Text", format!("{TEXT_BASE}/{id}"))
+                } else {
+                    ("Blob", format!("{BLOB_BASE}/{id}"))
+                };
+                content.push(json!({
+                    "type": "resource_link",
+                    "uri": uri,
+                    "name": format!("{kind} Resource {id}"),
+                    "description": format!("Resource {id}: plaintext resource"),
+                    "mimeType": "text/plain"
+                }));
+                id += 1;
+            }
+            Ok(json!({ "content": content }))
+        }),
+    )
+}
+
+fn get_resource_reference() -> Result<Tool, Error> {
+    let input = json!({
+        "type": "object",
+        "properties": {
+            "resourceType": { "type": "string", "enum": ["Text", "Blob"], "default": "Text" },
+            "resourceId": { "type": "number", "default": 1, "description": "ID of the text resource to fetch" }
+        }
+    });
+    Tool::new(
+        definition(
+            "get-resource-reference",
+            "Get Resource Reference Tool",
+            "Returns a resource reference that can be used by MCP clients",
+            input,
+            read_only(),
+        ),
+        tool_fn(|_ctx, args| async move {
+            let kind = args
+                .get("resourceType")
+                .and_then(Value::as_str)
+                .unwrap_or("Text")
+                .to_string();
+            let id_value = args.get("resourceId").cloned().unwrap_or(json!(1));
+            let id = id_value.as_f64().unwrap_or(f64::NAN);
+            if !(id.is_finite() && id.fract() == 0.0 && id >= 1.0) {
+                return Err(HandlerError::failed(format!(
+                    "Invalid resourceId: {}. Must be a finite positive integer.",
+                    crate::catalog::js_string(&id_value)
+                )));
+            }
+            let id = id as u64;
+            let resource = if kind == "Blob" {
+                blob_resource(&format!("{BLOB_BASE}/{id}"), id)
+            } else {
+                text_resource(&format!("{TEXT_BASE}/{id}"), id)
+            };
+            let uri = resource["uri"].as_str().unwrap_or_default().to_string();
+            Ok(json!({ "content": [
+                { "type": "text", "text": format!("Returning resource reference for Resource {id}:") },
+                { "type": "resource", "resource": resource },
+                { "type": "text", "text": format!("You can access this resource using the URI: {uri}") }
+            ] }))
+        }),
+    )
+}
+
+fn get_structured_content() -> Result<Tool, Error> {
+    let input = json!({
+        "type": "object",
+        "properties": { "location": { "type": "string", "enum": ["New York", "Chicago", "Los Angeles"], "description": "Choose city" } },
+        "required": ["location"]
+    });
+    let mut def = definition(
+        "get-structured-content",
+        "Get Structured Content Tool",
+        "Returns structured content along with an output schema for client data validation",
+        input,
+        read_only(),
+    );
+    def["outputSchema"] = json!({
+        "type": "object",
+        "properties": {
+            "temperature": { "type": "number", "description": "Temperature in celsius" },
+            "conditions": { "type": "string", "description": "Weather conditions description" },
+            "humidity": { "type": "number", "description": "Humidity percentage" }
+        },
+        "required": ["temperature", "conditions", "humidity"],
+        "additionalProperties": false,
+        "$schema": "http://json-schema.org/draft-07/schema#"
+    });
+    Tool::new(
+        def,
+        tool_fn(|_ctx, args| async move {
+            let weather = match args.get("location").and_then(Value::as_str) {
+                Some("New York") => {
+                    json!({ "temperature": 33, "conditions": "Cloudy", "humidity": 82 })
+                }
+                Some("Chicago") => {
+                    json!({ "temperature": 36, "conditions": "Light rain / drizzle", "humidity": 82 })
+                }
+                _ => json!({ "temperature": 73, "conditions": "Sunny / Clear", "humidity": 48 }),
+            };
+            Ok(
+                json!({ "content": [{ "type": "text", "text": weather.to_string() }], "structuredContent": weather }),
+            )
+        }),
+    )
+}
+
+fn get_tiny_image() -> Result<Tool, Error> {
+    Tool::new(
+        definition(
+            "get-tiny-image",
+            "Get Tiny Image Tool",
+            "Returns a tiny MCP logo image.",
+            json!({ "type": "object", "properties": {} }),
+            read_only(),
+        ),
+        tool_fn(|_ctx, _| async move {
+            Ok(json!({ "content": [
+                { "type": "text", "text": "Here's the image you requested:" },
+                { "type": "image", "data": TINY_IMAGE, "mimeType": "image/png" },
+                { "type": "text", "text": "The image above is the MCP logo." }
+            ] }))
+        }),
+    )
+}
+
+/// The reference's default `data` URL of `gzip-file-as-resource`.
+const GZIP_DEFAULT_URL: &str =
+    "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md";
+
+/// The bytes of a `data:` URL (base64 or percent-encoded).
+fn data_url_bytes(url: &str) -> Result<Vec<u8>, String> {
+    let rest = url.strip_prefix("data:").ok_or("not a data: URL")?;
+    let (meta, payload) = rest
+        .split_once(',')
+        .ok_or("malformed data: URL (no comma)")?;
+    if meta.ends_with(";base64") {
+        base64::engine::general_purpose::STANDARD
+            .decode(payload.trim())
+            .map_err(|e| format!("invalid base64 in data: URL ({e})"))
+    } else {
+        let mut out = Vec::with_capacity(payload.len());
+        let bytes = payload.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'%' && i + 2 < bytes.len() {
+                if let Ok(b) = u8::from_str_radix(&payload[i + 1..i + 3], 16) {
+                    out.push(b);
+                    i += 3;
+                    continue;
+                }
+            }
+            out.push(bytes[i]);
+            i += 1;
+        }
+        Ok(out)
+    }
+}
+
+/// gzip as Node's `zlib.gzipSync` writes it (mtime 0, OS byte 3).
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut encoder = flate2::GzBuilder::new()
+        .operating_system(3)
+        .write(Vec::new(), flate2::Compression::default());
+    let _ = encoder.write_all(data);
+    encoder.finish().unwrap_or_default()
+}
+
+fn gzip_file_as_resource() -> Result<Tool, Error> {
+    let input = json!({
+        "type": "object",
+        "properties": {
+            "name": { "type": "string", "default": "README.md.gz", "description": "Name of the output file" },
+            "data": { "type": "string", "format": "uri", "default": GZIP_DEFAULT_URL, "description": "URL or data URI of the file content to compress" },
+            "outputType": {
+                "type": "string",
+                "enum": ["resourceLink", "resource"],
+                "default": "resourceLink",
+                "description": "How the resulting gzipped file should be returned. 'resourceLink' returns a link to a resource that can be read later, 'resource' returns a full resource object."
+            }
+        }
+    });
+    Tool::new(
+        definition(
+            "gzip-file-as-resource",
+            "GZip File as Resource Tool",
+            "Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.",
+            input,
+            annotations(false, false, true, true),
+        ),
+        tool_fn(|ctx, args| async move {
+            let name = args.get("name").and_then(Value::as_str).unwrap_or("README.md.gz").to_string();
+            let url = args.get("data").and_then(Value::as_str).unwrap_or(GZIP_DEFAULT_URL).to_string();
+            let output = args.get("outputType").and_then(Value::as_str).unwrap_or("resourceLink").to_string();
+            let scheme = url.split(':').next().unwrap_or_default().to_ascii_lowercase();
+            let content = match scheme.as_str() {
+                "data" => data_url_bytes(&url),
+                "http" | "https" => Err("fetching http(s) URLs is not available in this build; use a data: URL".to_string()),
+                _ => Err(format!("Unsupported URL protocol for {url}. Only http, https, and data URLs are supported.")),
+            }
+            .map_err(|e| HandlerError::failed(format!("Error processing file {url}: {e}")))?;
+            let blob = base64::engine::general_purpose::STANDARD.encode(gzip(&content));
+            let uri = format!("demo://resource/session/{name}");
+            let contents = json!({ "uri": uri, "mimeType": "application/gzip", "blob": blob });
+            let stored = contents.clone();
+            ctx.session.add_own_resource(Resource {
+                definition: json!({ "uri": uri, "name": name, "mimeType": "application/gzip" }).as_object().cloned().unwrap_or_default(),
+                handler: resource_fn(move |_, _| {
+                    let stored = stored.clone();
+                    async move { Ok(vec![stored]) }
+                }),
+            });
+            Ok(if output == "resource" {
+                json!({ "content": [{ "type": "resource", "resource": contents }] })
+            } else {
+                json!({ "content": [{ "type": "resource_link", "name": name, "uri": uri, "mimeType": "application/gzip" }] })
+            })
+        }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gzip_matches_node() {
+        let out = base64::engine::general_purpose::STANDARD.encode(gzip(b"Hello world"));
+        assert_eq!(out, "H4sIAAAAAAAAA/NIzcnJVyjPL8pJAQBSntaLCwAAAA==");
+    }
+
+    #[test]
+    fn data_urls() {
+        assert_eq!(
+            data_url_bytes("data:text/plain;base64,SGk=").unwrap(),
+            b"Hi"
+        );
+        assert_eq!(
+            data_url_bytes("data:,Hello%20world").unwrap(),
+            b"Hello world"
+        );
+        assert!(
+            looks_secret("GITHUB_TOKEN") && looks_secret("my_api_key") && !looks_secret("HOME")
+        );
+    }
+}
