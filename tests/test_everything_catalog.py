@@ -1,0 +1,325 @@
+"""The `everything` catalog (the reference server's current surface) with the official `mcp`
+client over stdio and Streamable HTTP: exact texts of every tool, prompt, resource and template,
+capability-gated tools and their `list_changed`, completions, per-session state, redaction."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.types import (
+    CreateMessageResult,
+    ElicitResult,
+    ListRootsResult,
+    PromptReference,
+    ResourceTemplateReference,
+    Root,
+    TextContent,
+)
+
+from everything_mcp import Server
+
+pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
+
+TIME = re.compile(r"\d{1,2}:\d{2}:\d{2} [AP]M")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def http_server() -> Iterator[Server]:
+    with Server(tick=0.05) as srv:
+        srv.start_http()
+        yield srv
+
+
+@pytest.fixture(params=["stdio", "http"])
+def transport(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+class Peer:
+    """The client side: callbacks that answer the server, and what arrived."""
+
+    def __init__(self) -> None:
+        self.notifications: list[Any] = []
+        self.logs: list[Any] = []
+        self.elicit_action = "accept"
+
+    async def sample(self, context: Any, params: Any) -> CreateMessageResult:
+        return CreateMessageResult(
+            role="assistant", content=TextContent(type="text", text="sampled"), model="m", stop_reason="endTurn"
+        )
+
+    async def elicit(self, context: Any, params: Any) -> ElicitResult:
+        content = {"name": "Ada", "check": True, "integer": 7} if self.elicit_action == "accept" else None
+        return ElicitResult(action=self.elicit_action, content=content)  # type: ignore[arg-type]
+
+    async def roots(self, context: Any) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri="file:///work", name="work"), Root(uri="file:///tmp")])
+
+    async def log(self, params: Any) -> None:
+        self.logs.append(params)
+
+    async def message(self, message: Any) -> None:
+        self.notifications.append(message)
+
+
+@asynccontextmanager
+async def connect(
+    transport: str, peer: Peer, url: str, capabilities: bool = True, env: dict[str, str] | None = None
+) -> AsyncIterator[Client]:
+    target: Any = url
+    if transport == "stdio":
+        args = ["-m", "everything_mcp", "stdio", "--tick-ms", "50"]
+        target = StdioServerParameters(command=sys.executable, args=args, env=env)
+    extra: dict[str, Any] = {}
+    if capabilities:
+        extra = {
+            "sampling_callback": peer.sample,
+            "elicitation_callback": peer.elicit,
+            "list_roots_callback": peer.roots,
+        }
+    client = Client(target, read_timeout_seconds=10, logging_callback=peer.log, message_handler=peer.message, **extra)
+    async with client:
+        yield client
+
+
+def texts(result: Any) -> list[str]:
+    return [c.text for c in result.content if isinstance(c, TextContent)]
+
+
+STATIC_TOOLS = [
+    "echo",
+    "get-annotated-message",
+    "get-env",
+    "get-resource-links",
+    "get-resource-reference",
+    "get-structured-content",
+    "get-sum",
+    "get-tiny-image",
+    "gzip-file-as-resource",
+    "toggle-simulated-logging",
+    "toggle-subscriber-updates",
+    "trigger-long-running-operation",
+]
+
+
+async def test_tool_lists_depend_on_client_capabilities(transport: str, http_server: Server) -> None:
+    with anyio.fail_after(30):
+        async with connect(transport, Peer(), http_server.http_url or "", capabilities=False) as client:
+            assert [t.name for t in (await client.list_tools()).tools] == STATIC_TOOLS
+        peer = Peer()
+        async with connect(transport, peer, http_server.http_url or "") as client:
+            tools = (await client.list_tools()).tools
+            names = [t.name for t in tools]
+            assert names[: len(STATIC_TOOLS)] == STATIC_TOOLS
+            assert set(names[len(STATIC_TOOLS) :]) <= {
+                "get-roots-list",
+                "trigger-elicitation-request",
+                "trigger-url-elicitation",
+                "trigger-sampling-request",
+            }
+            assert {"get-roots-list", "trigger-elicitation-request", "trigger-sampling-request"} <= set(names)
+            changed = [
+                n for n in peer.notifications if getattr(n, "method", None) == "notifications/tools/list_changed"
+            ]
+            assert len(changed) == len(names) - len(STATIC_TOOLS)  # one per capability-gated tool
+            echo = tools[0]
+            assert (echo.title, echo.description) == ("Echo Tool", "Echoes back the input string")
+            assert echo.annotations is not None and echo.annotations.read_only_hint is True
+            structured = next(t for t in tools if t.name == "get-structured-content")
+            assert structured.output_schema is not None and structured.output_schema["required"] == [
+                "temperature",
+                "conditions",
+                "humidity",
+            ]
+
+
+async def test_static_tools_exact_results(transport: str, http_server: Server) -> None:
+    peer = Peer()
+    with anyio.fail_after(30):
+        async with connect(transport, peer, http_server.http_url or "") as client:
+            assert texts(await client.call_tool("echo", {"message": "hi"})) == ["Echo: hi"]
+            assert texts(await client.call_tool("get-sum", {"a": 2, "b": 3.5})) == ["The sum of 2 and 3.5 is 5.5."]
+            r = await client.call_tool("get-annotated-message", {"messageType": "error", "includeImage": True})
+            assert texts(r) == ["Error: Operation failed"]
+            assert r.content[0].annotations is not None and r.content[0].annotations.priority == 1
+            assert r.content[1].type == "image"
+            r = await client.call_tool("get-annotated-message", {"messageType": "success"})
+            assert texts(r) == ["Operation completed successfully"]
+            r = await client.call_tool("get-annotated-message", {"messageType": "debug"})
+            assert texts(r) == ["Debug: Cache hit ratio 0.95, latency 150ms"]
+            r = await client.call_tool("get-resource-links", {"count": 3})
+            assert texts(r) == ["Here are 3 resource links to resources available in this server:"]
+            links = [(c.name, str(c.uri)) for c in r.content[1:]]
+            assert links == [
+                ("Blob Resource 1", "demo://resource/dynamic/blob/1"),
+                ("Text Resource 2", "demo://resource/dynamic/text/2"),
+                ("Blob Resource 3", "demo://resource/dynamic/blob/3"),
+            ]
+            r = await client.call_tool("get-resource-reference", {"resourceType": "Text", "resourceId": 2})
+            first, last = texts(r)
+            assert first == "Returning resource reference for Resource 2:"
+            assert last == "You can access this resource using the URI: demo://resource/dynamic/text/2"
+            text = r.content[1].resource.text
+            assert TIME.sub("<time>", text) == "Resource 2: This is a plaintext resource created at <time>"
+            r = await client.call_tool("get-resource-reference", {"resourceId": 0})
+            assert r.is_error and texts(r) == ["Invalid resourceId: 0. Must be a finite positive integer."]
+            r = await client.call_tool("get-structured-content", {"location": "Chicago"})
+            assert texts(r) == ['{"temperature":36,"conditions":"Light rain / drizzle","humidity":82}']
+            assert r.structured_content == {"temperature": 36, "conditions": "Light rain / drizzle", "humidity": 82}
+            r = await client.call_tool("get-tiny-image", {})
+            assert texts(r) == ["Here's the image you requested:", "The image above is the MCP logo."]
+            assert base64.b64decode(r.content[1].data)[:8] == b"\x89PNG\r\n\x1a\n"
+            r = await client.call_tool("trigger-long-running-operation", {"duration": 0.05, "steps": 1})
+            assert texts(r) == ["Long running operation completed. Duration: 0.05 seconds, Steps: 1."]
+
+
+async def test_client_capability_tools(transport: str, http_server: Server) -> None:
+    peer = Peer()
+    with anyio.fail_after(30):
+        async with connect(transport, peer, http_server.http_url or "") as client:
+            r = await client.call_tool("trigger-sampling-request", {"prompt": "hello"})
+            (text,) = texts(r)
+            assert text.startswith("LLM sampling result: \n{")
+            assert json.loads(text.split("\n", 1)[1])["content"]["text"] == "sampled"
+            r = await client.call_tool("trigger-elicitation-request", {})
+            assert texts(r)[:2] == [
+                "✅ User provided the requested information!",
+                "User inputs:\n- Name: Ada\n- Agreed to terms: true\n- Favorite Integer: 7",
+            ]
+            assert texts(r)[2].startswith("\nRaw result: {\n")
+            peer.elicit_action = "decline"
+            r = await client.call_tool("trigger-elicitation-request", {})
+            assert texts(r)[0] == "❌ User declined to provide the requested information."
+            r = await client.call_tool("get-roots-list", {})
+            assert texts(r) == [
+                "Current MCP Roots (2 total):\n\n1. work\n   URI: file:///work\n\n2. Unnamed Root\n   URI: file:///tmp\n\n"
+                "Note: This server demonstrates the roots protocol capability but doesn't actually access files. "
+                "The roots are provided by the MCP client and can be used by servers that need file system access."
+            ]
+
+
+async def test_resources_templates_prompts_completions(transport: str, http_server: Server) -> None:
+    with anyio.fail_after(30):
+        async with connect(transport, Peer(), http_server.http_url or "") as client:
+            resources = (await client.list_resources()).resources
+            assert [r.name for r in resources] == [
+                "architecture.md",
+                "extension.md",
+                "features.md",
+                "how-it-works.md",
+                "instructions.md",
+                "startup.md",
+                "structure.md",
+            ]
+            assert str(resources[0].uri) == "demo://resource/static/document/architecture.md"
+            (doc,) = (await client.read_resource("demo://resource/static/document/instructions.md")).contents
+            assert "🎉 Server instructions are working!" in doc.text
+            assert client.instructions is not None and "🎉 Server instructions are working!" in client.instructions
+            templates = (await client.list_resource_templates()).resource_templates
+            assert [(t.name, t.uri_template) for t in templates] == [
+                ("Dynamic Text Resource", "demo://resource/dynamic/text/{resourceId}"),
+                ("Dynamic Blob Resource", "demo://resource/dynamic/blob/{resourceId}"),
+            ]
+            (blob,) = (await client.read_resource("demo://resource/dynamic/blob/4")).contents
+            decoded = base64.b64decode(blob.blob).decode()
+            assert TIME.sub("<time>", decoded) == "Resource 4: This is a base64 blob created at <time>"
+            prompts = (await client.list_prompts()).prompts
+            assert [p.name for p in prompts] == [
+                "simple-prompt",
+                "args-prompt",
+                "completable-prompt",
+                "resource-prompt",
+            ]
+            r = await client.get_prompt("args-prompt", {"city": "Austin", "state": "TX"})
+            assert r.messages[0].content == TextContent(type="text", text="What's weather in Austin, TX?")
+            r = await client.get_prompt("completable-prompt", {"department": "Sales", "name": "Eve"})
+            assert r.messages[0].content == TextContent(
+                type="text", text="Please promote Eve to the head of the Sales team."
+            )
+            r = await client.get_prompt("resource-prompt", {"resourceType": "Text", "resourceId": "3"})
+            assert r.messages[0].content == TextContent(
+                type="text",
+                text="This prompt includes the Text resource with id: 3. Please analyze the following resource:",
+            )
+            ref = PromptReference(type="ref/prompt", name="completable-prompt")
+            c = await client.complete(ref, {"name": "department", "value": "E"})
+            assert c.completion.values == ["Engineering"]
+            c = await client.complete(ref, {"name": "name", "value": ""}, context_arguments={"department": "Support"})
+            assert c.completion.values == ["John", "Kim", "Lee"]
+            tref = ResourceTemplateReference(type="ref/resource", uri="demo://resource/dynamic/text/{resourceId}")
+            assert (await client.complete(tref, {"name": "resourceId", "value": "12"})).completion.values == ["12"]
+            assert (await client.complete(tref, {"name": "resourceId", "value": "abc"})).completion.values == []
+
+
+async def test_session_resources_are_per_session(http_server: Server) -> None:
+    data = "data:text/plain;base64," + base64.b64encode(b"Hello world").decode()
+    with anyio.fail_after(30):
+        async with (
+            connect("http", Peer(), http_server.http_url or "") as a,
+            connect("http", Peer(), http_server.http_url or "") as b,
+        ):
+            r = await a.call_tool("gzip-file-as-resource", {"name": "hello.gz", "data": data, "outputType": "resource"})
+            resource = r.content[0].resource
+            assert resource.blob == "H4sIAAAAAAAAA/NIzcnJVyjPL8pJAQBSntaLCwAAAA=="
+            uri = "demo://resource/session/hello.gz"
+            assert uri in [str(x.uri) for x in (await a.list_resources()).resources]
+            assert uri not in [str(x.uri) for x in (await b.list_resources()).resources]
+            r = await a.call_tool("gzip-file-as-resource", {"data": "file:///etc/passwd"})
+            assert r.is_error and texts(r) == [
+                "Error processing file file:///etc/passwd: Unsupported URL protocol for file:///etc/passwd. "
+                "Only http, https, and data URLs are supported."
+            ]
+
+
+async def test_timers_are_per_session_and_follow_the_log_level(http_server: Server) -> None:
+    peer_a, peer_b = Peer(), Peer()
+    with anyio.fail_after(30):
+        async with (
+            connect("http", peer_a, http_server.http_url or "") as a,
+            connect("http", peer_b, http_server.http_url or "") as b,
+        ):
+            await b.set_logging_level("emergency")
+            r = await a.call_tool("toggle-simulated-logging", {})
+            assert texts(r)[0].startswith("Started simulated, random-leveled logging for session ")
+            while len(peer_a.logs) < 3:
+                await anyio.sleep(0.01)
+            assert not peer_b.logs  # b never turned it on
+            r = await a.call_tool("toggle-simulated-logging", {})
+            assert texts(r)[0].startswith("Stopped simulated logging for session ")
+            await a.subscribe_resource("demo://resource/static/document/features.md")
+            r = await a.call_tool("toggle-subscriber-updates", {})
+            assert texts(r)[0].endswith("Client will receive updates for any resources the it is subscribed to.")
+
+            def updates() -> int:
+                return len(
+                    [n for n in peer_a.notifications if getattr(n, "method", "") == "notifications/resources/updated"]
+                )
+
+            while updates() < 2:
+                await anyio.sleep(0.01)
+            await a.call_tool("toggle-subscriber-updates", {})
+
+
+async def test_get_env_redacts_secrets() -> None:
+    env = {**os.environ, "MY_API_TOKEN": "s3cr3t", "PLAIN_SETTING": "visible"}
+    with anyio.fail_after(30):
+        async with connect("stdio", Peer(), "", env=env) as client:
+            (text,) = texts(await client.call_tool("get-env", {}))
+            shown = json.loads(text)
+            assert shown["MY_API_TOKEN"] == "<redacted>" and shown["PLAIN_SETTING"] == "visible"
+            assert text.startswith("{\n  ")
