@@ -323,3 +323,46 @@ async def test_get_env_redacts_secrets() -> None:
             shown = json.loads(text)
             assert shown["MY_API_TOKEN"] == "<redacted>" and shown["PLAIN_SETTING"] == "visible"
             assert text.startswith("{\n  ")
+
+
+@pytest.fixture
+def local_file_server() -> Iterator[str]:
+    """A loopback HTTP server whose every GET answers `Hello world`."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("content-length", "11")
+            self.end_headers()
+            self.wfile.write(b"Hello world")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/README.md"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+async def test_gzip_fetches_http_within_limits(local_file_server: str) -> None:
+    url = local_file_server
+    with anyio.fail_after(30):
+        async with connect("stdio", Peer(), "") as client:
+            r = await client.call_tool("gzip-file-as-resource", {"name": "r.gz", "data": url, "outputType": "resource"})
+            assert r.content[0].resource.blob == "H4sIAAAAAAAAA/NIzcnJVyjPL8pJAQBSntaLCwAAAA=="
+            r = await client.call_tool("gzip-file-as-resource", {"data": url})
+            assert r.content[0].type == "resource_link"
+            assert str(r.content[0].uri) == "demo://resource/session/README.md.gz"
+        env = {**os.environ, "GZIP_MAX_FETCH_SIZE": "5", "GZIP_ALLOWED_DOMAINS": "127.0.0.1"}
+        async with connect("stdio", Peer(), "", env=env) as client:
+            r = await client.call_tool("gzip-file-as-resource", {"data": url})
+            assert texts(r) == [f"Error processing file {url}: Content-Length for {url} exceeds max of 5: 11"]
+        env = {**os.environ, "GZIP_ALLOWED_DOMAINS": "example.com"}
+        async with connect("stdio", Peer(), "", env=env) as client:
+            r = await client.call_tool("gzip-file-as-resource", {"data": url})
+            assert texts(r) == [f"Error processing file {url}: Domain 127.0.0.1 is not in the allowed domains list."]

@@ -4,6 +4,7 @@
 //! (`resources.rs`), with the reference's names, schemas, annotations and texts.
 
 mod client_tools;
+mod fetch;
 mod resources;
 mod timers;
 mod tools;

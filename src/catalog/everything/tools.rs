@@ -396,7 +396,7 @@ fn gzip_file_as_resource() -> Result<Tool, Error> {
             let scheme = url.split(':').next().unwrap_or_default().to_ascii_lowercase();
             let content = match scheme.as_str() {
                 "data" => data_url_bytes(&url),
-                "http" | "https" => Err("fetching http(s) URLs is not available in this build; use a data: URL".to_string()),
+                "http" | "https" => super::fetch::fetch(&url, &super::fetch::Limits::from_env()).await,
                 _ => Err(format!("Unsupported URL protocol for {url}. Only http, https, and data URLs are supported.")),
             }
             .map_err(|e| HandlerError::failed(format!("Error processing file {url}: {e}")))?;
