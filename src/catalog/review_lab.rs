@@ -1,10 +1,379 @@
 //! The resource-subscription lab for CLI agents: `test://review/status` moves from version 1 to
 //! version 2 a while after it is subscribed to, and subscribers are told.
+//!
+//! The version is **per session**: every session starts at version 1, and only its own
+//! `resources/subscribe` starts its timer (`ServerConfig::update_delay`). When the timer fires
+//! the session's resource becomes version 2 and that session alone is sent
+//! `notifications/resources/updated` (if it is still subscribed) and, with
+//! `ServerConfig::send_list_changed`, `notifications/resources/list_changed`. Unsubscribing
+//! before the delay elapses cancels the update; closing the session stops the timer.
+//!
+//! Each step is also written to stderr as one human-readable line (`[resources/read] ...`), so
+//! a person watching an agent's session can follow what the server saw and sent.
 
+use super::text_result;
 use crate::error::Error;
-use crate::server::registry::Registry;
+use crate::jsonrpc::Message;
+use crate::server::registry::{resource_fn, tool_fn, ListKind, Registry, Resource, Tool};
+use crate::server::session::Session;
+use crate::server::Server;
+use serde_json::{json, Value};
+use std::io::Write;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// The watched resource.
+pub const STATUS_URI: &str = "test://review/status";
+
+/// The tool that returns the same text as the resource.
+pub const STATUS_TOOL: &str = "get_review_status";
+
+/// The resource text before the simulated review.
+pub const PENDING_TEXT: &str =
+    "status: pending\nversion: 1\nmessage: Waiting for simulated review result.";
+
+/// The resource text after the simulated review.
+pub const REVIEWED_TEXT: &str =
+    "status: reviewed\nversion: 2\nmessage: Simulated review result is now available.";
+
+/// One session's view of the review: its version and its pending update, if any.
+#[derive(Default)]
+struct ReviewState(Mutex<ReviewInner>);
+
+#[derive(Default)]
+struct ReviewInner {
+    /// Whether the update happened (version 2).
+    reviewed: bool,
+    /// Cancels the pending update (a child of the session's `closed` token).
+    pending: Option<CancellationToken>,
+}
+
+impl ReviewState {
+    fn lock(&self) -> MutexGuard<'_, ReviewInner> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn version(&self) -> u8 {
+        if self.lock().reviewed {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+/// The resource text of `version`.
+fn status_text(version: u8) -> &'static str {
+    if version >= 2 {
+        REVIEWED_TEXT
+    } else {
+        PENDING_TEXT
+    }
+}
+
+/// Writes one line to stderr in a single write, so lines from concurrent sessions (and the
+/// core's own diagnostics) do not interleave.
+fn trace(line: std::fmt::Arguments<'_>) {
+    let mut text = line.to_string();
+    text.push('\n');
+    let _ = std::io::stderr().write_all(text.as_bytes());
+}
 
 /// Registers this catalog.
-pub fn load(_registry: &mut Registry) -> Result<(), Error> {
+pub fn load(registry: &mut Registry) -> Result<(), Error> {
+    registry
+        .resources
+        .insert(STATUS_URI.to_string(), status_resource());
+    let tool = status_tool()?;
+    registry.tools.insert(tool.name().to_string(), tool);
+    registry.on_initialized.push(Arc::new(|_server, session| {
+        let client = session
+            .state()
+            .client_info
+            .as_ref()
+            .and_then(|c| c.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string();
+        trace(format_args!(
+            "[initialize] client connected session={} client={client}",
+            session.id
+        ));
+    }));
+    registry.on_subscribe.push(Arc::new(on_subscribe));
     Ok(())
+}
+
+/// `test://review/status`: the requesting session's version of the review.
+fn status_resource() -> Resource {
+    let definition = json!({
+        "uri": STATUS_URI,
+        "name": "review-status",
+        "title": "Simulated review status",
+        "description": "Status of a simulated review. Per session: version 1 until the session subscribes, version 2 once the update delay has passed (subscribers get notifications/resources/updated).",
+        "mimeType": "text/plain"
+    });
+    let Value::Object(definition) = definition else {
+        unreachable!("a JSON object literal")
+    };
+    Resource {
+        definition,
+        handler: resource_fn(|ctx, uri| async move {
+            let version = ctx.session.extension::<ReviewState>().version();
+            trace(format_args!(
+                "[resources/read] uri={uri} version={version} session={}",
+                ctx.session.id
+            ));
+            Ok(vec![json!({
+                "uri": uri,
+                "mimeType": "text/plain",
+                "text": status_text(version)
+            })])
+        }),
+    }
+}
+
+/// `get_review_status`: the resource's text for the calling session.
+fn status_tool() -> Result<Tool, Error> {
+    let definition = json!({
+        "name": STATUS_TOOL,
+        "title": "Get review status",
+        "description": "Returns the current text of test://review/status for this session (the same text resources/read returns).",
+        "inputSchema": { "type": "object", "properties": {} }
+    });
+    Tool::new(
+        definition,
+        tool_fn(|ctx, _args| async move {
+            let version = ctx.session.extension::<ReviewState>().version();
+            trace(format_args!(
+                "[tools/call] name={STATUS_TOOL} version={version} session={}",
+                ctx.session.id
+            ));
+            Ok(text_result(status_text(version).to_string()))
+        }),
+    )
+}
+
+/// Starts (on subscribe) or cancels (on unsubscribe) the session's pending update.
+fn on_subscribe(server: Arc<Server>, session: Arc<Session>, uri: String, subscribed: bool) {
+    if uri != STATUS_URI {
+        return;
+    }
+    let state = session.extension::<ReviewState>();
+    let mut inner = state.lock();
+    if !subscribed {
+        trace(format_args!(
+            "[resources/unsubscribe] uri={uri} session={}",
+            session.id
+        ));
+        if let Some(pending) = inner.pending.take() {
+            pending.cancel();
+            trace(format_args!(
+                "[resource/update] cancelled pending update uri={uri} session={}",
+                session.id
+            ));
+        }
+        return;
+    }
+    trace(format_args!(
+        "[resources/subscribe] uri={uri} session={}",
+        session.id
+    ));
+    if inner.reviewed || inner.pending.is_some() {
+        // Already at version 2, or an update is on its way: nothing more to schedule.
+        return;
+    }
+    let delay = server.config.update_delay;
+    let stop = session.closed.child_token();
+    inner.pending = Some(stop.clone());
+    drop(inner);
+    trace(format_args!(
+        "[resource/update] scheduled uri={uri} version=2 in={:.3}s session={}",
+        delay.as_secs_f64(),
+        session.id
+    ));
+    let list_changed = server.config.send_list_changed;
+    // The task holds neither the session nor the server: it ends when the session closes, and
+    // a closed session's memory is freed right away.
+    let weak = Arc::downgrade(&session);
+    tokio::spawn(update_after(weak, uri, delay, stop, list_changed));
+}
+
+/// Waits `delay`, then moves the session to version 2 and tells it.
+async fn update_after(
+    session: std::sync::Weak<Session>,
+    uri: String,
+    delay: Duration,
+    stop: CancellationToken,
+    list_changed: bool,
+) {
+    tokio::select! {
+        () = stop.cancelled() => return,
+        () = tokio::time::sleep(delay) => {}
+    }
+    let Some(session) = session.upgrade() else {
+        return;
+    };
+    {
+        let state = session.extension::<ReviewState>();
+        let mut inner = state.lock();
+        // An unsubscribe (or close) that raced the timer wins: it cancelled under this lock.
+        if stop.is_cancelled() {
+            return;
+        }
+        inner.pending = None;
+        inner.reviewed = true;
+    }
+    trace(format_args!(
+        "[resource/update] uri={uri} version=2 session={}",
+        session.id
+    ));
+    if session.state().subscriptions.contains(&uri) {
+        session.sink.send(&Message::notification(
+            "notifications/resources/updated",
+            Some(json!({ "uri": uri })),
+        ));
+        trace(format_args!(
+            "[notification/send] notifications/resources/updated uri={uri} session={}",
+            session.id
+        ));
+    }
+    if list_changed {
+        session.sink.send(&Message::notification(
+            ListKind::Resources.notification(),
+            None,
+        ));
+        trace(format_args!(
+            "[notification/send] {} session={}",
+            ListKind::Resources.notification(),
+            session.id
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::ServerConfig;
+    use crate::transport::memory::{self, MemoryConnection};
+
+    const WAIT: Duration = Duration::from_secs(5);
+
+    fn lab(delay: Duration, send_list_changed: bool) -> Arc<Server> {
+        Server::new(ServerConfig {
+            catalogs: vec!["review-lab".into()],
+            update_delay: delay,
+            send_list_changed,
+            ..ServerConfig::default()
+        })
+        .unwrap()
+    }
+
+    fn send(conn: &MemoryConnection, v: Value) {
+        conn.to_server
+            .as_ref()
+            .unwrap()
+            .send(v.to_string().into_bytes())
+            .unwrap();
+    }
+
+    async fn recv(conn: &mut MemoryConnection) -> Value {
+        let text = tokio::time::timeout(WAIT, conn.from_server.recv())
+            .await
+            .expect("timed out")
+            .expect("closed");
+        serde_json::from_str(&text).unwrap()
+    }
+
+    async fn request(conn: &mut MemoryConnection, id: i64, method: &str, params: Value) -> Value {
+        send(
+            conn,
+            json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }),
+        );
+        recv(conn).await
+    }
+
+    async fn open(server: &Arc<Server>) -> MemoryConnection {
+        let mut conn = memory::connect(server, &tokio::runtime::Handle::current());
+        let params = json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } });
+        request(&mut conn, 0, "initialize", params).await;
+        send(
+            &conn,
+            json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+        );
+        conn
+    }
+
+    async fn read_text(conn: &mut MemoryConnection, id: i64) -> String {
+        let r = request(conn, id, "resources/read", json!({ "uri": STATUS_URI })).await;
+        r["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    #[tokio::test]
+    async fn subscribe_updates_only_that_session() {
+        let server = lab(Duration::from_millis(20), true);
+        let mut a = open(&server).await;
+        let mut b = open(&server).await;
+        assert_eq!(read_text(&mut a, 1).await, PENDING_TEXT);
+        let r = request(
+            &mut a,
+            2,
+            "resources/subscribe",
+            json!({ "uri": STATUS_URI }),
+        )
+        .await;
+        assert_eq!(r["result"], json!({}));
+        let updated = recv(&mut a).await;
+        assert_eq!(updated["method"], "notifications/resources/updated");
+        assert_eq!(updated["params"], json!({ "uri": STATUS_URI }));
+        let listed = recv(&mut a).await;
+        assert_eq!(listed["method"], "notifications/resources/list_changed");
+        assert_eq!(read_text(&mut a, 3).await, REVIEWED_TEXT);
+        // The other session saw nothing and is still at version 1.
+        assert_eq!(read_text(&mut b, 1).await, PENDING_TEXT);
+    }
+
+    #[tokio::test]
+    async fn unsubscribe_cancels_and_close_stops_the_timer() {
+        let server = lab(Duration::from_millis(200), false);
+        let mut a = open(&server).await;
+        request(
+            &mut a,
+            1,
+            "resources/subscribe",
+            json!({ "uri": STATUS_URI }),
+        )
+        .await;
+        request(
+            &mut a,
+            2,
+            "resources/unsubscribe",
+            json!({ "uri": STATUS_URI }),
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert!(
+            a.from_server.try_recv().is_err(),
+            "no notification expected"
+        );
+        assert_eq!(read_text(&mut a, 3).await, PENDING_TEXT);
+
+        request(
+            &mut a,
+            4,
+            "resources/subscribe",
+            json!({ "uri": STATUS_URI }),
+        )
+        .await;
+        a.to_server = None; // the client hangs up with the update pending
+        let deadline = tokio::time::Instant::now() + WAIT;
+        while server.session_count() > 0 {
+            assert!(tokio::time::Instant::now() < deadline, "session leaked");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
 }
