@@ -133,7 +133,7 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--send-list-changed",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
         default=os.environ.get("MCP_TEST_SEND_LIST_CHANGED", "").lower() == "true",
         help="review-lab: also send resources/list_changed with the update ($MCP_TEST_SEND_LIST_CHANGED=true)",
     )
