@@ -366,3 +366,48 @@ async def test_gzip_fetches_http_within_limits(local_file_server: str) -> None:
         async with connect("stdio", Peer(), "", env=env) as client:
             r = await client.call_tool("gzip-file-as-resource", {"data": url})
             assert texts(r) == [f"Error processing file {url}: Domain 127.0.0.1 is not in the allowed domains list."]
+
+
+def test_url_elicitation_error_path_then_request_path() -> None:
+    from conftest import WAIT
+
+    with Server() as srv:
+        conn = srv.connect()
+
+        def rpc(id: int, method: str, params: dict[str, Any]) -> None:
+            conn.send(json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+
+        def recv() -> Any:
+            return json.loads(conn.recv(timeout=WAIT) or "null")
+
+        caps = {"elicitation": {"form": {}, "url": {}}}
+        rpc(
+            0,
+            "initialize",
+            {"protocolVersion": "2025-11-25", "capabilities": caps, "clientInfo": {"name": "t", "version": "1"}},
+        )
+        recv()
+        conn.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        assert recv()["method"] == "notifications/tools/list_changed"  # trigger-elicitation-request
+        assert recv()["method"] == "notifications/tools/list_changed"  # trigger-url-elicitation
+        args = {"url": "https://example.com/auth", "elicitationId": "e-1", "errorPath": True}
+        rpc(1, "tools/call", {"name": "trigger-url-elicitation", "arguments": args})
+        error = recv()["error"]
+        assert error["code"] == -32042
+        assert error["message"] == "MCP error -32042: This request requires browser-based authorization."
+        (elicitation,) = error["data"]["elicitations"]
+        assert elicitation["mode"] == "url" and elicitation["url"] == "https://modelcontextprotocol.io"
+        rpc(2, "tools/call", {"name": "trigger-url-elicitation", "arguments": args})  # the retry proceeds
+        ask = recv()
+        assert ask["method"] == "elicitation/create"
+        assert ask["params"] == {
+            "mode": "url",
+            "url": "https://example.com/auth",
+            "message": "Please open the link to complete this action.",
+            "elicitationId": "e-1",
+        }
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept"}}))
+        result = recv()["result"]
+        assert result["content"][0]["text"] == (
+            "✅ User completed the URL elicitation flow.\nElicitation ID: e-1\nURL: https://example.com/auth"
+        )
