@@ -226,6 +226,9 @@ pub struct Registry {
     pub on_initialized: Vec<SessionHook>,
     /// Run on `resources/subscribe` (`true`) and `resources/unsubscribe` (`false`).
     pub on_subscribe: Vec<SubscribeHook>,
+    /// Replaces the built-in paging of `resources/list` (cursor format and page size), for a
+    /// catalog that reproduces another server's cursors; `None`: the built-in one.
+    pub resource_pager: Option<super::pagination::Pager>,
 }
 
 /// A hook run for a session (see [`Registry::on_initialized`]); spawn anything long-running,

@@ -5,7 +5,7 @@ use super::{handler_error, required_str};
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::shape::Shape;
 use crate::server::context::RequestContext;
-use crate::server::pagination::list_page;
+use crate::server::pagination::{list_page, list_page_with};
 use crate::server::Server;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -21,6 +21,16 @@ pub fn list(
 ) -> Result<Value, ErrorObject> {
     let registry = server.registry();
     let definitions = registry.resources.values().map(|r| &r.definition);
+    if let Some(pager) = &registry.resource_pager {
+        return list_page_with(
+            "resources",
+            definitions,
+            params,
+            pager,
+            Shape::Resource,
+            ctx.revision,
+        );
+    }
     list_page(
         "resources",
         definitions,
