@@ -7,6 +7,11 @@ use crate::protocol::Revision;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// A custom paging scheme for a list: `(list length, params) -> page`. Lets a catalog
+/// reproduce another server's cursors and page size (see `Registry::resource_pager`).
+pub type Pager = Arc<dyn Fn(usize, &Map<String, Value>) -> Result<Page, ErrorObject> + Send + Sync>;
 
 /// One page: the index range to return and the cursor of the next page, if any.
 #[derive(Debug, PartialEq)]
@@ -67,6 +72,37 @@ pub fn list_page<'a>(
     revision: Revision,
 ) -> Result<Value, ErrorObject> {
     let p = page(key, definitions.len(), params, page_size)?;
+    Ok(shaped_page(key, definitions, p, shape, revision))
+}
+
+/// [`list_page`] with the page cut by `pager` instead of the built-in cursors.
+pub fn list_page_with<'a>(
+    key: &str,
+    definitions: impl ExactSizeIterator<Item = &'a Map<String, Value>>,
+    params: &Map<String, Value>,
+    pager: &Pager,
+    shape: Shape,
+    revision: Revision,
+) -> Result<Value, ErrorObject> {
+    let p = pager(definitions.len(), params)?;
+    let p = Page {
+        start: p.start.min(definitions.len()),
+        end: p
+            .end
+            .min(definitions.len())
+            .max(p.start.min(definitions.len())),
+        next_cursor: p.next_cursor,
+    };
+    Ok(shaped_page(key, definitions, p, shape, revision))
+}
+
+fn shaped_page<'a>(
+    key: &str,
+    definitions: impl ExactSizeIterator<Item = &'a Map<String, Value>>,
+    p: Page,
+    shape: Shape,
+    revision: Revision,
+) -> Value {
     let items = definitions
         .skip(p.start)
         .take(p.end - p.start)
@@ -76,7 +112,7 @@ pub fn list_page<'a>(
     if let Some(c) = p.next_cursor {
         result.insert("nextCursor".into(), c.into());
     }
-    Ok(Value::Object(result))
+    Value::Object(result)
 }
 
 #[cfg(test)]

@@ -231,6 +231,9 @@ pub struct Registry {
     pub on_notification: Vec<NotificationHook>,
     /// The `instructions` a catalog brings (used unless the server was given its own).
     pub instructions: Option<String>,
+    /// Replaces the built-in paging of `resources/list` (cursor format and page size), for a
+    /// catalog that reproduces another server's cursors; `None`: the built-in one.
+    pub resource_pager: Option<super::pagination::Pager>,
 }
 
 /// A hook run on a client notification: `(server, session, method, params)`.

@@ -5,7 +5,7 @@ use super::{handler_error, required_str};
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::shape::Shape;
 use crate::server::context::RequestContext;
-use crate::server::pagination::list_page;
+use crate::server::pagination::{list_page, list_page_with};
 use crate::server::Server;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -28,6 +28,16 @@ pub fn list(
         .chain(own.iter())
         .map(|r| &r.definition)
         .collect();
+    if let Some(pager) = &registry.resource_pager {
+        return list_page_with(
+            "resources",
+            definitions.into_iter(),
+            params,
+            pager,
+            Shape::Resource,
+            ctx.revision,
+        );
+    }
     list_page(
         "resources",
         definitions.into_iter(),
