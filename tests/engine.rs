@@ -667,7 +667,7 @@ async fn resources_prompts_and_templates_are_served_and_announced() {
     let r = c.request(4, "prompts/get", json!({ "name": "p" })).await;
     assert_eq!(
         r["error"]["message"],
-        "Invalid params: prompt \"p\" is missing required argument(s): who"
+        "MCP error -32602: Invalid arguments for prompt p: Invalid input: expected string, received undefined at who"
     );
     let r = c
         .request(

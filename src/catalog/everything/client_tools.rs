@@ -233,8 +233,8 @@ fn trigger_url_elicitation() -> Result<Tool, Error> {
         "type": "object",
         "properties": {
             "url": { "type": "string", "format": "uri", "description": "The URL the user should open" },
-            "message": { "type": "string", "default": "Please open the link to complete this action.", "description": "The message to show the user" },
-            "elicitationId": { "type": "string", "description": "An id for the elicitation (a random UUID by default)" },
+            "message": { "type": "string", "default": "Please open the link to complete this action.", "description": "Message shown to the user before opening the URL" },
+            "elicitationId": { "type": "string", "description": "Optional explicit elicitation ID. Defaults to a random UUID." },
             "errorPath": {
                 "type": "boolean",
                 "default": false,
@@ -288,6 +288,22 @@ fn trigger_url_elicitation() -> Result<Tool, Error> {
     )
 }
 
+/// A sampling result with the schema's keys first, as the reference's SDK parses it (and then
+/// prints it): `_meta`, `model`, `stopReason`, `role`, `content`, then anything else.
+fn schema_order(result: Value) -> Value {
+    let Value::Object(mut rest) = result else {
+        return result;
+    };
+    let mut ordered = serde_json::Map::new();
+    for key in ["_meta", "model", "stopReason", "role", "content"] {
+        if let Some(v) = rest.shift_remove(key) {
+            ordered.insert(key.into(), v);
+        }
+    }
+    ordered.extend(rest);
+    Value::Object(ordered)
+}
+
 fn trigger_sampling_request() -> Result<Tool, Error> {
     let input = json!({
         "type": "object",
@@ -320,7 +336,7 @@ fn trigger_sampling_request() -> Result<Tool, Error> {
             let result = ctx.sample(params).await.map_err(HandlerError::Rpc)?;
             Ok(text_result(format!(
                 "LLM sampling result: \n{}",
-                pretty(&result)
+                pretty(&schema_order(result))
             )))
         }),
     )

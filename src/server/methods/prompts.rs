@@ -1,7 +1,7 @@
 //! `prompts/list` and `prompts/get`.
 
 use super::{handler_error, optional_object, required_str};
-use crate::jsonrpc::ErrorObject;
+use crate::jsonrpc::{code, ErrorObject};
 use crate::protocol::shape::Shape;
 use crate::server::context::RequestContext;
 use crate::server::pagination::list_page;
@@ -26,6 +26,18 @@ pub fn list(
     )
 }
 
+/// The JavaScript `typeof`-style name zod reports for a received value.
+fn js_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
 /// `prompts/get`: unknown prompt, non-string arguments and missing required arguments are `-32602`.
 pub async fn get(
     server: &Server,
@@ -34,15 +46,21 @@ pub async fn get(
 ) -> Result<Value, ErrorObject> {
     let name = required_str(params, "name")?;
     let arguments = optional_object(params, "arguments")?;
+    // Messages in the reference server's (TypeScript SDK) words, which clients compare.
     let Some(prompt) = server.registry().prompts.get(name).cloned() else {
-        return Err(ErrorObject::invalid_params(format!(
-            "Unknown prompt: {name}"
-        )));
+        return Err(ErrorObject::new(
+            code::INVALID_PARAMS,
+            format!("MCP error -32602: Prompt {name} not found"),
+        ));
     };
-    if let Some((k, _)) = arguments.iter().find(|(_, v)| !v.is_string()) {
-        return Err(ErrorObject::invalid_params(format!(
-            "prompt argument {k:?} must be a string"
-        )));
+    if let Some((k, v)) = arguments.iter().find(|(_, v)| !v.is_string()) {
+        return Err(ErrorObject::new(
+            code::INVALID_PARAMS,
+            format!(
+                "MCP error -32602: Invalid arguments for prompt {name}: Invalid input: expected string, received {} at {k}",
+                js_type(v)
+            ),
+        ));
     }
     let missing: Vec<String> = prompt
         .required_arguments()
@@ -50,10 +68,17 @@ pub async fn get(
         .filter(|a| !arguments.contains_key(a))
         .collect();
     if !missing.is_empty() {
-        return Err(ErrorObject::invalid_params(format!(
-            "prompt {name:?} is missing required argument(s): {}",
-            missing.join(", ")
-        )));
+        let issues: Vec<String> = missing
+            .iter()
+            .map(|a| format!("Invalid input: expected string, received undefined at {a}"))
+            .collect();
+        return Err(ErrorObject::new(
+            code::INVALID_PARAMS,
+            format!(
+                "MCP error -32602: Invalid arguments for prompt {name}: {}",
+                issues.join("; ")
+            ),
+        ));
     }
     (prompt.handler)(ctx, arguments)
         .await
