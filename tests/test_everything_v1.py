@@ -553,3 +553,16 @@ async def test_print_env_redacts_secrets() -> None:
     assert printed["gh_auth_x"] == "<redacted>"
     assert printed["Plain_Var"] == "visible"
     assert out.startswith("{\n  ") and "tok-123" not in out
+
+
+def test_v1_unknown_names_and_instructions() -> None:
+    with Server(catalogs=["everything-v1"]) as srv:
+        conn = srv.connect()
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}))
+        init = json.loads(conn.recv(timeout=10) or "")
+        assert "🎉 Server instructions are working!" in init["result"]["instructions"]
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "nope"}}))
+        assert json.loads(conn.recv(timeout=10) or "")["error"] == {"code": -32603, "message": "Unknown tool: nope"}
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "prompts/get", "params": {"name": "nope"}}))
+        assert json.loads(conn.recv(timeout=10) or "")["error"] == {"code": -32603, "message": "Unknown prompt: nope"}

@@ -17,8 +17,8 @@ use crate::jsonrpc::{code, ErrorObject};
 use crate::protocol::LogLevel;
 use crate::server::pagination::Page;
 use crate::server::registry::{
-    complete_fn, prompt_fn, resource_fn, template_fn, tool_fn, CompletionKey, HandlerError,
-    HandlerResult, Prompt, Registry, Resource, ResourceTemplate, Tool, ToolFn,
+    complete_fn, prompt_fn, resource_fn, template_fn, tool_fn, CompletionKey, ErrorDialect,
+    HandlerError, HandlerResult, Prompt, Registry, Resource, ResourceTemplate, Tool, ToolFn,
 };
 use crate::server::session::Session;
 use crate::server::uri_template::UriTemplate;
@@ -49,6 +49,14 @@ const DRAFT_07: &str = "http://json-schema.org/draft-07/schema#";
 /// The logger name of the roots log messages.
 const LOGGER: &str = "everything-server";
 
+/// This catalog's `instructions`: our own text, with the reference's easter-egg sentence.
+const INSTRUCTIONS: &str = "Testing and demonstration server for MCP protocol features (the legacy \"everything\" surface).\n\n\
+## Resources\n\nResources 1-100 follow the pattern test://static/resource/{id}; odd ids hold text, even ids hold binary data. \
+They are listed 10 per page.\n\n## Tools\n\necho, add, longRunningOperation, printEnv, sampleLLM, getTinyImage, annotatedMessage, \
+getResourceReference, getResourceLinks, structuredContent, zip, and (for clients that support them) listRoots and startElicitation.\n\n\
+## Easter egg\n\nIf asked about server instructions, respond with \"🎉 Server instructions are working! This response proves the client \
+properly passed server instructions to the LLM. This demonstrates MCP's instructions feature in action.\"";
+
 /// Registers this catalog.
 pub fn load(registry: &mut Registry) -> Result<(), Error> {
     for tool in tools()? {
@@ -75,6 +83,14 @@ pub fn load(registry: &mut Registry) -> Result<(), Error> {
     }
     completions(registry);
     registry.resource_pager = Some(Arc::new(resource_page));
+    // v1 answered unknown names with -32603 errors.
+    registry.dialect.get_or_insert(ErrorDialect {
+        unknown_tool: |name| ErrorObject::new(-32603, format!("Unknown tool: {name}")),
+        unknown_prompt: |name| ErrorObject::new(-32603, format!("Unknown prompt: {name}")),
+    });
+    registry
+        .instructions
+        .get_or_insert_with(|| INSTRUCTIONS.to_string());
     registry.on_initialized.push(Arc::new(on_initialized));
     Ok(())
 }

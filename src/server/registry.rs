@@ -231,9 +231,21 @@ pub struct Registry {
     pub on_notification: Vec<NotificationHook>,
     /// The `instructions` a catalog brings (used unless the server was given its own).
     pub instructions: Option<String>,
+    /// How unknown tool and prompt names are reported, for a catalog that reproduces another
+    /// server's errors; `None`: the spec's `-32602`.
+    pub dialect: Option<ErrorDialect>,
     /// Replaces the built-in paging of `resources/list` (cursor format and page size), for a
     /// catalog that reproduces another server's cursors; `None`: the built-in one.
     pub resource_pager: Option<super::pagination::Pager>,
+}
+
+/// Errors a catalog reports in another server's words (see [`Registry::dialect`]).
+#[derive(Clone, Copy)]
+pub struct ErrorDialect {
+    /// The error for `tools/call` of an unknown tool.
+    pub unknown_tool: fn(&str) -> ErrorObject,
+    /// The error for `prompts/get` of an unknown prompt.
+    pub unknown_prompt: fn(&str) -> ErrorObject,
 }
 
 /// A hook run on a client notification: `(server, session, method, params)`.

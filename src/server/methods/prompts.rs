@@ -47,11 +47,15 @@ pub async fn get(
     let name = required_str(params, "name")?;
     let arguments = optional_object(params, "arguments")?;
     // Messages in the reference server's (TypeScript SDK) words, which clients compare.
-    let Some(prompt) = server.registry().prompts.get(name).cloned() else {
-        return Err(ErrorObject::new(
-            code::INVALID_PARAMS,
-            format!("MCP error -32602: Prompt {name} not found"),
-        ));
+    let registry = server.registry();
+    let Some(prompt) = registry.prompts.get(name).cloned() else {
+        return Err(match registry.dialect {
+            Some(d) => (d.unknown_prompt)(name),
+            None => ErrorObject::new(
+                code::INVALID_PARAMS,
+                format!("MCP error -32602: Prompt {name} not found"),
+            ),
+        });
     };
     if let Some((k, v)) = arguments.iter().find(|(_, v)| !v.is_string()) {
         return Err(ErrorObject::new(

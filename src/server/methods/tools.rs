@@ -51,7 +51,10 @@ pub async fn call(
         .filter(|t| t.visible_to(&capabilities))
         .cloned();
     let Some(tool) = tool else {
-        return Err(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
+        return Err(match server.registry().dialect {
+            Some(d) => (d.unknown_tool)(name),
+            None => ErrorObject::invalid_params(format!("Unknown tool: {name}")),
+        });
     };
     let instance = Value::Object(arguments);
     let problems: Vec<String> = tool
