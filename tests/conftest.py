@@ -17,6 +17,22 @@ WAIT = 10.0
 
 SERVER_CMD = [sys.executable, "-m", "everything_mcp"]
 
+EVERYTHING_TOOLS = [
+    "echo",
+    "get-annotated-message",
+    "get-env",
+    "get-resource-links",
+    "get-resource-reference",
+    "get-structured-content",
+    "get-sum",
+    "get-tiny-image",
+    "gzip-file-as-resource",
+    "toggle-simulated-logging",
+    "toggle-subscriber-updates",
+    "trigger-long-running-operation",
+]
+"""The reference's 12 always-visible tools, in its order (what a client without capabilities sees)."""
+
 
 def init_params(version: str = "2025-11-25") -> dict[str, Any]:
     return {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "pytest", "version": "1"}}

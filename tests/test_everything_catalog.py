@@ -28,6 +28,8 @@ from mcp.types import (
 
 from everything_mcp import Server
 
+from conftest import EVERYTHING_TOOLS
+
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
 
 TIME = re.compile(r"\d{1,2}:\d{2}:\d{2} [AP]M")
@@ -105,20 +107,7 @@ def texts(result: Any) -> list[str]:
     return [c.text for c in result.content if isinstance(c, TextContent)]
 
 
-STATIC_TOOLS = [
-    "echo",
-    "get-annotated-message",
-    "get-env",
-    "get-resource-links",
-    "get-resource-reference",
-    "get-structured-content",
-    "get-sum",
-    "get-tiny-image",
-    "gzip-file-as-resource",
-    "toggle-simulated-logging",
-    "toggle-subscriber-updates",
-    "trigger-long-running-operation",
-]
+STATIC_TOOLS = EVERYTHING_TOOLS
 
 
 async def test_tool_lists_depend_on_client_capabilities(transport: str, http_server: Server) -> None:

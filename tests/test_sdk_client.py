@@ -10,23 +10,10 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import TextContent
 
+from conftest import EVERYTHING_TOOLS
+
 pytestmark = pytest.mark.anyio
 
-EVERYTHING_TOOLS = [
-    "echo",
-    "get-annotated-message",
-    "get-env",
-    "get-resource-links",
-    "get-resource-reference",
-    "get-structured-content",
-    "get-sum",
-    "get-tiny-image",
-    "gzip-file-as-resource",
-    "toggle-simulated-logging",
-    "toggle-subscriber-updates",
-    "trigger-long-running-operation",
-]
-"""The reference's 12 static tools, in its order (a client without capabilities sees these)."""
 
 PARAMS = StdioServerParameters(command=sys.executable, args=["-m", "everything_mcp", "stdio"])
 

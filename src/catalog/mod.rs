@@ -2,6 +2,7 @@
 //! resources and prompts to a registry.
 
 pub mod conformance;
+pub mod elicitation;
 pub mod everything;
 pub mod everything_v1;
 pub mod review_lab;

@@ -142,34 +142,6 @@ fn get_roots_list() -> Result<Tool, Error> {
     )
 }
 
-/// The form `trigger-elicitation-request` asks the user to fill.
-#[allow(clippy::approx_constant)] // the reference's literal default 3.14, not π
-fn elicitation_form() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "name": { "title": "String", "type": "string", "description": "Your full, legal name" },
-            "check": { "title": "Boolean", "type": "boolean", "description": "Agree to the terms and conditions" },
-            "firstLine": { "title": "String with default", "type": "string", "description": "Favorite first line of a story", "default": "It was a dark and stormy night." },
-            "email": { "title": "String with email format", "type": "string", "format": "email", "description": "Your email address (will be verified, and never shared with anyone else)" },
-            "homepage": { "type": "string", "format": "uri", "title": "String with uri format", "description": "Portfolio / personal website" },
-            "birthdate": { "title": "String with date format", "type": "string", "format": "date", "description": "Your date of birth" },
-            "integer": { "title": "Integer", "type": "integer", "description": "Your favorite integer (do not give us your phone number, pin, or other sensitive info)", "minimum": 1, "maximum": 100, "default": 42 },
-            "number": { "title": "Number in range 1-1000", "type": "number", "description": "Favorite number (there are no wrong answers)", "minimum": 0, "maximum": 1000, "default": 3.14 },
-            "untitledSingleSelectEnum": { "type": "string", "title": "Untitled Single Select Enum", "description": "Choose your favorite friend", "enum": ["Monica", "Rachel", "Joey", "Chandler", "Ross", "Phoebe"], "default": "Monica" },
-            "untitledMultipleSelectEnum": { "type": "array", "title": "Untitled Multiple Select Enum", "description": "Choose your favorite instruments", "minItems": 1, "maxItems": 3, "items": { "type": "string", "enum": ["Guitar", "Piano", "Violin", "Drums", "Bass"] }, "default": ["Guitar"] },
-            "titledSingleSelectEnum": { "type": "string", "title": "Titled Single Select Enum", "description": "Choose your favorite hero", "oneOf": [{ "const": "hero-1", "title": "Superman" }, { "const": "hero-2", "title": "Green Lantern" }, { "const": "hero-3", "title": "Wonder Woman" }], "default": "hero-1" },
-            "titledMultipleSelectEnum": { "type": "array", "title": "Titled Multiple Select Enum", "description": "Choose your favorite types of fish", "minItems": 1, "maxItems": 3, "items": { "anyOf": [{ "const": "fish-1", "title": "Tuna" }, { "const": "fish-2", "title": "Salmon" }, { "const": "fish-3", "title": "Trout" }] }, "default": ["fish-1"] },
-            "legacyTitledEnum": { "type": "string", "title": "Legacy Titled Single Select Enum", "description": "Choose your favorite type of pet", "enum": ["pet-1", "pet-2", "pet-3", "pet-4", "pet-5"], "enumNames": ["Cats", "Dogs", "Birds", "Fish", "Reptiles"], "default": "pet-1" }
-        },
-        "required": ["name"]
-    })
-}
-
-fn js(v: &Value) -> String {
-    crate::catalog::js_string(v)
-}
-
 fn trigger_elicitation_request() -> Result<Tool, Error> {
     Tool::new(
         definition(
@@ -180,45 +152,9 @@ fn trigger_elicitation_request() -> Result<Tool, Error> {
             annotations(false, false, false, false),
         ),
         tool_fn(|ctx, _| async move {
-            let params = json!({ "message": "Please provide inputs for the following fields:", "requestedSchema": elicitation_form() });
+            let params = json!({ "message": "Please provide inputs for the following fields:", "requestedSchema": crate::catalog::elicitation::form() });
             let result = ctx.elicit(params).await.map_err(HandlerError::Rpc)?;
-            let mut content = Vec::new();
-            let action = result
-                .get("action")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            match (action, result.get("content").filter(|c| c.is_object())) {
-                ("accept", Some(data)) => {
-                    content.push(json!({ "type": "text", "text": "✅ User provided the requested information!" }));
-                    let present = |k: &str| data.get(k).filter(|v| !v.is_null());
-                    let truthy = |k: &str| present(k).filter(|v| !matches!(v, Value::String(s) if s.is_empty()) && **v != json!(false) && **v != json!(0));
-                    let mut lines = Vec::new();
-                    for (key, label, any) in [
-                        ("name", "Name", false),
-                        ("check", "Agreed to terms", true),
-                        ("color", "Favorite Color", false),
-                        ("email", "Email", false),
-                        ("homepage", "Homepage", false),
-                        ("birthdate", "Birthdate", false),
-                        ("integer", "Favorite Integer", true),
-                        ("number", "Favorite Number", true),
-                        ("petType", "Pet Type", false),
-                    ] {
-                        let value = if any { present(key) } else { truthy(key) };
-                        if let Some(v) = value {
-                            lines.push(format!("- {label}: {}", js(v)));
-                        }
-                    }
-                    content.push(json!({ "type": "text", "text": format!("User inputs:\n{}", lines.join("\n")) }));
-                }
-                ("decline", _) => content.push(json!({ "type": "text", "text": "❌ User declined to provide the requested information." })),
-                ("cancel", _) => content.push(json!({ "type": "text", "text": "⚠️ User cancelled the elicitation dialog." })),
-                _ => {}
-            }
-            content.push(
-                json!({ "type": "text", "text": format!("\nRaw result: {}", pretty(&result)) }),
-            );
-            Ok(json!({ "content": content }))
+            Ok(json!({ "content": crate::catalog::elicitation::summary(&result) }))
         }),
     )
 }
