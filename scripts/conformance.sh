@@ -32,6 +32,7 @@ fi
 install() {  # dir, packages...
   local dir=$1; shift
   if [ ! -f "$dir/.installed" ] || [ "$(cat "$dir/.installed")" != "$*" ]; then
+    mkdir -p "$dir"
     [ -f "$dir/package.json" ] || echo '{"private":true}' > "$dir/package.json"
     npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "$@" >"$log/install-$(basename "$dir").log" 2>&1 \
       || { cat "$log/install-$(basename "$dir").log" >&2; exit 1; }

@@ -165,6 +165,8 @@ pub struct Recorder {
     /// Everything behind one lock so `seq` order, memory order, file order and (for outgoing
     /// frames) the order frames are handed to the transport all agree.
     inner: Mutex<Inner>,
+    /// The last `seq`, for waiters (`wait_beyond`).
+    latest: tokio::sync::watch::Sender<u64>,
 }
 
 struct Inner {
@@ -197,6 +199,7 @@ impl Recorder {
         };
         Ok(Self {
             start: Instant::now(),
+            latest: tokio::sync::watch::Sender::new(0),
             keep,
             inner: Mutex::new(Inner {
                 seq: 0,
@@ -313,6 +316,7 @@ impl Recorder {
             }
         }
         let seq = record.seq;
+        self.latest.send_replace(seq);
         if self.keep != Some(0) {
             inner.records.push_back(Arc::new(record));
         } else {
@@ -346,6 +350,12 @@ impl Recorder {
             id: None,
         };
         self.record(meta, &raw, parsed)
+    }
+
+    /// Resolves once a record with `seq > after` exists.
+    pub async fn wait_beyond(&self, after: u64) {
+        let mut rx = self.latest.subscribe();
+        let _ = rx.wait_for(|latest| *latest > after).await;
     }
 
     /// Forgets the open requests of a connection that ended (they will never be answered).

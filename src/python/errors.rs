@@ -23,6 +23,12 @@ pyo3::create_exception!(
     EverythingMcpError,
     "The connection is closed."
 );
+pyo3::create_exception!(
+    _core,
+    ClientError,
+    EverythingMcpError,
+    "The client answered a server request with an error, lacks the capability, or did not answer in time."
+);
 
 /// Maps a core error to its Python exception.
 pub fn to_py(e: Error) -> PyErr {

@@ -4,6 +4,7 @@
 
 mod connection;
 mod errors;
+mod handlers;
 mod server;
 mod wait;
 
@@ -15,9 +16,11 @@ pub mod _core {
     #[pymodule_export]
     use super::connection::Connection;
     #[pymodule_export]
-    use super::errors::{ConfigError, ConnectionClosedError, EverythingMcpError};
+    use super::errors::{ClientError, ConfigError, ConnectionClosedError, EverythingMcpError};
     #[pymodule_export]
     use super::init_logging;
+    #[pymodule_export]
+    use super::handlers::Context;
     #[pymodule_export]
     use super::server::Server;
 

@@ -5,7 +5,10 @@ use super::connection::Connection;
 use super::errors::{to_py, ConfigError};
 use super::wait::{wait_detached, Waited, SIGNAL_POLL};
 use crate::protocol::Revision;
-use crate::server::registry::ListKind;
+use super::handlers::call_invoker;
+use crate::server::registry::{prompt_fn, resource_fn, template_fn, tool_fn, HandlerError, HandlerResult, ListKind, Prompt, Resource, ResourceTemplate, Tool};
+use crate::server::uri_template::UriTemplate;
+use serde_json::Value;
 use crate::server::{Server as CoreServer, ServerConfig};
 use crate::transport::http::{self, guard::Allowlist, HttpConfig, HttpState};
 use crate::transport::{memory, stdio};
@@ -317,6 +320,104 @@ impl Server {
         self.core.session_count()
     }
 
+    /// Registers a tool whose `definition` (JSON text) is listed and whose `invoker(arguments_json,
+    /// context) -> result_json` runs on `tools/call`; `requires` gates it on a client capability.
+    #[pyo3(signature = (definition, invoker, requires=None))]
+    fn add_tool(&self, definition: &str, invoker: Py<PyAny>, requires: Option<String>) -> PyResult<()> {
+        let definition = parse(definition)?;
+        let invoker = Arc::new(invoker);
+        let handle = self.handle.clone();
+        let handler = tool_fn(move |ctx, args| call_invoker(invoker.clone(), handle.clone(), ctx, vec![Value::Object(args).to_string()]));
+        let mut tool = Tool::new(definition, handler).map_err(to_py)?;
+        if let Some(path) = requires {
+            tool = tool.requiring(&path);
+        }
+        self.core.add_tool(tool);
+        Ok(())
+    }
+
+    /// Registers a resource: `definition` (JSON text with `uri`), `invoker(uri, context) ->
+    /// contents_json` (a JSON array of contents).
+    fn add_resource(&self, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
+        let Value::Object(definition) = parse(definition)? else { return Err(ConfigError::new_err("a resource definition must be an object")) };
+        let invoker = Arc::new(invoker);
+        let handle = self.handle.clone();
+        let handler = resource_fn(move |ctx, uri| {
+            let call = call_invoker(invoker.clone(), handle.clone(), ctx, vec![uri]);
+            async move { contents(call.await?) }
+        });
+        self.core.add_resource(Resource { definition, handler });
+        Ok(())
+    }
+
+    /// Registers a resource template: `definition` (JSON text with `uriTemplate`),
+    /// `invoker(uri, variables_json, context) -> contents_json`.
+    fn add_template(&self, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
+        let Value::Object(definition) = parse(definition)? else { return Err(ConfigError::new_err("a template definition must be an object")) };
+        let uri_template = definition.get("uriTemplate").and_then(Value::as_str).unwrap_or_default().to_string();
+        let template = UriTemplate::parse(&uri_template).map_err(ConfigError::new_err)?;
+        let invoker = Arc::new(invoker);
+        let handle = self.handle.clone();
+        let handler = template_fn(move |ctx, uri, vars| {
+            let call = call_invoker(invoker.clone(), handle.clone(), ctx, vec![uri, Value::Object(vars).to_string()]);
+            async move { contents(call.await?) }
+        });
+        self.core.add_template(ResourceTemplate { definition, template, handler });
+        Ok(())
+    }
+
+    /// Registers a prompt: `definition` (JSON text with `name`, `arguments`),
+    /// `invoker(arguments_json, context) -> result_json`.
+    fn add_prompt(&self, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
+        let Value::Object(definition) = parse(definition)? else { return Err(ConfigError::new_err("a prompt definition must be an object")) };
+        let invoker = Arc::new(invoker);
+        let handle = self.handle.clone();
+        let handler = prompt_fn(move |ctx, args| call_invoker(invoker.clone(), handle.clone(), ctx, vec![Value::Object(args).to_string()]));
+        self.core.add_prompt(Prompt { definition, handler });
+        Ok(())
+    }
+
+    /// Removes a tool, resource (or template) or prompt; returns whether it existed.
+    fn remove(&self, kind: &str, name: &str) -> PyResult<bool> {
+        Ok(match kind {
+            "tool" => self.core.remove_tool(name),
+            "resource" => self.core.remove_resource(name),
+            "prompt" => self.core.remove_prompt(name),
+            other => return Err(ConfigError::new_err(format!("unknown kind {other:?} (tool, resource, prompt)"))),
+        })
+    }
+
+    /// Sends `notifications/message` (`data` is JSON text) to every initialized session;
+    /// returns how many received it (after their log-level filters).
+    #[pyo3(signature = (level, data, logger=None))]
+    fn log(&self, level: &str, data: &str, logger: Option<&str>) -> PyResult<usize> {
+        let level: crate::protocol::LogLevel = level.parse().map_err(ConfigError::new_err)?;
+        let data = serde_json::from_str(data).unwrap_or_else(|_| Value::String(data.to_string()));
+        Ok(self.core.log(level, data, logger))
+    }
+
+    /// Waits (GIL released, interruptible) until a traffic record with `seq > since` exists or
+    /// `timeout` seconds pass; returns whether one exists.
+    fn wait_traffic(&self, py: Python<'_>, since: u64, timeout: f64) -> PyResult<bool> {
+        let deadline = std::time::Instant::now() + Duration::from_secs_f64(timeout.max(0.0));
+        loop {
+            if self.core.recorder.len() > since {
+                return Ok(true);
+            }
+            let slice = deadline.saturating_duration_since(std::time::Instant::now()).min(SIGNAL_POLL);
+            let recorder = self.core.recorder.clone();
+            match wait_detached(py, &self.handle, slice, async move { recorder.wait_beyond(since).await }) {
+                Waited::Done(()) => return Ok(true),
+                Waited::Stopped => return Ok(self.core.recorder.len() > since),
+                Waited::TimedOut => {}
+            }
+            py.check_signals()?;
+            if std::time::Instant::now() >= deadline {
+                return Ok(false);
+            }
+        }
+    }
+
     /// Names of the registered tools, in `tools/list` order.
     fn tool_names(&self) -> Vec<String> {
         self.core.registry().tools.keys().cloned().collect()
@@ -357,6 +458,19 @@ impl Server {
         _traceback: Option<Bound<'_, PyAny>>,
     ) {
         self.stop(py);
+    }
+}
+
+/// Parses JSON text given by the Python package.
+fn parse(text: &str) -> PyResult<Value> {
+    serde_json::from_str(text).map_err(|e| ConfigError::new_err(format!("not JSON: {e}")))
+}
+
+/// A resource handler's JSON answer as a contents array.
+fn contents(value: Value) -> HandlerResult<Vec<Value>> {
+    match value {
+        Value::Array(items) => Ok(items),
+        other => Err(HandlerError::failed(format!("a resource handler must return a contents array, got {other}"))),
     }
 }
 

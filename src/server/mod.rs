@@ -288,6 +288,35 @@ impl Server {
         });
     }
 
+    /// Removes a resource (or a template, by its `uriTemplate`); `false` if there was none.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        let registry = self.registry();
+        let found = registry.resources.contains_key(uri) || registry.templates.contains_key(uri);
+        if found {
+            self.change_registry(Some(ListKind::Resources), |r| {
+                r.resources.shift_remove(uri);
+                r.templates.shift_remove(uri);
+            });
+        }
+        found
+    }
+
+    /// Removes a prompt; `false` if there was none by that name.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        let found = self.registry().prompts.contains_key(name);
+        if found {
+            self.change_registry(Some(ListKind::Prompts), |r| {
+                r.prompts.shift_remove(name);
+            });
+        }
+        found
+    }
+
+    /// Sends `notifications/message` to every initialized session (filtered by each one's level).
+    pub fn log(&self, level: crate::protocol::LogLevel, data: Value, logger: Option<&str>) -> usize {
+        self.live_sessions().iter().filter(|s| s.log_to(&s.sink, level, data.clone(), logger)).count()
+    }
+
     /// Adds (or replaces) a prompt and sends `notifications/prompts/list_changed`.
     pub fn add_prompt(&self, prompt: Prompt) {
         self.change_registry(Some(ListKind::Prompts), |r| {

@@ -74,19 +74,19 @@ pub struct Tool {
     pub handler: ToolFn,
     /// A client capability (dotted path, e.g. `"sampling"`, `"elicitation.url"`) a session
     /// must have declared to see and call this tool; `None`: every session.
-    pub requires: Option<&'static str>,
+    pub requires: Option<Arc<str>>,
 }
 
 impl Tool {
     /// Shows (and serves) the tool only to sessions whose client declared `capability`.
-    pub fn requiring(mut self, capability: &'static str) -> Self {
-        self.requires = Some(capability);
+    pub fn requiring(mut self, capability: &str) -> Self {
+        self.requires = Some(capability.into());
         self
     }
 
     /// Whether a client with these `capabilities` sees the tool.
     pub fn visible_to(&self, capabilities: &Value) -> bool {
-        self.requires.is_none_or(|path| {
+        self.requires.as_deref().is_none_or(|path| {
             path.split('.')
                 .try_fold(capabilities, |v, key| v.get(key))
                 .is_some()
