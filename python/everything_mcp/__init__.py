@@ -11,11 +11,13 @@
 from ._core import (
     CATALOGS,
     SUPPORTED_REVISIONS,
+    ClientError,
     ConfigError,
     ConnectionClosedError,
     EverythingMcpError,
     __version__,
 )
+from .authoring import Call, Context, Handle, content
 from .server import Server
 
 TYPE_CHECKING = False
@@ -25,12 +27,17 @@ if TYPE_CHECKING:
 __all__ = [
     "CATALOGS",
     "SUPPORTED_REVISIONS",
+    "Call",
+    "ClientError",
     "ConfigError",
     "ConnectionClosedError",
+    "Context",
     "EverythingMcpError",
+    "Handle",
     "Server",
     "TrafficRecord",
     "__version__",
+    "content",
     "load_records",
 ]
 

@@ -1,15 +1,18 @@
 """The private Rust extension behind everything_mcp. Use the public API in everything_mcp."""
 
 import os
+from collections.abc import Callable
 from types import TracebackType
 from typing import final
 
 __all__ = [
     "CATALOGS",
     "SUPPORTED_REVISIONS",
+    "ClientError",
     "ConfigError",
     "Connection",
     "ConnectionClosedError",
+    "Context",
     "EverythingMcpError",
     "Server",
     "__version__",
@@ -28,6 +31,29 @@ class ConfigError(EverythingMcpError):
 
 class ConnectionClosedError(EverythingMcpError):
     """The connection is closed."""
+
+class ClientError(EverythingMcpError):
+    """The client answered a server request with an error, lacks the capability, or did not answer in time."""
+
+@final
+class Context:
+    """The request context handed to a Python handler."""
+
+    @property
+    def request_id(self) -> str: ...
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def protocol_version(self) -> str: ...
+    @property
+    def meta(self) -> str: ...
+    @property
+    def client_capabilities(self) -> str: ...
+    @property
+    def cancelled(self) -> bool: ...
+    def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None: ...
+    def log(self, level: str, data: str, logger: str | None = None) -> None: ...
+    def ask(self, method: str, params: str | None = None, timeout: float | None = None) -> str: ...
 
 def init_logging(level: str) -> None:
     """Send the core's diagnostics to stderr at `level` (e.g. "warn", "debug"). First call wins."""
@@ -90,6 +116,20 @@ class Server:
         """Send notifications/resources/updated to subscribers of uri; return how many."""
     def notify_list_changed(self, kind: str) -> None:
         """Send notifications/<kind>/list_changed (tools, resources, prompts)."""
+    def add_tool(self, definition: str, invoker: Callable[[str, Context], str], requires: str | None = None) -> None:
+        """Register a tool: listed as `definition`, served by `invoker(arguments_json, ctx)`."""
+    def add_resource(self, definition: str, invoker: Callable[[str, Context], str]) -> None:
+        """Register a resource served by `invoker(uri, ctx) -> contents_json`."""
+    def add_template(self, definition: str, invoker: Callable[[str, str, Context], str]) -> None:
+        """Register a template served by `invoker(uri, variables_json, ctx) -> contents_json`."""
+    def add_prompt(self, definition: str, invoker: Callable[[str, Context], str]) -> None:
+        """Register a prompt served by `invoker(arguments_json, ctx) -> result_json`."""
+    def remove(self, kind: str, name: str) -> bool:
+        """Remove a tool, resource (or template) or prompt."""
+    def log(self, level: str, data: str, logger: str | None = None) -> int:
+        """Send notifications/message to every initialized session."""
+    def wait_traffic(self, since: int, timeout: float) -> bool:
+        """Wait until a record with seq > since exists (GIL released)."""
     def session_count(self) -> int:
         """How many sessions are open, on any transport."""
     def tool_names(self) -> list[str]:

@@ -2,17 +2,37 @@
 
 from __future__ import annotations
 
+import inspect
+import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import _core
+from .authoring import Context, Handle, LoopThread, error_text, input_schema, run_handler, tool_result
 
 if TYPE_CHECKING:
-    from .traffic import TrafficRecord
+    from .traffic import TrafficRecord, TrafficView
 
 __all__ = ["Server"]
+
+
+def _input_schema(fn: Callable[..., Any]) -> tuple[dict[str, Any], str | None]:
+    return input_schema(fn)
+
+
+def _prompt_result(value: Any) -> dict[str, Any]:
+    if isinstance(value, dict) and "messages" in value:
+        return value
+    items = value if isinstance(value, list) else [value]
+    messages = [
+        item
+        if isinstance(item, dict) and "role" in item
+        else {"role": "user", "content": {"type": "text", "text": str(item)}}
+        for item in items
+    ]
+    return {"messages": messages}
 
 
 class Server:
@@ -76,6 +96,8 @@ class Server:
             send_list_changed=send_list_changed,
             expose_env=expose_env,
         )
+        self._loop_thread: LoopThread | None = None
+        self._handles: dict[tuple[str, str], Handle] = {}
 
     def run_stdio(self) -> None:
         """Serve this process's stdin/stdout until stdin closes.
@@ -158,11 +180,12 @@ class Server:
         return self._core.connect()
 
     @property
-    def traffic(self) -> list[TrafficRecord]:
-        """Every recorded frame so far, in order."""
-        from .traffic import parse_record
+    def traffic(self) -> TrafficView:
+        """The recording: a sequence of every frame so far, with ``requests()``,
+        ``notifications()``, ``wait_for()``, ``assert_order()``, ``clear()``, ``to_jsonl()``."""
+        from .traffic import TrafficView
 
-        return [parse_record(line) for line in self._core.traffic()]
+        return TrafficView(self)
 
     def traffic_since(self, seq: int) -> list[TrafficRecord]:
         """Recorded frames after ``seq``."""
@@ -195,6 +218,170 @@ class Server:
     def stop(self) -> None:
         """Stop serving; idempotent."""
         self._core.stop()
+        if self._loop_thread is not None:
+            self._loop_thread.stop()
+            self._loop_thread = None
+
+    # --- authoring ---------------------------------------------------------------------------
+
+    def _loop(self) -> LoopThread:
+        if self._loop_thread is None:
+            self._loop_thread = LoopThread()
+        return self._loop_thread
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+        annotations: dict[str, Any] | None = None,
+        requires: str | None = None,
+    ) -> Callable[[Callable[..., Any]], Handle]:
+        """Register a function as a tool (sync or ``async def``).
+
+        The name is the function's, the description its docstring, the ``inputSchema`` comes from
+        its type hints (a ``Context`` parameter receives the request context). A ``str`` return
+        is text; a dict, list, dataclass or model becomes ``structuredContent`` plus its JSON as
+        text; content blocks (``everything_mcp.content``) and full results pass through. An
+        exception is an ``isError`` result with its text. ``requires`` shows the tool only to
+        clients that declared that capability (e.g. ``"sampling"``).
+        """
+
+        def register(fn: Callable[..., Any]) -> Handle:
+            schema, ctx_param = _input_schema(fn)
+            definition: dict[str, Any] = {
+                "name": name or fn.__name__,
+                "description": description or inspect.getdoc(fn) or "",
+                "inputSchema": input_schema or schema,
+            }
+            for key, value in (("title", title), ("outputSchema", output_schema), ("annotations", annotations)):
+                if value is not None:
+                    definition[key] = value
+            handle = Handle(fn, "tool", definition["name"])
+
+            def invoke(arguments_json: str, core_ctx: _core.Context) -> str:
+                ctx = Context(core_ctx)
+                try:
+                    value = run_handler(handle, self._loop, json.loads(arguments_json), ctx, ctx_param)
+                except BaseException as e:
+                    return json.dumps({"content": [{"type": "text", "text": error_text(e)}], "isError": True})
+                return json.dumps(tool_result(value), default=str)
+
+            self._core.add_tool(json.dumps(definition), invoke, requires)
+            self._handles[("tool", handle.name)] = handle
+            return handle
+
+        return register
+
+    def resource(
+        self, uri: str, *, name: str | None = None, mime_type: str = "text/plain", description: str | None = None
+    ) -> Callable[[Callable[..., Any]], Handle]:
+        """Register a function returning a resource's content (``str`` is text, ``bytes`` a
+        blob, a dict/list its JSON)."""
+
+        def register(fn: Callable[..., Any]) -> Handle:
+            definition = {"uri": uri, "name": name or fn.__name__, "mimeType": mime_type}
+            if description or inspect.getdoc(fn):
+                definition["description"] = description or inspect.getdoc(fn) or ""
+            handle = Handle(fn, "resource", uri)
+            self._core.add_resource(json.dumps(definition), self._resource_invoker(handle, mime_type))
+            self._handles[("resource", uri)] = handle
+            return handle
+
+        return register
+
+    def resource_template(
+        self,
+        uri_template: str,
+        *,
+        name: str | None = None,
+        mime_type: str = "text/plain",
+        description: str | None = None,
+    ) -> Callable[[Callable[..., Any]], Handle]:
+        """Register a function of the template's variables returning the content of a matching
+        resource."""
+
+        def register(fn: Callable[..., Any]) -> Handle:
+            definition = {"uriTemplate": uri_template, "name": name or fn.__name__, "mimeType": mime_type}
+            if description or inspect.getdoc(fn):
+                definition["description"] = description or inspect.getdoc(fn) or ""
+            handle = Handle(fn, "resource", uri_template)
+            invoker = self._resource_invoker(handle, mime_type)
+            self._core.add_template(json.dumps(definition), lambda uri, variables, ctx: invoker(uri, ctx, variables))
+            self._handles[("resource", uri_template)] = handle
+            return handle
+
+        return register
+
+    def _resource_invoker(self, handle: Handle, mime_type: str) -> Callable[..., str]:
+        _, ctx_param = _input_schema(handle.fn)
+
+        def invoke(uri: str, core_ctx: _core.Context, variables: str = "{}") -> str:
+            value = run_handler(handle, self._loop, json.loads(variables), Context(core_ctx), ctx_param)
+            item: dict[str, Any] = {"uri": uri, "mimeType": mime_type}
+            if isinstance(value, bytes):
+                import base64
+
+                item["blob"] = base64.b64encode(value).decode()
+            else:
+                item["text"] = value if isinstance(value, str) else json.dumps(value)
+            return json.dumps([item])
+
+        return invoke
+
+    def prompt(
+        self, name: str | None = None, *, title: str | None = None, description: str | None = None
+    ) -> Callable[[Callable[..., Any]], Handle]:
+        """Register a function as a prompt: its parameters are the arguments (required unless
+        they have a default); a ``str`` return is one user message, a list of strings or
+        message dicts is the messages."""
+
+        def register(fn: Callable[..., Any]) -> Handle:
+            schema, ctx_param = _input_schema(fn)
+            required = set(schema.get("required", []))
+            arguments = [
+                {
+                    "name": arg,
+                    "required": arg in required,
+                    **({"description": p["description"]} if "description" in p else {}),
+                }
+                for arg, p in schema["properties"].items()
+            ]
+            definition: dict[str, Any] = {
+                "name": name or fn.__name__,
+                "description": description or inspect.getdoc(fn) or "",
+            }
+            if title:
+                definition["title"] = title
+            if arguments:
+                definition["arguments"] = arguments
+            handle = Handle(fn, "prompt", definition["name"])
+
+            def invoke(arguments_json: str, core_ctx: _core.Context) -> str:
+                value = run_handler(handle, self._loop, json.loads(arguments_json), Context(core_ctx), ctx_param)
+                return json.dumps(_prompt_result(value))
+
+            self._core.add_prompt(json.dumps(definition), invoke)
+            self._handles[("prompt", handle.name)] = handle
+            return handle
+
+        return register
+
+    def remove(self, item: Handle | str, kind: str = "tool") -> bool:
+        """Remove a tool, resource or prompt (a handle, or a name/URI with its ``kind``); the
+        connected clients get the matching ``list_changed``."""
+        if isinstance(item, Handle):
+            kind, item = item.kind, item.name
+        self._handles.pop((kind, item), None)
+        return self._core.remove(kind, item)
+
+    def log(self, level: str, data: Any, logger: str | None = None) -> int:
+        """Send ``notifications/message`` to every connected client (each one's
+        ``logging/setLevel`` applies); returns how many received it."""
+        return self._core.log(level, json.dumps(data), logger)
 
     def __enter__(self) -> Server:
         return self

@@ -7,11 +7,13 @@ The fields are those of the JSON-lines format written by ``--record`` (see
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
-__all__ = ["TrafficRecord", "load_records", "parse_record"]
+__all__ = ["TrafficRecord", "TrafficView", "load_records", "parse_record"]
 
 Direction = Literal["in", "out"]
 Kind = Literal["request", "notification", "response", "error", "batch", "invalid"]
@@ -80,3 +82,120 @@ def load_records(path: str | Path) -> list[TrafficRecord]:
     """Every record of a ``--record`` file, in order."""
     with open(path, encoding="utf-8") as f:
         return [parse_record(line) for line in f if line.strip()]
+
+
+class TrafficView(Sequence[TrafficRecord]):
+    """The live recording of a server: a sequence of :class:`TrafficRecord` (a fresh snapshot on
+    every access) with filters, waits and order assertions."""
+
+    def __init__(self, server: Any) -> None:
+        self._server = server
+
+    def _records(self, since: int = 0) -> list[TrafficRecord]:
+        return [parse_record(line) for line in self._server._core.traffic(since)]
+
+    @overload
+    def __getitem__(self, index: int) -> TrafficRecord: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[TrafficRecord]: ...
+    def __getitem__(self, index: int | slice) -> TrafficRecord | list[TrafficRecord]:
+        return self._records()[index]
+
+    def __len__(self) -> int:
+        return len(self._records())
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == list(other) if isinstance(other, (list, tuple, TrafficView)) else NotImplemented
+
+    def __repr__(self) -> str:
+        return f"TrafficView({len(self)} records)"
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def filter(
+        self,
+        method: str | None = None,
+        *,
+        kind: str | None = None,
+        dir: str | None = None,
+        conn: str | None = None,
+    ) -> list[TrafficRecord]:
+        """Records matching every given criterion."""
+        return [
+            r for r in self._records()
+            if (method is None or r.method == method) and (kind is None or r.kind == kind)
+            and (dir is None or r.dir == dir) and (conn is None or r.conn == conn)
+        ]  # fmt: skip
+
+    def requests(self, method: str | None = None, **criteria: Any) -> list[TrafficRecord]:
+        """Requests (from the client unless ``dir="out"``)."""
+        return self.filter(method, kind="request", dir=criteria.pop("dir", "in"), **criteria)
+
+    def notifications(self, method: str | None = None, **criteria: Any) -> list[TrafficRecord]:
+        """Notifications in either direction (``dir=`` narrows it)."""
+        return self.filter(method, kind="notification", **criteria)
+
+    def responses(self, method: str | None = None, **criteria: Any) -> list[TrafficRecord]:
+        """Success responses (to the client unless ``dir="in"``)."""
+        return self.filter(method, kind="response", dir=criteria.pop("dir", "out"), **criteria)
+
+    def clear(self) -> None:
+        """Forget what was recorded so far (a ``--record`` file keeps it)."""
+        self._server._core.clear_traffic()
+
+    def to_jsonl(self, path: str | Path) -> None:
+        """Write the recording as JSON lines (the ``--record`` format)."""
+        with open(path, "w", encoding="utf-8") as f:
+            for line in self._server._core.traffic(0):
+                f.write(line + "\n")
+
+    def wait_for(self, method: str, timeout: float = 5.0, **params: Any) -> TrafficRecord:
+        """The first record of ``method`` whose ``params`` contain ``params``, waiting for it up to
+        ``timeout`` seconds (the GIL is released; Ctrl-C works). Raises ``AssertionError`` with a
+        table of what arrived instead."""
+        deadline = time.monotonic() + timeout
+        seen = 0
+        while True:
+            for r in self._records(seen):
+                seen = max(seen, r.seq)
+                if r.method == method and r.kind in ("request", "notification") and _matches(r.params, params):
+                    return r
+            seen = max(seen, self._server._core.traffic_count())
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self._server._core.wait_traffic(seen, remaining):
+                if time.monotonic() >= deadline:
+                    want = method + (f" with {params}" if params else "")
+                    raise AssertionError(f"no {want} within {timeout} s; the traffic was:\n{self.table()}")
+
+    async def await_for(self, method: str, timeout: float = 5.0, **params: Any) -> TrafficRecord:
+        """:meth:`wait_for` for async tests (asyncio or trio, through anyio)."""
+        import anyio
+
+        return await anyio.to_thread.run_sync(lambda: self.wait_for(method, timeout, **params))
+
+    def assert_order(self, *methods: str) -> None:
+        """Assert that records of ``methods`` happened in this order (as a subsequence: other
+        traffic may come in between). Raises ``AssertionError`` with the traffic table."""
+        it = iter(r.method for r in self._records())
+        for i, m in enumerate(methods):
+            if not any(seen == m for seen in it):
+                got = " -> ".join(methods[:i]) or "(start)"
+                raise AssertionError(f"expected {m!r} after {got}; the traffic was:\n{self.table()}")
+
+    def table(self, limit: int = 60) -> str:
+        """A compact table of the recording (the last ``limit`` records)."""
+        rows = self._records()[-limit:]
+        if not rows:
+            return "  (nothing recorded)"
+        lines = [f"  {'seq':>4} {'dir':<3} {'kind':<12} {'id':<6} method / error"]
+        for r in rows:
+            what = r.method or r.error or ""
+            lines.append(f"  {r.seq:>4} {r.dir:<3} {r.kind:<12} {r.id!s:<6} {what}")
+        return "\n".join(lines)
+
+
+def _matches(actual: Any, expected: dict[str, Any]) -> bool:
+    """Whether the JSON ``actual`` contains every key of ``expected`` with an equal value."""
+    if not expected:
+        return True
+    return isinstance(actual, dict) and all(k in actual and actual[k] == v for k, v in expected.items())

@@ -81,11 +81,20 @@ impl Context {
     /// for its answer (JSON text), at most `timeout` seconds. A JSON-RPC error from the client,
     /// a missing capability or a timeout raises `ClientError`.
     #[pyo3(signature = (method, params=None, timeout=None))]
-    fn ask(&self, py: Python<'_>, method: &str, params: Option<&str>, timeout: Option<f64>) -> PyResult<String> {
-        let params = match params {
-            Some(p) => Some(serde_json::from_str::<Value>(p).map_err(|e| EverythingMcpError::new_err(format!("params are not JSON: {e}")))?),
-            None => None,
-        };
+    fn ask(
+        &self,
+        py: Python<'_>,
+        method: &str,
+        params: Option<&str>,
+        timeout: Option<f64>,
+    ) -> PyResult<String> {
+        let params =
+            match params {
+                Some(p) => Some(serde_json::from_str::<Value>(p).map_err(|e| {
+                    EverythingMcpError::new_err(format!("params are not JSON: {e}"))
+                })?),
+                None => None,
+            };
         let limit = Duration::from_secs_f64(timeout.unwrap_or(300.0).max(0.0));
         let deadline = std::time::Instant::now() + limit;
         let ctx = self.ctx.clone();
@@ -95,16 +104,25 @@ impl Context {
             let _ = tx.send(ctx.ask_client(&method_owned, params).await);
         });
         loop {
-            let slice = deadline.saturating_duration_since(std::time::Instant::now()).min(SIGNAL_POLL);
+            let slice = deadline
+                .saturating_duration_since(std::time::Instant::now())
+                .min(SIGNAL_POLL);
             match wait_detached(py, &self.handle, slice, &mut rx) {
                 Waited::Done(Ok(Ok(v))) => return Ok(v.to_string()),
-                Waited::Done(Ok(Err(e))) => return Err(super::errors::ClientError::new_err(e.message)),
-                Waited::Done(Err(_)) | Waited::Stopped => return Err(super::errors::ClientError::new_err("the server stopped")),
+                Waited::Done(Ok(Err(e))) => {
+                    return Err(super::errors::ClientError::new_err(e.message))
+                }
+                Waited::Done(Err(_)) | Waited::Stopped => {
+                    return Err(super::errors::ClientError::new_err("the server stopped"))
+                }
                 Waited::TimedOut => {}
             }
             py.check_signals()?;
             if std::time::Instant::now() >= deadline {
-                return Err(super::errors::ClientError::new_err(format!("the client did not answer {method} within {} s", limit.as_secs_f64())));
+                return Err(super::errors::ClientError::new_err(format!(
+                    "the client did not answer {method} within {} s",
+                    limit.as_secs_f64()
+                )));
             }
         }
     }
@@ -116,14 +134,25 @@ pub type Invoker = Arc<Py<PyAny>>;
 /// Runs `invoker(*args, context)` on the blocking pool and parses its JSON answer. A Python
 /// exception escaping the invoker becomes a handler failure with its text (the invoker already
 /// turns user exceptions into results; this is the safety net).
-pub fn call_invoker(invoker: Invoker, handle: Handle, ctx: RequestContext, args: Vec<String>) -> BoxFuture<HandlerResult<Value>> {
+pub fn call_invoker(
+    invoker: Invoker,
+    handle: Handle,
+    ctx: RequestContext,
+    args: Vec<String>,
+) -> BoxFuture<HandlerResult<Value>> {
     Box::pin(async move {
         let runtime = handle.clone();
-        let context = Context { ctx, handle: runtime };
+        let context = Context {
+            ctx,
+            handle: runtime,
+        };
         let joined = tokio::task::spawn_blocking(move || {
             Python::attach(|py| -> PyResult<String> {
                 let context = Py::new(py, context)?;
-                let mut call_args: Vec<Py<PyAny>> = args.into_iter().map(|a| a.into_pyobject(py).map(|o| o.into_any().unbind())).collect::<Result<_, _>>()?;
+                let mut call_args: Vec<Py<PyAny>> = args
+                    .into_iter()
+                    .map(|a| a.into_pyobject(py).map(|o| o.into_any().unbind()))
+                    .collect::<Result<_, _>>()?;
                 call_args.push(context.into_any());
                 let tuple = pyo3::types::PyTuple::new(py, call_args)?;
                 invoker.bind(py).call1(tuple)?.extract()
@@ -132,13 +161,19 @@ pub fn call_invoker(invoker: Invoker, handle: Handle, ctx: RequestContext, args:
         .await;
         let text = match joined {
             Ok(Ok(text)) => text,
-            Ok(Err(e)) => return Err(HandlerError::failed(Python::attach(|py| e.value(py).to_string()))),
+            Ok(Err(e)) => {
+                return Err(HandlerError::failed(Python::attach(|py| {
+                    e.value(py).to_string()
+                })))
+            }
             Err(join) => return Err(HandlerError::failed(format!("the handler failed: {join}"))),
         };
-        let value: Value = serde_json::from_str(&text).map_err(|e| HandlerError::failed(format!("the handler returned invalid JSON: {e}")))?;
+        let value: Value = serde_json::from_str(&text)
+            .map_err(|e| HandlerError::failed(format!("the handler returned invalid JSON: {e}")))?;
         // `{"__rpc_error__": {...}}` asks for a JSON-RPC error instead of a result.
         if let Some(err) = value.get("__rpc_error__") {
-            let error = serde_json::from_value(err.clone()).map_err(|e| HandlerError::failed(format!("malformed error object: {e}")))?;
+            let error = serde_json::from_value(err.clone())
+                .map_err(|e| HandlerError::failed(format!("malformed error object: {e}")))?;
             return Err(HandlerError::Rpc(error));
         }
         Ok(value)

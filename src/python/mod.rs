@@ -18,9 +18,9 @@ pub mod _core {
     #[pymodule_export]
     use super::errors::{ClientError, ConfigError, ConnectionClosedError, EverythingMcpError};
     #[pymodule_export]
-    use super::init_logging;
-    #[pymodule_export]
     use super::handlers::Context;
+    #[pymodule_export]
+    use super::init_logging;
     #[pymodule_export]
     use super::server::Server;
 

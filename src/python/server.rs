@@ -3,17 +3,20 @@
 
 use super::connection::Connection;
 use super::errors::{to_py, ConfigError};
+use super::handlers::call_invoker;
 use super::wait::{wait_detached, Waited, SIGNAL_POLL};
 use crate::protocol::Revision;
-use super::handlers::call_invoker;
-use crate::server::registry::{prompt_fn, resource_fn, template_fn, tool_fn, HandlerError, HandlerResult, ListKind, Prompt, Resource, ResourceTemplate, Tool};
+use crate::server::registry::{
+    prompt_fn, resource_fn, template_fn, tool_fn, HandlerError, HandlerResult, ListKind, Prompt,
+    Resource, ResourceTemplate, Tool,
+};
 use crate::server::uri_template::UriTemplate;
-use serde_json::Value;
 use crate::server::{Server as CoreServer, ServerConfig};
 use crate::transport::http::{self, guard::Allowlist, HttpConfig, HttpState};
 use crate::transport::{memory, stdio};
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
+use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -323,11 +326,23 @@ impl Server {
     /// Registers a tool whose `definition` (JSON text) is listed and whose `invoker(arguments_json,
     /// context) -> result_json` runs on `tools/call`; `requires` gates it on a client capability.
     #[pyo3(signature = (definition, invoker, requires=None))]
-    fn add_tool(&self, definition: &str, invoker: Py<PyAny>, requires: Option<String>) -> PyResult<()> {
+    fn add_tool(
+        &self,
+        definition: &str,
+        invoker: Py<PyAny>,
+        requires: Option<String>,
+    ) -> PyResult<()> {
         let definition = parse(definition)?;
         let invoker = Arc::new(invoker);
         let handle = self.handle.clone();
-        let handler = tool_fn(move |ctx, args| call_invoker(invoker.clone(), handle.clone(), ctx, vec![Value::Object(args).to_string()]));
+        let handler = tool_fn(move |ctx, args| {
+            call_invoker(
+                invoker.clone(),
+                handle.clone(),
+                ctx,
+                vec![Value::Object(args).to_string()],
+            )
+        });
         let mut tool = Tool::new(definition, handler).map_err(to_py)?;
         if let Some(path) = requires {
             tool = tool.requiring(&path);
@@ -339,41 +354,79 @@ impl Server {
     /// Registers a resource: `definition` (JSON text with `uri`), `invoker(uri, context) ->
     /// contents_json` (a JSON array of contents).
     fn add_resource(&self, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
-        let Value::Object(definition) = parse(definition)? else { return Err(ConfigError::new_err("a resource definition must be an object")) };
+        let Value::Object(definition) = parse(definition)? else {
+            return Err(ConfigError::new_err(
+                "a resource definition must be an object",
+            ));
+        };
         let invoker = Arc::new(invoker);
         let handle = self.handle.clone();
         let handler = resource_fn(move |ctx, uri| {
             let call = call_invoker(invoker.clone(), handle.clone(), ctx, vec![uri]);
             async move { contents(call.await?) }
         });
-        self.core.add_resource(Resource { definition, handler });
+        self.core.add_resource(Resource {
+            definition,
+            handler,
+        });
         Ok(())
     }
 
     /// Registers a resource template: `definition` (JSON text with `uriTemplate`),
     /// `invoker(uri, variables_json, context) -> contents_json`.
     fn add_template(&self, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
-        let Value::Object(definition) = parse(definition)? else { return Err(ConfigError::new_err("a template definition must be an object")) };
-        let uri_template = definition.get("uriTemplate").and_then(Value::as_str).unwrap_or_default().to_string();
+        let Value::Object(definition) = parse(definition)? else {
+            return Err(ConfigError::new_err(
+                "a template definition must be an object",
+            ));
+        };
+        let uri_template = definition
+            .get("uriTemplate")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
         let template = UriTemplate::parse(&uri_template).map_err(ConfigError::new_err)?;
         let invoker = Arc::new(invoker);
         let handle = self.handle.clone();
         let handler = template_fn(move |ctx, uri, vars| {
-            let call = call_invoker(invoker.clone(), handle.clone(), ctx, vec![uri, Value::Object(vars).to_string()]);
+            let call = call_invoker(
+                invoker.clone(),
+                handle.clone(),
+                ctx,
+                vec![uri, Value::Object(vars).to_string()],
+            );
             async move { contents(call.await?) }
         });
-        self.core.add_template(ResourceTemplate { definition, template, handler });
+        self.core.add_template(ResourceTemplate {
+            definition,
+            template,
+            handler,
+        });
         Ok(())
     }
 
     /// Registers a prompt: `definition` (JSON text with `name`, `arguments`),
     /// `invoker(arguments_json, context) -> result_json`.
     fn add_prompt(&self, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
-        let Value::Object(definition) = parse(definition)? else { return Err(ConfigError::new_err("a prompt definition must be an object")) };
+        let Value::Object(definition) = parse(definition)? else {
+            return Err(ConfigError::new_err(
+                "a prompt definition must be an object",
+            ));
+        };
         let invoker = Arc::new(invoker);
         let handle = self.handle.clone();
-        let handler = prompt_fn(move |ctx, args| call_invoker(invoker.clone(), handle.clone(), ctx, vec![Value::Object(args).to_string()]));
-        self.core.add_prompt(Prompt { definition, handler });
+        let handler = prompt_fn(move |ctx, args| {
+            call_invoker(
+                invoker.clone(),
+                handle.clone(),
+                ctx,
+                vec![Value::Object(args).to_string()],
+            )
+        });
+        self.core.add_prompt(Prompt {
+            definition,
+            handler,
+        });
         Ok(())
     }
 
@@ -383,7 +436,11 @@ impl Server {
             "tool" => self.core.remove_tool(name),
             "resource" => self.core.remove_resource(name),
             "prompt" => self.core.remove_prompt(name),
-            other => return Err(ConfigError::new_err(format!("unknown kind {other:?} (tool, resource, prompt)"))),
+            other => {
+                return Err(ConfigError::new_err(format!(
+                    "unknown kind {other:?} (tool, resource, prompt)"
+                )))
+            }
         })
     }
 
@@ -404,9 +461,13 @@ impl Server {
             if self.core.recorder.len() > since {
                 return Ok(true);
             }
-            let slice = deadline.saturating_duration_since(std::time::Instant::now()).min(SIGNAL_POLL);
+            let slice = deadline
+                .saturating_duration_since(std::time::Instant::now())
+                .min(SIGNAL_POLL);
             let recorder = self.core.recorder.clone();
-            match wait_detached(py, &self.handle, slice, async move { recorder.wait_beyond(since).await }) {
+            match wait_detached(py, &self.handle, slice, async move {
+                recorder.wait_beyond(since).await
+            }) {
                 Waited::Done(()) => return Ok(true),
                 Waited::Stopped => return Ok(self.core.recorder.len() > since),
                 Waited::TimedOut => {}
@@ -470,7 +531,9 @@ fn parse(text: &str) -> PyResult<Value> {
 fn contents(value: Value) -> HandlerResult<Vec<Value>> {
     match value {
         Value::Array(items) => Ok(items),
-        other => Err(HandlerError::failed(format!("a resource handler must return a contents array, got {other}"))),
+        other => Err(HandlerError::failed(format!(
+            "a resource handler must return a contents array, got {other}"
+        ))),
     }
 }
 

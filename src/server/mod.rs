@@ -313,8 +313,16 @@ impl Server {
     }
 
     /// Sends `notifications/message` to every initialized session (filtered by each one's level).
-    pub fn log(&self, level: crate::protocol::LogLevel, data: Value, logger: Option<&str>) -> usize {
-        self.live_sessions().iter().filter(|s| s.log_to(&s.sink, level, data.clone(), logger)).count()
+    pub fn log(
+        &self,
+        level: crate::protocol::LogLevel,
+        data: Value,
+        logger: Option<&str>,
+    ) -> usize {
+        self.live_sessions()
+            .iter()
+            .filter(|s| s.log_to(&s.sink, level, data.clone(), logger))
+            .count()
     }
 
     /// Adds (or replaces) a prompt and sends `notifications/prompts/list_changed`.

@@ -1,0 +1,403 @@
+"""Tools, resources and prompts written as plain Python functions.
+
+The server calls a function through an *invoker* that takes JSON text and returns JSON text:
+arguments are decoded here, the function runs (sync functions on the server's worker thread,
+``async def`` functions on the package's event-loop thread), and the return value is converted to
+the MCP result here. Each decorated function becomes a :class:`Handle` that records its calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import dataclasses
+import enum
+import inspect
+import json
+import logging
+import threading
+import time
+import traceback
+import types
+import typing
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args, get_origin, get_type_hints
+
+from . import _core
+
+__all__ = ["Call", "Context", "Handle", "content"]
+
+log = logging.getLogger("everything_mcp")
+
+
+class Context:
+    """What a handler may use while serving one request.
+
+    Declare a parameter annotated ``Context`` to receive it; it is not part of the input schema.
+    """
+
+    def __init__(self, core: _core.Context) -> None:
+        self._core = core
+
+    @property
+    def request_id(self) -> str | int:
+        """The JSON-RPC id of the request."""
+        value: str | int = json.loads(self._core.request_id)
+        return value
+
+    @property
+    def session_id(self) -> str:
+        """The session (connection) the request came on."""
+        return self._core.session_id
+
+    @property
+    def protocol_version(self) -> str:
+        """The negotiated protocol revision."""
+        return self._core.protocol_version
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        """What the client declared in ``initialize``."""
+        caps: dict[str, Any] = json.loads(self._core.client_capabilities)
+        return caps
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the client cancelled the request (or disconnected)."""
+        return self._core.cancelled
+
+    def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send ``notifications/progress`` (only if the client asked for progress)."""
+        self._core.progress(progress, total, message)
+
+    def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Send ``notifications/message`` unless the client's ``logging/setLevel`` filters it."""
+        self._core.log(level, json.dumps(data), logger)
+
+    def ask(self, method: str, params: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
+        """Send a request to the client and wait for its result (raises ``ClientError``)."""
+        return json.loads(self._core.ask(method, None if params is None else json.dumps(params), timeout))
+
+    def sample(self, prompt: str, max_tokens: int = 100, **params: Any) -> Any:
+        """Ask the client's LLM (``sampling/createMessage``) with one user message."""
+        message = {"role": "user", "content": {"type": "text", "text": prompt}}
+        return self.ask("sampling/createMessage", {"messages": [message], "maxTokens": max_tokens, **params})
+
+    def elicit(self, message: str, requested_schema: dict[str, Any]) -> Any:
+        """Ask the user for input through the client (``elicitation/create``, form mode)."""
+        return self.ask("elicitation/create", {"message": message, "requestedSchema": requested_schema})
+
+    def list_roots(self) -> list[dict[str, Any]]:
+        """Ask the client for its roots (``roots/list``)."""
+        roots: list[dict[str, Any]] = self.ask("roots/list").get("roots", [])
+        return roots
+
+    async def asample(self, prompt: str, max_tokens: int = 100, **params: Any) -> Any:
+        """:meth:`sample` for ``async def`` handlers."""
+        return await asyncio.to_thread(self.sample, prompt, max_tokens, **params)
+
+    async def aelicit(self, message: str, requested_schema: dict[str, Any]) -> Any:
+        """:meth:`elicit` for ``async def`` handlers."""
+        return await asyncio.to_thread(self.elicit, message, requested_schema)
+
+
+# --- content helpers -----------------------------------------------------------------------
+
+
+class content:
+    """Content blocks to return from tools and prompts."""
+
+    @staticmethod
+    def text(text: str, **extra: Any) -> dict[str, Any]:
+        return {"type": "text", "text": text, **extra}
+
+    @staticmethod
+    def image(data: bytes | str, mime_type: str = "image/png", **extra: Any) -> dict[str, Any]:
+        """From bytes, or from a file when ``data`` is a path."""
+        return {"type": "image", "data": _b64(data), "mimeType": mime_type, **extra}
+
+    @staticmethod
+    def audio(data: bytes | str, mime_type: str = "audio/wav", **extra: Any) -> dict[str, Any]:
+        """From bytes, or from a file when ``data`` is a path."""
+        return {"type": "audio", "data": _b64(data), "mimeType": mime_type, **extra}
+
+    @staticmethod
+    def resource_link(uri: str, name: str, **extra: Any) -> dict[str, Any]:
+        return {"type": "resource_link", "uri": uri, "name": name, **extra}
+
+    @staticmethod
+    def embedded(
+        uri: str, text: str | None = None, blob: bytes | None = None, mime_type: str = "text/plain"
+    ) -> dict[str, Any]:
+        resource: dict[str, Any] = {"uri": uri, "mimeType": mime_type}
+        if blob is not None:
+            resource["blob"] = base64.b64encode(blob).decode()
+        else:
+            resource["text"] = text or ""
+        return {"type": "resource", "resource": resource}
+
+
+def _b64(data: bytes | str) -> str:
+    if isinstance(data, str):
+        with open(data, "rb") as f:
+            data = f.read()
+    return base64.b64encode(data).decode()
+
+
+_CONTENT_TYPES = {"text", "image", "audio", "resource_link", "resource"}
+
+
+def _is_block(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("type") in _CONTENT_TYPES
+
+
+# --- JSON Schema from type hints ------------------------------------------------------------
+
+
+def schema_for(tp: Any) -> dict[str, Any]:
+    """The JSON Schema of a Python type annotation."""
+    origin = get_origin(tp)
+    if origin is typing.Annotated:
+        base, *meta = get_args(tp)
+        schema = schema_for(base)
+        for m in meta:
+            if isinstance(m, str):
+                schema["description"] = m
+        return schema
+    if tp is Any or tp is inspect.Parameter.empty:
+        return {}
+    if tp is str:
+        return {"type": "string"}
+    if tp is bool:
+        return {"type": "boolean"}
+    if tp is int:
+        return {"type": "integer"}
+    if tp is float:
+        return {"type": "number"}
+    if tp is type(None):
+        return {"type": "null"}
+    if origin is Literal:
+        return {"enum": list(get_args(tp))}
+    if origin in (typing.Union, types.UnionType):
+        options = [schema_for(a) for a in get_args(tp)]
+        return {"anyOf": options}
+    if origin in (list, tuple, set, frozenset) or tp in (list, tuple, set):
+        args = get_args(tp)
+        return {"type": "array", "items": schema_for(args[0])} if args else {"type": "array"}
+    if origin is dict or tp is dict:
+        args = get_args(tp)
+        return {"type": "object", "additionalProperties": schema_for(args[1])} if args else {"type": "object"}
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return {"enum": [m.value for m in tp]}
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        hints = get_type_hints(tp, include_extras=True)
+        props = {f.name: schema_for(hints.get(f.name, Any)) for f in dataclasses.fields(tp)}
+        required = [
+            f.name for f in dataclasses.fields(tp)
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        ]  # fmt: skip
+        return {"type": "object", "properties": props, "required": required}
+    if isinstance(tp, type) and typing.is_typeddict(tp):
+        hints = get_type_hints(tp, include_extras=True)
+        return {
+            "type": "object",
+            "properties": {k: schema_for(v) for k, v in hints.items()},
+            "required": sorted(getattr(tp, "__required_keys__", hints.keys())),
+        }
+    model_schema = getattr(tp, "model_json_schema", None)  # pydantic, when installed
+    if callable(model_schema):
+        result: dict[str, Any] = model_schema()
+        return result
+    return {}
+
+
+def input_schema(fn: Callable[..., Any]) -> tuple[dict[str, Any], str | None]:
+    """The ``inputSchema`` of a function's parameters, and the name of its ``Context`` one."""
+    hints = get_type_hints(fn, include_extras=True)
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    context_param = None
+    for name, p in inspect.signature(fn).parameters.items():
+        hint = hints.get(name, Any)
+        if hint is Context:
+            context_param = name
+            continue
+        prop = schema_for(hint)
+        if p.default is not inspect.Parameter.empty:
+            if isinstance(p.default, (str, int, float, bool)) or p.default is None:
+                prop["default"] = p.default
+        else:
+            required.append(name)
+        props[name] = prop
+    schema: dict[str, Any] = {"type": "object", "properties": props}
+    if required:
+        schema["required"] = required
+    return schema, context_param
+
+
+def _plain(value: Any) -> Any:
+    """Dataclasses, pydantic models and enums as JSON-able values."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json")
+    if isinstance(value, enum.Enum):
+        return value.value
+    return value
+
+
+def tool_result(value: Any) -> dict[str, Any]:
+    """A tool's return value as a ``CallToolResult``."""
+    if isinstance(value, dict) and "content" in value and isinstance(value["content"], list):
+        return value  # a full result passes through
+    if value is None:
+        return {"content": []}
+    if isinstance(value, str):
+        return {"content": [content.text(value)]}
+    if _is_block(value):
+        return {"content": [value]}
+    if isinstance(value, list) and value and all(_is_block(v) for v in value):
+        return {"content": value}
+    plain = _plain(value)
+    text = json.dumps(plain, ensure_ascii=False)
+    structured = plain if isinstance(plain, dict) else {"result": plain}
+    return {"content": [content.text(text)], "structuredContent": structured}
+
+
+# --- handles --------------------------------------------------------------------------------
+
+
+@dataclass
+class Call:
+    """One call of a handler."""
+
+    arguments: dict[str, Any]
+    """What the client sent (for resources: ``{"uri": …}`` plus template variables)."""
+    session_id: str
+    """The connection it came on."""
+    started: float
+    """``time.monotonic()`` at the start."""
+    ended: float = 0.0
+    """``time.monotonic()`` at the end."""
+    result: Any = None
+    """What the function returned (before conversion)."""
+    error: BaseException | None = None
+    """What it raised, if anything."""
+
+
+@dataclass
+class Handle:
+    """A registered Python function: callable as before, plus its record of calls.
+
+    ``side_effect`` (the respx pattern): an exception (raised on every call), an iterable (one
+    item per call: an exception is raised, anything else is returned), or a callable (called
+    with the arguments instead of the function).
+    """
+
+    fn: Callable[..., Any]
+    kind: str
+    name: str
+    calls: list[Call] = field(default_factory=list)
+    side_effect: Any = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _effects: Iterator[Any] | None = field(default=None, repr=False)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    @property
+    def called(self) -> bool:
+        return bool(self.calls)
+
+    @property
+    def call_count(self) -> int:
+        return len(self.calls)
+
+    def reset(self) -> None:
+        """Forget the calls and the side effect."""
+        with self._lock:
+            self.calls.clear()
+            self.side_effect = None
+            self._effects = None
+
+    def _next_effect(self) -> tuple[bool, Any]:
+        """``(True, effect)`` when a side effect replaces the function for this call."""
+        effect = self.side_effect
+        if effect is None:
+            return False, None
+        if isinstance(effect, BaseException) or (isinstance(effect, type) and issubclass(effect, BaseException)):
+            return True, effect
+        if callable(effect):
+            return True, effect
+        with self._lock:
+            if self._effects is None:
+                self._effects = iter(effect)
+            try:
+                return True, next(self._effects)
+            except StopIteration:
+                return False, None
+
+
+class LoopThread:
+    """The event loop that runs ``async def`` handlers, on a daemon thread of its own."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="everything-mcp-asyncio", daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=2)
+        if not self.thread.is_alive():
+            self.loop.close()
+
+
+def run_handler(
+    handle: Handle, loop: Callable[[], LoopThread], kwargs: dict[str, Any], ctx: Context, ctx_param: str | None
+) -> Any:
+    """Calls the handle's function (or side effect) and records the call; async functions run
+    on the loop thread, and a cancelled request cancels them."""
+    record = Call(arguments=dict(kwargs), session_id=ctx.session_id, started=time.monotonic())
+    if ctx_param:
+        kwargs = {**kwargs, ctx_param: ctx}
+    with handle._lock:
+        handle.calls.append(record)
+    try:
+        replaced, effect = handle._next_effect()
+        if replaced and (isinstance(effect, BaseException) or isinstance(effect, type)):
+            raise effect
+        fn = effect if replaced and callable(effect) else handle.fn
+        if replaced and not callable(effect):
+            value = effect
+        else:
+            value = fn(**kwargs)
+        if inspect.isawaitable(value):
+            future = asyncio.run_coroutine_threadsafe(_awaitable(value), loop().loop)
+            while True:
+                try:
+                    value = future.result(timeout=0.05)
+                    break
+                except TimeoutError:
+                    if ctx.cancelled:
+                        future.cancel()
+                        raise asyncio.CancelledError("the request was cancelled") from None
+        record.result = value
+        return value
+    except BaseException as e:
+        record.error = e
+        raise
+    finally:
+        record.ended = time.monotonic()
+
+
+async def _awaitable(value: Any) -> Any:
+    return await value
+
+
+def error_text(e: BaseException) -> str:
+    """The text a client sees for an exception (the traceback goes to the log)."""
+    log.info("handler raised:\n%s", "".join(traceback.format_exception(e)))
+    return str(e) or type(e).__name__

@@ -1,0 +1,121 @@
+"""The pytest plugin (registered through the ``pytest11`` entry point).
+
+Fixtures:
+
+- ``everything_mcp``: a :class:`~everything_mcp.Server` serving HTTP on an ephemeral loopback
+  port for one test (``.http_url``, ``.traffic``, decorators to add tools…); options come from
+  ``@pytest.mark.everything_mcp(catalogs=[...], json_response=True, ...)``.
+- ``everything_mcp_factory``: ``everything_mcp_factory(**options)`` starts any number of servers,
+  all stopped after the test.
+
+On a failing test the traffic of every server the test used is added to the report, and with
+``--everything-mcp-records DIR`` (or the ``everything_mcp_records`` ini option) saved there as JSONL.
+Fixtures are synchronous, so they work in sync, pytest-asyncio and anyio tests alike.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Generator, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from .server import Server
+
+__all__ = ["everything_mcp", "everything_mcp_factory"]
+
+_HTTP_OPTIONS = {
+    "json_response",
+    "allow_hosts",
+    "allow_origins",
+    "max_sessions",
+    "session_idle_timeout",
+    "event_store_capacity",
+    "sse_retry",
+    "keepalive",
+    "standalone_stream",
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("everything-mcp")
+    group.addoption(
+        "--everything-mcp-records",
+        metavar="DIR",
+        default=None,
+        help="save the MCP traffic of failing tests as JSONL files in DIR",
+    )
+    parser.addini("everything_mcp_records", "directory for the MCP traffic of failing tests (JSONL)", default="")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "everything_mcp(**options): options for the everything_mcp fixture (Server and start_http arguments)"
+    )
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if report.when == "call":
+        item.stash[_FAILED] = report.failed
+        servers = item.stash.get(_SERVERS, [])
+        if report.failed and servers:
+            for i, srv in enumerate(servers):
+                report.sections.append((f"everything-mcp traffic (server {i + 1})", srv.traffic.table(limit=200)))
+            _save_records(item, servers)
+    return report
+
+
+_SERVERS = pytest.StashKey[list["Server"]]()
+_FAILED = pytest.StashKey[bool]()
+
+
+def _save_records(item: pytest.Item, servers: list[Server]) -> None:
+    directory = item.config.getoption("--everything-mcp-records") or item.config.getini("everything_mcp_records")
+    if not directory:
+        return
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid)
+    for i, srv in enumerate(servers):
+        srv.traffic.to_jsonl(out / f"{stem}-{i + 1}.jsonl")
+
+
+def _start(item: pytest.Item, options: dict[str, Any]) -> Server:
+    from .server import Server
+
+    http = {k: options.pop(k) for k in list(options) if k in _HTTP_OPTIONS}
+    srv = Server(**options)
+    srv.start_http(**http)
+    item.stash.setdefault(_SERVERS, []).append(srv)
+    return srv
+
+
+@pytest.fixture
+def everything_mcp_factory(request: pytest.FixtureRequest) -> Iterator[Callable[..., Server]]:
+    """Start servers with any options (``catalogs``, ``revisions``, ``tick``, ``json_response``…);
+    each serves HTTP on an ephemeral port and is stopped after the test."""
+    started: list[Server] = []
+
+    def factory(**options: Any) -> Server:
+        srv = _start(request.node, dict(options))
+        started.append(srv)
+        return srv
+
+    yield factory
+    for srv in started:
+        srv.stop()
+
+
+@pytest.fixture
+def everything_mcp(request: pytest.FixtureRequest, everything_mcp_factory: Callable[..., Server]) -> Server:
+    """A server for this test (options from ``@pytest.mark.everything_mcp(...)``)."""
+    marker = request.node.get_closest_marker("everything_mcp")
+    options = dict(marker.kwargs) if marker else {}
+    return everything_mcp_factory(**options)

@@ -1,0 +1,205 @@
+"""Tools, resources and prompts written in Python, driven by the official `mcp` client the way a
+client builder's test would: closures over test state, async tools with progress, triggers,
+side effects, traffic waits and order assertions, runtime add/remove."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.types import TextContent
+
+from everything_mcp import ClientError, Context, Server, content
+
+pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def texts(result: Any) -> list[str]:
+    return [c.text for c in result.content if isinstance(c, TextContent)]
+
+
+async def test_python_tools_with_state_progress_and_side_effects() -> None:
+    state = {"calls": 0}
+    with Server(catalogs=["none"]) as srv:
+
+        @srv.tool(title="Adder")
+        def add(a: int, b: Annotated[int, "the second addend"] = 2) -> int:
+            """Add two numbers."""
+            state["calls"] += 1
+            return a + b
+
+        @srv.tool()
+        async def count(steps: int, ctx: Context) -> str:
+            """Count with progress."""
+            for i in range(steps):
+                ctx.progress(i + 1, steps, f"step {i + 1}")
+                await anyio.sleep(0)
+            return f"counted {steps}"
+
+        @srv.tool()
+        def pick(color: Literal["red", "blue"]) -> dict[str, str]:
+            return {"color": color}
+
+        @srv.tool()
+        def picture() -> list[dict[str, Any]]:
+            return [content.text("a picture:"), content.image(b"\x89PNG\r\n\x1a\n", "image/png")]
+
+        url = srv.start_http()
+        progress: list[tuple[float, float | None, str | None]] = []
+
+        async def on_progress(p: float, total: float | None, message: str | None) -> None:
+            progress.append((p, total, message))
+
+        with anyio.fail_after(20):
+            async with Client(url) as client:
+                tools = {t.name: t for t in (await client.list_tools()).tools}
+                assert tools["add"].description == "Add two numbers."
+                assert tools["add"].title == "Adder"
+                assert tools["add"].input_schema == {
+                    "type": "object",
+                    "properties": {
+                        "a": {"type": "integer"},
+                        "b": {"type": "integer", "description": "the second addend", "default": 2},
+                    },
+                    "required": ["a"],
+                }
+                assert tools["pick"].input_schema["properties"]["color"] == {"enum": ["red", "blue"]}
+                r = await client.call_tool("add", {"a": 1})
+                assert texts(r) == ["3"] and r.structured_content == {"result": 3}
+                assert state["calls"] == 1 and add.call_count == 1 and add.calls[-1].arguments == {"a": 1}
+
+                add.side_effect = [RuntimeError("database is down"), 40]
+                r = await client.call_tool("add", {"a": 1})
+                assert r.is_error is True and texts(r) == ["database is down"]
+                assert texts(await client.call_tool("add", {"a": 1})) == ["40"]
+                assert texts(await client.call_tool("add", {"a": 1, "b": 5})) == ["6"]
+                assert isinstance(add.calls[1].error, RuntimeError)
+
+                r = await client.call_tool("count", {"steps": 2}, progress_callback=on_progress)
+                assert texts(r) == ["counted 2"]
+                assert progress == [(1.0, 2.0, "step 1"), (2.0, 2.0, "step 2")]
+                r = await client.call_tool("pick", {"color": "red"})
+                assert r.structured_content == {"color": "red"} and texts(r) == ['{"color": "red"}']
+                r = await client.call_tool("pick", {"color": "green"})
+                assert r.is_error is True  # validated against the schema from the type hints
+                r = await client.call_tool("picture", {})
+                assert [c.type for c in r.content] == ["text", "image"]
+
+
+async def test_resources_triggers_prompts_and_runtime_changes() -> None:
+    state = {"v": 1}
+    with Server(catalogs=["none"]) as srv:
+
+        @srv.resource("demo://counter")
+        def counter() -> str:
+            return f"v{state['v']}"
+
+        @srv.resource_template("demo://items/{item}", mime_type="application/json")
+        def item(item: str) -> dict[str, str]:
+            return {"item": item}
+
+        @srv.prompt(title="Greeting")
+        def greet(name: str, punctuation: str = "!") -> str:
+            """Greets someone."""
+            return f"Hello {name}{punctuation}"
+
+        url = srv.start_http()
+        updates: list[str] = []
+        changed: list[str] = []
+
+        async def on_message(message: Any) -> None:
+            method = getattr(message, "method", "")
+            if method == "notifications/resources/updated":
+                updates.append(str(message.params.uri))
+            elif method.endswith("/list_changed"):
+                changed.append(method)
+
+        with anyio.fail_after(20):
+            async with Client(url, mode="legacy", message_handler=on_message) as client:
+                (first,) = (await client.read_resource("demo://counter")).contents
+                assert first.text == "v1"
+                await client.subscribe_resource("demo://counter")
+                state["v"] = 2
+                assert srv.notify_resource_updated("demo://counter") == 1
+                while not updates:
+                    await anyio.sleep(0.01)
+                (second,) = (await client.read_resource("demo://counter")).contents
+                assert second.text == "v2"
+                srv.traffic.assert_order("resources/subscribe", "notifications/resources/updated", "resources/read")
+
+                (data,) = (await client.read_resource("demo://items/42")).contents
+                assert data.text == '{"item": "42"}'
+                prompt = (await client.list_prompts()).prompts[0]
+                assert (prompt.name, prompt.title, prompt.description) == ("greet", "Greeting", "Greets someone.")
+                assert [(a.name, a.required) for a in prompt.arguments or []] == [
+                    ("name", True),
+                    ("punctuation", False),
+                ]
+                r = await client.get_prompt("greet", {"name": "Ada"})
+                assert r.messages[0].content == TextContent(type="text", text="Hello Ada!")
+
+                @srv.tool()
+                def late() -> str:
+                    return "added at runtime"
+
+                while "notifications/tools/list_changed" not in changed:
+                    await anyio.sleep(0.01)
+                assert texts(await client.call_tool("late", {})) == ["added at runtime"]
+                assert srv.remove(late)
+                assert "late" not in [t.name for t in (await client.list_tools()).tools]
+
+
+async def test_sampling_and_elicitation_from_a_python_tool() -> None:
+    from mcp.types import CreateMessageResult, ElicitResult
+
+    async def sample(context: Any, params: Any) -> CreateMessageResult:
+        return CreateMessageResult(role="assistant", content=TextContent(type="text", text="42"), model="m")
+
+    async def elicit(context: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="accept", content={"name": "Ada"})
+
+    with Server(catalogs=["none"]) as srv:
+
+        @srv.tool()
+        def ask(ctx: Context) -> str:
+            answer = ctx.sample("What is the answer?")
+            user = ctx.elicit("Your name?", {"type": "object", "properties": {"name": {"type": "string"}}})
+            return f"{answer['content']['text']} for {user['content']['name']}"
+
+        @srv.tool()
+        def roots(ctx: Context) -> str:
+            try:
+                return str(ctx.list_roots())
+            except ClientError as e:
+                return f"no roots: {e}"
+
+        url = srv.start_http()
+        with anyio.fail_after(20):
+            async with Client(url, mode="legacy", sampling_callback=sample, elicitation_callback=elicit) as client:
+                assert texts(await client.call_tool("ask", {})) == ["42 for Ada"]
+                (text,) = texts(await client.call_tool("roots", {}))
+                assert text == 'no roots: the client did not declare the "roots" capability needed for roots/list'
+
+
+def test_wait_for_and_assert_order_fail_with_the_traffic_table() -> None:
+    with Server() as srv:
+        conn = srv.connect()
+        conn.send('{"jsonrpc":"2.0","id":1,"method":"ping"}')
+        assert srv.traffic.wait_for("ping", timeout=5).id == 1
+        with pytest.raises(AssertionError) as raised:
+            srv.traffic.wait_for("tools/call", timeout=0.05, name="echo")
+        message = str(raised.value)
+        assert message.startswith("no tools/call with {'name': 'echo'} within 0.05 s; the traffic was:\n")
+        assert "   1 in  request      1      ping" in message
+        with pytest.raises(AssertionError) as raised:
+            srv.traffic.assert_order("ping", "tools/list")
+        assert str(raised.value).startswith("expected 'tools/list' after ping; the traffic was:")
+        assert [r.method for r in srv.traffic.requests()] == ["ping"]
+        assert [r.method for r in srv.traffic.responses()] == ["ping"]

@@ -1,0 +1,66 @@
+"""The pytest plugin, tested with pytest's own `pytester`: fixtures, marker, traffic attached to
+failing tests and saved as JSONL; sync, pytest-asyncio and anyio (asyncio and trio) tests."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+USER_TESTS = """
+import json
+import anyio
+import pytest
+import httpx
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+HEADERS = {"accept": "application/json, text/event-stream"}
+
+def test_sync(everything_mcp):
+    r = httpx.post(everything_mcp.http_url, json=INIT, headers=HEADERS)
+    assert r.status_code == 200
+    assert everything_mcp.traffic.wait_for("initialize", timeout=5).id == 1
+
+@pytest.mark.everything_mcp(catalogs=["none"], json_response=True)
+def test_marker(everything_mcp):
+    assert everything_mcp.tool_names == []
+    r = httpx.post(everything_mcp.http_url, json=INIT, headers=HEADERS)
+    assert r.headers["content-type"] == "application/json"
+
+def test_factory(everything_mcp_factory):
+    a = everything_mcp_factory(catalogs=["conformance"])
+    b = everything_mcp_factory()
+    assert a.http_url != b.http_url and "test_simple_text" in a.tool_names
+
+@pytest.mark.asyncio
+async def test_pytest_asyncio(everything_mcp):
+    async with httpx.AsyncClient() as client:
+        r = await client.post(everything_mcp.http_url, json=INIT, headers=HEADERS)
+    assert r.status_code == 200
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+async def test_anyio(everything_mcp, anyio_backend):
+    @everything_mcp.tool()
+    def shout(text: str) -> str:
+        return text.upper()
+    await anyio.to_thread.run_sync(lambda: httpx.post(everything_mcp.http_url, json=INIT, headers=HEADERS))
+    record = await everything_mcp.traffic.await_for("initialize", timeout=5)
+    assert record.dir == "in"
+
+def test_failing(everything_mcp):
+    httpx.post(everything_mcp.http_url, json=INIT, headers=HEADERS)
+    assert False, "deliberately"
+"""
+
+
+def test_plugin_fixtures_marker_and_failure_records(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_user=USER_TESTS)
+    records = pytester.path / "records"
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--everything-mcp-records={records}", "-q")
+    result.assert_outcomes(passed=6, failed=1)
+    result.stdout.fnmatch_lines(["*everything-mcp traffic (server 1)*", "*in  request      1      initialize*"])
+    (saved,) = records.glob("*.jsonl")
+    assert "test_failing" in saved.name
+    assert '"method":"initialize"' in saved.read_text()
