@@ -4,6 +4,7 @@ side effects, traffic waits and order assertions, runtime add/remove."""
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -203,3 +204,26 @@ def test_wait_for_and_assert_order_fail_with_the_traffic_table() -> None:
         assert str(raised.value).startswith("expected 'tools/list' after ping; the traffic was:")
         assert [r.method for r in srv.traffic.requests()] == ["ping"]
         assert [r.method for r in srv.traffic.responses()] == ["ping"]
+
+
+async def test_stdio_clients_reach_the_in_process_server() -> None:
+    from mcp import StdioServerParameters
+
+    with Server(catalogs=["none"]) as srv:
+        seen: list[str] = []
+
+        @srv.tool()
+        def hello(name: str) -> str:
+            seen.append(name)
+            return f"hi {name}"
+
+        command = srv.stdio_command
+        assert command[:3] == [sys.executable, "-m", "everything_mcp.relay"]
+        with anyio.fail_after(20):
+            async with Client(StdioServerParameters(**srv.stdio_params)) as client:
+                assert texts(await client.call_tool("hello", {"name": "stdio"})) == ["hi stdio"]
+            assert seen == ["stdio"]
+            calls = srv.traffic.requests("tools/call")
+            assert calls[0].transport == "stdio" and calls[0].params["name"] == "hello"
+            while srv.session_count:  # the relay exited with the client: the connection ended
+                await anyio.sleep(0.01)

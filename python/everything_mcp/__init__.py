@@ -17,12 +17,22 @@ from ._core import (
     EverythingMcpError,
     __version__,
 )
-from .authoring import Call, Context, Handle, content
-from .server import Server
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from .authoring import Call, Context, Handle, content
+    from .server import Server
     from .traffic import TrafficRecord, load_records
+
+_LAZY = {
+    "Call": "authoring",
+    "Context": "authoring",
+    "Handle": "authoring",
+    "content": "authoring",
+    "Server": "server",
+    "TrafficRecord": "traffic",
+    "load_records": "traffic",
+}
 
 __all__ = [
     "CATALOGS",
@@ -43,10 +53,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    # The traffic helpers pull in dataclasses/inspect (~20 ms); the stdio CLI never needs them,
-    # so they load on first use and `python -m everything_mcp` starts faster.
-    if name in ("TrafficRecord", "load_records"):
-        from . import traffic
+    # Loaded on first use, so that `python -m everything_mcp.relay` (spawned by clients) and the
+    # CLI start without importing the authoring and traffic machinery.
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-        return getattr(traffic, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{module}", __name__), name)

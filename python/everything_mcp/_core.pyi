@@ -100,6 +100,8 @@ class Server:
         standalone_stream: bool = True,
     ) -> tuple[str, int]:
         """Serve /mcp, /sse, /message and /health; return the bound (host, port)."""
+    def start_relay(self, directory: str | os.PathLike[str]) -> str:
+        """Serve stdio connections relayed over a Unix socket in directory; return its path."""
     def http_address(self) -> tuple[str, int] | None:
         """The HTTP listener's (host, port), or None."""
     def wait(self) -> None:

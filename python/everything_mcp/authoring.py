@@ -8,7 +8,6 @@ the MCP result here. Each decorated function becomes a :class:`Handle` that reco
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import dataclasses
 import enum
@@ -95,10 +94,14 @@ class Context:
 
     async def asample(self, prompt: str, max_tokens: int = 100, **params: Any) -> Any:
         """:meth:`sample` for ``async def`` handlers."""
+        import asyncio
+
         return await asyncio.to_thread(self.sample, prompt, max_tokens, **params)
 
     async def aelicit(self, message: str, requested_schema: dict[str, Any]) -> Any:
         """:meth:`elicit` for ``async def`` handlers."""
+        import asyncio
+
         return await asyncio.to_thread(self.elicit, message, requested_schema)
 
 
@@ -344,6 +347,8 @@ class LoopThread:
     """The event loop that runs ``async def`` handlers, on a daemon thread of its own."""
 
     def __init__(self) -> None:
+        import asyncio
+
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="everything-mcp-asyncio", daemon=True)
         self.thread.start()
@@ -375,6 +380,8 @@ def run_handler(
         else:
             value = fn(**kwargs)
         if inspect.isawaitable(value):
+            import asyncio
+
             future = asyncio.run_coroutine_threadsafe(_awaitable(value), loop().loop)
             while True:
                 try:

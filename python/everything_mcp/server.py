@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import sys
 from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -97,6 +98,8 @@ class Server:
             expose_env=expose_env,
         )
         self._loop_thread: LoopThread | None = None
+        self._relay: str | None = None
+        self._relay_dir: str | None = None
         self._handles: dict[tuple[str, str], Handle] = {}
 
     def run_stdio(self) -> None:
@@ -171,6 +174,27 @@ class Server:
         base = self.base_url
         return None if base is None else f"{base}/sse"
 
+    def _relay_path(self) -> str:
+        if self._relay is None:
+            import tempfile
+
+            self._relay_dir = tempfile.mkdtemp(prefix="everything-mcp-")
+            self._relay = self._core.start_relay(self._relay_dir)
+        return self._relay
+
+    @property
+    def stdio_command(self) -> list[str]:
+        """An argv that an MCP client can spawn to talk to this in-process server over stdio
+        (its own interpreter, configuration in the arguments): the process relays stdin/stdout
+        to this server, so Python tools, traffic and triggers work for stdio clients too."""
+        return [sys.executable, "-m", "everything_mcp.relay", self._relay_path()]
+
+    @property
+    def stdio_params(self) -> dict[str, Any]:
+        """``stdio_command`` as ``mcp.StdioServerParameters(**server.stdio_params)`` takes it."""
+        command, *args = self.stdio_command
+        return {"command": command, "args": args}
+
     def wait(self) -> None:
         """Block until :meth:`stop` is called from elsewhere or a signal handler raises."""
         self._core.wait()
@@ -221,6 +245,11 @@ class Server:
         if self._loop_thread is not None:
             self._loop_thread.stop()
             self._loop_thread = None
+        if self._relay_dir is not None:
+            import shutil
+
+            shutil.rmtree(self._relay_dir, ignore_errors=True)
+            self._relay_dir = self._relay = None
 
     # --- authoring ---------------------------------------------------------------------------
 

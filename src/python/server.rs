@@ -13,7 +13,7 @@ use crate::server::registry::{
 use crate::server::uri_template::UriTemplate;
 use crate::server::{Server as CoreServer, ServerConfig};
 use crate::transport::http::{self, guard::Allowlist, HttpConfig, HttpState};
-use crate::transport::{memory, stdio};
+use crate::transport::{memory, relay, stdio};
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use serde_json::Value;
@@ -241,6 +241,20 @@ impl Server {
             task,
         });
         Ok((reachable.ip().to_string(), reachable.port()))
+    }
+
+    /// Serves stdio connections relayed over a Unix socket in `directory` (see
+    /// `python -m everything_mcp relay`); returns the socket's path.
+    fn start_relay(&self, py: Python<'_>, directory: PathBuf) -> PyResult<String> {
+        self.ensure_running()?;
+        let core = self.core.clone();
+        let stop = self.shutdown.child_token();
+        let handle = &self.handle;
+        let path = py.detach(|| {
+            let _guard = handle.enter();
+            relay::listen(core, &directory, stop)
+        })?;
+        Ok(path.to_string_lossy().into_owned())
     }
 
     /// The HTTP listener's `(host, port)`, or `None` before `start_http`.

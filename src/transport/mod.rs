@@ -3,6 +3,7 @@
 
 pub mod http;
 pub mod memory;
+pub mod relay;
 pub mod stdio;
 
 use crate::server::dispatch::Work;
