@@ -4,6 +4,7 @@ side effects, traffic waits and order assertions, runtime add/remove."""
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Annotated, Any, Literal
 
@@ -227,3 +228,42 @@ async def test_stdio_clients_reach_the_in_process_server() -> None:
             assert calls[0].transport == "stdio" and calls[0].params["name"] == "hello"
             while srv.session_count:  # the relay exited with the client: the connection ended
                 await anyio.sleep(0.01)
+
+
+async def test_custom_methods_completions_and_asking_from_the_test() -> None:
+    from mcp.types import ListRootsResult, PromptReference, Root
+
+    async def roots(context: Any) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri="file:///project", name="project")])
+
+    with Server(catalogs=["none"]) as srv:
+
+        @srv.method("vendor/echo")
+        def vendor_echo(text: str) -> dict[str, str]:
+            return {"echoed": text}
+
+        @srv.prompt()
+        def team(department: str) -> str:
+            return f"Team {department}"
+
+        @srv.completion("team", "department")
+        def departments(value: str, arguments: dict[str, str]) -> list[str]:
+            return [d for d in ["Engineering", "Sales"] if d.startswith(value)]
+
+        url = srv.start_http()
+        with anyio.fail_after(20):
+            async with Client(url, mode="legacy", list_roots_callback=roots) as client:
+                c = await client.complete(
+                    PromptReference(type="ref/prompt", name="team"), {"name": "department", "value": "E"}
+                )
+                assert c.completion.values == ["Engineering"]
+                answers = await anyio.to_thread.run_sync(lambda: srv.ask("roots/list"))
+                (answer,) = answers.values()
+                assert answer == {"roots": [{"uri": "file:///project", "name": "project"}]}
+            conn = srv.connect()
+            hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+            conn.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}))
+            conn.recv(timeout=5)
+            conn.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "vendor/echo", "params": {"text": "x"}}))
+            assert json.loads(conn.recv(timeout=5) or "") == {"jsonrpc": "2.0", "id": 1, "result": {"echoed": "x"}}
+            assert vendor_echo.calls[0].arguments == {"text": "x"}

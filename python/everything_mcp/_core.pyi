@@ -126,6 +126,14 @@ class Server:
         """Register a template served by `invoker(uri, variables_json, ctx) -> contents_json`."""
     def add_prompt(self, definition: str, invoker: Callable[[str, Context], str]) -> None:
         """Register a prompt served by `invoker(arguments_json, ctx) -> result_json`."""
+    def add_method(self, name: str, invoker: Callable[[str, Context], str]) -> None:
+        """Register a custom JSON-RPC method served by `invoker(params_json, ctx)`."""
+    def add_completion(self, ref_type: str, ref_name: str, argument: str, invoker: Callable[[str, str], str]) -> None:
+        """Register completions: `invoker(value, context_arguments_json) -> values_json`."""
+    def ask(
+        self, method: str, params: str | None = None, session: str | None = None, timeout: float = 30.0
+    ) -> list[tuple[str, str]]:
+        """Ask one session's client (or every initialized one's) something; `[(session, answer_json)]`."""
     def remove(self, kind: str, name: str) -> bool:
         """Remove a tool, resource (or template) or prompt."""
     def log(self, level: str, data: str, logger: str | None = None) -> int:

@@ -399,6 +399,49 @@ class Server:
 
         return register
 
+    def method(self, name: str) -> Callable[[Callable[..., Any]], Handle]:
+        """Register a function as a custom JSON-RPC method (e.g. ``"vendor/echo"``): it receives
+        the request's ``params`` as keyword arguments (and a ``Context`` if it asks for one) and
+        returns the JSON result."""
+
+        def register(fn: Callable[..., Any]) -> Handle:
+            _, ctx_param = _input_schema(fn)
+            handle = Handle(fn, "method", name)
+
+            def invoke(params_json: str, core_ctx: _core.Context) -> str:
+                params = {k: v for k, v in json.loads(params_json).items() if k != "_meta"}
+                return json.dumps(run_handler(handle, self._loop, params, Context(core_ctx), ctx_param))
+
+            self._core.add_method(name, invoke)
+            self._handles[("method", name)] = handle
+            return handle
+
+        return register
+
+    def completion(self, ref: str, argument: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Register ``fn(value, arguments) -> list[str]`` completing ``argument`` of the prompt
+        named ``ref`` (or of the resource template whose ``uriTemplate`` is ``ref``)."""
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            ref_type = "ref/resource" if "://" in ref else "ref/prompt"
+
+            def invoke(value: str, context_json: str) -> str:
+                return json.dumps(list(fn(value, json.loads(context_json))))
+
+            self._core.add_completion(ref_type, ref, argument, invoke)
+            return fn
+
+        return register
+
+    def ask(
+        self, method: str, params: dict[str, Any] | None = None, *, session: str | None = None, timeout: float = 30.0
+    ) -> dict[str, Any]:
+        """Ask the client of ``session`` (or of every connected session) something from the test,
+        e.g. ``srv.ask("roots/list")``; returns ``{session_id: result}`` (an error answer is
+        ``{"error": …}``)."""
+        answers = self._core.ask(method, None if params is None else json.dumps(params), session, timeout)
+        return {sid: json.loads(answer) for sid, answer in answers}
+
     def remove(self, item: Handle | str, kind: str = "tool") -> bool:
         """Remove a tool, resource or prompt (a handle, or a name/URI with its ``kind``); the
         connected clients get the matching ``list_changed``."""

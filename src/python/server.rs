@@ -444,6 +444,118 @@ impl Server {
         Ok(())
     }
 
+    /// Registers a custom JSON-RPC method served by `invoker(params_json, context) -> result_json`.
+    fn add_method(&self, name: &str, invoker: Py<PyAny>) -> PyResult<()> {
+        if self.core.knows_method(name) && !self.core.registry().methods.contains_key(name) {
+            return Err(ConfigError::new_err(format!("{name} is a built-in method")));
+        }
+        let invoker = Arc::new(invoker);
+        let handle = self.handle.clone();
+        let method: crate::server::registry::MethodFn = Arc::new(move |ctx, params| {
+            call_invoker(
+                invoker.clone(),
+                handle.clone(),
+                ctx,
+                vec![Value::Object(params).to_string()],
+            )
+        });
+        self.core.add_method(name, method);
+        Ok(())
+    }
+
+    /// Registers completions for `argument` of a prompt (`ref/prompt`, by name) or a resource
+    /// template (`ref/resource`, by `uriTemplate`): `invoker(value, context_arguments_json) ->
+    /// values_json`.
+    fn add_completion(&self, ref_type: &str, ref_name: &str, argument: &str, invoker: Py<PyAny>) {
+        let invoker = Arc::new(invoker);
+        let complete = crate::server::registry::complete_fn(move |_arg, value, context| {
+            let invoker = invoker.clone();
+            async move {
+                let joined = tokio::task::spawn_blocking(move || {
+                    Python::attach(|py| -> PyResult<String> {
+                        invoker
+                            .bind(py)
+                            .call1((value, Value::Object(context).to_string()))?
+                            .extract()
+                    })
+                })
+                .await;
+                match joined {
+                    Ok(Ok(text)) => serde_json::from_str::<Vec<String>>(&text).map_err(|e| {
+                        HandlerError::failed(format!("completions must be a list of strings: {e}"))
+                    }),
+                    Ok(Err(e)) => Err(HandlerError::failed(Python::attach(|py| {
+                        e.value(py).to_string()
+                    }))),
+                    Err(e) => Err(HandlerError::failed(e.to_string())),
+                }
+            }
+        });
+        let key = crate::server::registry::CompletionKey {
+            ref_type: ref_type.into(),
+            ref_name: ref_name.into(),
+            argument: argument.into(),
+        };
+        self.core.add_completion(key, complete);
+    }
+
+    /// Asks the client of one session (`session`), or of every initialized session, something
+    /// (`roots/list`, `sampling/createMessage`, `elicitation/create`); returns `{session: result
+    /// JSON}` (an error answer is `{"error": …}`). Waits at most `timeout` seconds.
+    #[pyo3(signature = (method, params=None, session=None, timeout=30.0))]
+    fn ask(
+        &self,
+        py: Python<'_>,
+        method: &str,
+        params: Option<&str>,
+        session: Option<String>,
+        timeout: f64,
+    ) -> PyResult<Vec<(String, String)>> {
+        let params = params.map(parse).transpose()?;
+        let targets = session.map_or_else(|| self.core.session_ids(), |s| vec![s]);
+        let core = self.core.clone();
+        let method = method.to_string();
+        let work = async move {
+            let mut out = Vec::new();
+            for id in targets {
+                let answer = match core.ask_session(&id, &method, params.clone()).await {
+                    Some(Ok(v)) => v,
+                    Some(Err(e)) => serde_json::json!({ "error": e }),
+                    None => {
+                        serde_json::json!({ "error": { "code": -32603, "message": "no such open session" } })
+                    }
+                };
+                out.push((id, answer.to_string()));
+            }
+            out
+        };
+        let (tx, mut rx) = tokio::sync::oneshot::channel();
+        let task = self.handle.spawn(async move {
+            let _ = tx.send(work.await);
+        });
+        let deadline = std::time::Instant::now() + Duration::from_secs_f64(timeout.max(0.0));
+        loop {
+            let slice = deadline
+                .saturating_duration_since(std::time::Instant::now())
+                .min(SIGNAL_POLL);
+            match wait_detached(py, &self.handle, slice, &mut rx) {
+                Waited::Done(Ok(out)) => return Ok(out),
+                Waited::Done(Err(_)) | Waited::Stopped => return Err(to_py(crate::Error::Stopped)),
+                Waited::TimedOut => {}
+            }
+            if let Err(signal) = py.check_signals() {
+                task.abort();
+                return Err(signal);
+            }
+            if std::time::Instant::now() >= deadline {
+                task.abort();
+                return Err(super::errors::ClientError::new_err(format!(
+                    "no answer within {timeout} s"
+                )));
+            }
+        }
+    }
+
     /// Removes a tool, resource (or template) or prompt; returns whether it existed.
     fn remove(&self, kind: &str, name: &str) -> PyResult<bool> {
         Ok(match kind {

@@ -101,7 +101,7 @@ impl Decoded {
 impl Server {
     /// Whether this server serves `method` (anything else is `-32601`).
     pub fn knows_method(&self, method: &str) -> bool {
-        METHODS.contains(&method)
+        METHODS.contains(&method) || self.registry().methods.contains_key(method)
     }
 
     /// Decodes one incoming frame of `session` (batches are refused here unless the session's
@@ -283,7 +283,7 @@ impl Server {
     /// Applies the lifecycle rules to a request, then answers or schedules it.
     fn handle_request(self: &Arc<Self>, session: &Arc<Session>, sink: &Sink, req: Request) -> Work {
         let reply = |m: Message| Work::Reply(Outgoing::One(m));
-        if !METHODS.contains(&req.method.as_str()) {
+        if !self.knows_method(&req.method) {
             return reply(Message::error(
                 Some(req.id),
                 ErrorObject::method_not_found(&req.method),

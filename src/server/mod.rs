@@ -332,6 +332,39 @@ impl Server {
         });
     }
 
+    /// Adds (or replaces) a custom JSON-RPC method.
+    pub fn add_method(&self, name: &str, method: registry::MethodFn) {
+        self.change_registry(None, |r| {
+            r.methods.insert(name.to_string(), method);
+        });
+    }
+
+    /// Sends a request to the client of session `session_id` (e.g. `roots/list`) and waits for
+    /// its answer; `None` when there is no such open session.
+    pub async fn ask_session(
+        &self,
+        session_id: &str,
+        method: &str,
+        params: Option<Value>,
+    ) -> Option<Result<Value, crate::jsonrpc::ErrorObject>> {
+        let session = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(session_id)
+            .and_then(Weak::upgrade)?;
+        let sink = session.sink.clone();
+        Some(session.request(&sink, method, params).await)
+    }
+
+    /// Ids of the initialized, open sessions.
+    pub fn session_ids(&self) -> Vec<String> {
+        self.live_sessions()
+            .iter()
+            .map(|s| s.id.to_string())
+            .collect()
+    }
+
     /// Adds a completion provider (no notification: completions have no list).
     pub fn add_completion(&self, key: CompletionKey, complete: CompleteFn) {
         self.change_registry(None, |r| {

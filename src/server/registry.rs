@@ -42,6 +42,10 @@ pub type HandlerResult<T> = Result<T, HandlerError>;
 pub type ToolFn = Arc<
     dyn Fn(RequestContext, Map<String, Value>) -> BoxFuture<HandlerResult<Value>> + Send + Sync,
 >;
+/// Serves a custom JSON-RPC method: `(context, params) -> result` (a JSON value).
+pub type MethodFn = Arc<
+    dyn Fn(RequestContext, Map<String, Value>) -> BoxFuture<HandlerResult<Value>> + Send + Sync,
+>;
 /// Reads a resource: `(context, uri) -> contents array`.
 pub type ResourceFn =
     Arc<dyn Fn(RequestContext, String) -> BoxFuture<HandlerResult<Vec<Value>>> + Send + Sync>;
@@ -231,6 +235,9 @@ pub struct Registry {
     pub on_notification: Vec<NotificationHook>,
     /// The `instructions` a catalog brings (used unless the server was given its own).
     pub instructions: Option<String>,
+    /// Custom JSON-RPC methods (e.g. a vendor extension), by method name: `(context, params) ->
+    /// result`.
+    pub methods: IndexMap<String, MethodFn>,
     /// How unknown tool and prompt names are reported, for a catalog that reproduces another
     /// server's errors; `None`: the spec's `-32602`.
     pub dialect: Option<ErrorDialect>,

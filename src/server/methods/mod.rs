@@ -33,7 +33,10 @@ pub async fn call(
         "prompts/list" => prompts::list(server, &ctx, &params),
         "prompts/get" => prompts::get(server, ctx, &params).await,
         "completion/complete" => completion::complete(server, &params).await,
-        other => Err(ErrorObject::method_not_found(other)),
+        other => match server.registry().methods.get(other).cloned() {
+            Some(custom) => custom(ctx, params).await.map_err(handler_error),
+            None => Err(ErrorObject::method_not_found(other)),
+        },
     }
 }
 
