@@ -267,3 +267,20 @@ async def test_custom_methods_completions_and_asking_from_the_test() -> None:
             conn.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "vendor/echo", "params": {"text": "x"}}))
             assert json.loads(conn.recv(timeout=5) or "") == {"jsonrpc": "2.0", "id": 1, "result": {"echoed": "x"}}
             assert vendor_echo.calls[0].arguments == {"text": "x"}
+
+
+def test_notification_triggers_from_the_test() -> None:
+    with Server(catalogs=["none"]) as srv:
+        conn = srv.connect()
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}))
+        conn.recv(timeout=5)
+        assert srv.progress("tok", 1, 2, "half") == 1
+        assert json.loads(conn.recv(timeout=5) or "") == {
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {"progressToken": "tok", "progress": 1, "total": 2, "message": "half"},
+        }
+        assert srv.log("warning", {"disk": "full"}) == 1
+        assert json.loads(conn.recv(timeout=5) or "")["params"] == {"level": "warning", "data": {"disk": "full"}}
+        assert srv.notify("notifications/custom", {"x": 1}, session="nobody") == 0

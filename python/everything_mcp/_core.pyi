@@ -134,6 +134,8 @@ class Server:
         self, method: str, params: str | None = None, session: str | None = None, timeout: float = 30.0
     ) -> list[tuple[str, str]]:
         """Ask one session's client (or every initialized one's) something; `[(session, answer_json)]`."""
+    def notify(self, method: str, params: str | None = None, session: str | None = None) -> int:
+        """Send a notification to one session or every initialized one."""
     def remove(self, kind: str, name: str) -> bool:
         """Remove a tool, resource (or template) or prompt."""
     def log(self, level: str, data: str, logger: str | None = None) -> int:

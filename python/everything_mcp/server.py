@@ -433,6 +433,28 @@ class Server:
 
         return register
 
+    def notify(self, method: str, params: dict[str, Any] | None = None, *, session: str | None = None) -> int:
+        """Send any notification to one session or every connected one; returns how many."""
+        return self._core.notify(method, None if params is None else json.dumps(params), session)
+
+    def progress(
+        self,
+        token: str | int,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+        *,
+        session: str | None = None,
+    ) -> int:
+        """Send ``notifications/progress`` for ``token`` (a request's ``progressToken``) from the
+        test, to one session or every connected one."""
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        return self.notify("notifications/progress", params, session=session)
+
     def ask(
         self, method: str, params: dict[str, Any] | None = None, *, session: str | None = None, timeout: float = 30.0
     ) -> dict[str, Any]:

@@ -556,6 +556,14 @@ impl Server {
         }
     }
 
+    /// Sends a notification (`params` is JSON text) to one session or every initialized one;
+    /// returns how many were sent.
+    #[pyo3(signature = (method, params=None, session=None))]
+    fn notify(&self, method: &str, params: Option<&str>, session: Option<&str>) -> PyResult<usize> {
+        let params = params.map(parse).transpose()?;
+        Ok(self.core.notify(session, method, params))
+    }
+
     /// Removes a tool, resource (or template) or prompt; returns whether it existed.
     fn remove(&self, kind: &str, name: &str) -> PyResult<bool> {
         Ok(match kind {

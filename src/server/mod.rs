@@ -357,6 +357,17 @@ impl Server {
         Some(session.request(&sink, method, params).await)
     }
 
+    /// Sends a notification to one session (`Some(id)`) or every initialized one; returns how
+    /// many were sent.
+    pub fn notify(&self, session_id: Option<&str>, method: &str, params: Option<Value>) -> usize {
+        let note = Message::notification(method, params);
+        self.live_sessions()
+            .iter()
+            .filter(|s| session_id.is_none_or(|id| &*s.id == id))
+            .filter(|s| s.sink.send(&note))
+            .count()
+    }
+
     /// Ids of the initialized, open sessions.
     pub fn session_ids(&self) -> Vec<String> {
         self.live_sessions()
