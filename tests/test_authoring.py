@@ -284,3 +284,40 @@ def test_notification_triggers_from_the_test() -> None:
         assert srv.log("warning", {"disk": "full"}) == 1
         assert json.loads(conn.recv(timeout=5) or "")["params"] == {"level": "warning", "data": {"disk": "full"}}
         assert srv.notify("notifications/custom", {"x": 1}, session="nobody") == 0
+
+
+def test_side_effect_items_and_reassignment_and_infinite_timeouts() -> None:
+    import asyncio
+    import math
+
+    with Server(catalogs=["none"]) as srv:
+
+        @srv.tool()
+        async def patient() -> str:
+            try:
+                await asyncio.wait_for(asyncio.sleep(1), 0.01)  # its own TimeoutError, handled
+            except TimeoutError:
+                return "inner timeout handled"
+            return "no timeout"
+
+        @srv.tool()
+        def value() -> int:
+            return 100
+
+        conn = srv.connect()
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}))
+        conn.recv(timeout=5)
+
+        def call(id: int, name: str) -> Any:
+            conn.send(json.dumps({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name}}))
+            return json.loads(conn.recv(timeout=5) or "")["result"]
+
+        assert call(1, "patient")["content"][0]["text"] == "inner timeout handled"
+        value.side_effect = [1, ValueError("nope")]
+        assert call(2, "value")["content"][0]["text"] == "1"
+        assert call(3, "value") == {"content": [{"type": "text", "text": "nope"}], "isError": True}
+        assert call(4, "value")["content"][0]["text"] == "100"  # the iterable is used up
+        value.side_effect = [7]  # a new side effect starts afresh
+        assert call(5, "value")["content"][0]["text"] == "7"
+        assert srv.traffic.wait_for("tools/call", timeout=math.inf).id == 1

@@ -303,9 +303,20 @@ class Handle:
     kind: str
     name: str
     calls: list[Call] = field(default_factory=list)
-    side_effect: Any = None
+    _side_effect: Any = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _effects: Iterator[Any] | None = field(default=None, repr=False)
+
+    @property
+    def side_effect(self) -> Any:
+        """What replaces the function (see the class docstring); ``None``: the function runs."""
+        return self._side_effect
+
+    @side_effect.setter
+    def side_effect(self, effect: Any) -> None:
+        with self._lock:
+            self._side_effect = effect
+            self._effects = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
@@ -322,25 +333,31 @@ class Handle:
         """Forget the calls and the side effect."""
         with self._lock:
             self.calls.clear()
-            self.side_effect = None
+            self._side_effect = None
             self._effects = None
 
-    def _next_effect(self) -> tuple[bool, Any]:
-        """``(True, effect)`` when a side effect replaces the function for this call."""
-        effect = self.side_effect
+    def _next_effect(self) -> tuple[str, Any]:
+        """What this call does: ``("run", None)`` the function, ``("raise", exc)``,
+        ``("call", fn)`` instead of the function, or ``("return", value)``."""
+        effect = self._side_effect
         if effect is None:
-            return False, None
-        if isinstance(effect, BaseException) or (isinstance(effect, type) and issubclass(effect, BaseException)):
-            return True, effect
+            return "run", None
+        if _is_exception(effect):
+            return "raise", effect
         if callable(effect):
-            return True, effect
+            return "call", effect
         with self._lock:
             if self._effects is None:
                 self._effects = iter(effect)
             try:
-                return True, next(self._effects)
+                item = next(self._effects)
             except StopIteration:
-                return False, None
+                return "run", None
+        return ("raise", item) if _is_exception(item) else ("return", item)
+
+
+def _is_exception(value: Any) -> bool:
+    return isinstance(value, BaseException) or (isinstance(value, type) and issubclass(value, BaseException))
 
 
 class LoopThread:
@@ -371,26 +388,21 @@ def run_handler(
     with handle._lock:
         handle.calls.append(record)
     try:
-        replaced, effect = handle._next_effect()
-        if replaced and (isinstance(effect, BaseException) or isinstance(effect, type)):
+        action, effect = handle._next_effect()
+        if action == "raise":
             raise effect
-        fn = effect if replaced and callable(effect) else handle.fn
-        if replaced and not callable(effect):
-            value = effect
-        else:
-            value = fn(**kwargs)
+        value = effect if action == "return" else (effect if action == "call" else handle.fn)(**kwargs)
         if inspect.isawaitable(value):
             import asyncio
 
             future = asyncio.run_coroutine_threadsafe(_awaitable(value), loop().loop)
-            while True:
-                try:
-                    value = future.result(timeout=0.05)
-                    break
-                except TimeoutError:
-                    if ctx.cancelled:
-                        future.cancel()
-                        raise asyncio.CancelledError("the request was cancelled") from None
+            import concurrent.futures
+
+            while not concurrent.futures.wait([future], timeout=0.05).done:
+                if ctx.cancelled:
+                    future.cancel()
+                    raise asyncio.CancelledError("the request was cancelled")
+            value = future.result()
         record.result = value
         return value
     except BaseException as e:

@@ -25,8 +25,13 @@ def main(argv: list[str]) -> int:
         return 1
 
     def to_stdout() -> None:
-        while data := sock.recv(65536):
-            os.write(1, data)
+        try:
+            while data := sock.recv(65536):
+                os.write(1, data)
+        except OSError:
+            pass
+        # The server ended the connection (it stopped): end this process, so the client sees EOF.
+        os._exit(0)
 
     out = threading.Thread(target=to_stdout, daemon=True)
     out.start()
@@ -40,7 +45,7 @@ def main(argv: list[str]) -> int:
         sock.shutdown(socket.SHUT_WR)
     except OSError:
         pass
-    out.join(timeout=0.1)
+    out.join(timeout=1.0)
     return 0
 
 

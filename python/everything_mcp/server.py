@@ -6,6 +6,7 @@ import inspect
 import json
 import os
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,9 @@ def _prompt_result(value: Any) -> dict[str, Any]:
     if isinstance(value, dict) and "messages" in value:
         return value
     items = value if isinstance(value, list) else [value]
+    items = [
+        {"role": "user", "content": i} if isinstance(i, dict) and "type" in i and "role" not in i else i for i in items
+    ]
     messages = [
         item
         if isinstance(item, dict) and "role" in item
@@ -98,6 +102,7 @@ class Server:
             expose_env=expose_env,
         )
         self._loop_thread: LoopThread | None = None
+        self._loop_lock = threading.Lock()
         self._relay: str | None = None
         self._relay_dir: str | None = None
         self._handles: dict[tuple[str, str], Handle] = {}
@@ -242,9 +247,10 @@ class Server:
     def stop(self) -> None:
         """Stop serving; idempotent."""
         self._core.stop()
-        if self._loop_thread is not None:
-            self._loop_thread.stop()
-            self._loop_thread = None
+        with self._loop_lock:
+            if self._loop_thread is not None:
+                self._loop_thread.stop()
+                self._loop_thread = None
         if self._relay_dir is not None:
             import shutil
 
@@ -254,9 +260,10 @@ class Server:
     # --- authoring ---------------------------------------------------------------------------
 
     def _loop(self) -> LoopThread:
-        if self._loop_thread is None:
-            self._loop_thread = LoopThread()
-        return self._loop_thread
+        with self._loop_lock:
+            if self._loop_thread is None:
+                self._loop_thread = LoopThread()
+            return self._loop_thread
 
     def tool(
         self,

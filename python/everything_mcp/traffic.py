@@ -156,11 +156,13 @@ class TrafficView(Sequence[TrafficRecord]):
         deadline = time.monotonic() + timeout
         seen = 0
         while True:
+            # Count first, then read: a frame recorded in between is read now, never skipped.
+            count = self._server._core.traffic_count()
             for r in self._records(seen):
                 seen = max(seen, r.seq)
                 if r.method == method and r.kind in ("request", "notification") and _matches(r.params, params):
                     return r
-            seen = max(seen, self._server._core.traffic_count())
+            seen = max(seen, count)
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not self._server._core.wait_traffic(seen, remaining):
                 if time.monotonic() >= deadline:

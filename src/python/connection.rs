@@ -1,12 +1,12 @@
 //! `_core.Connection`: the client end of an in-process connection, for tests and relays.
 
 use super::errors::ConnectionClosedError;
-use super::wait::{wait_detached, Waited, SIGNAL_POLL};
+use super::wait::{deadline_after, wait_detached, Waited, SIGNAL_POLL};
 use crate::transport::memory::MemoryConnection;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -63,7 +63,7 @@ impl Connection {
     /// Returns `None` on timeout; raises `ConnectionClosedError` when the server side ended.
     #[pyo3(signature = (timeout=None))]
     fn recv(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<String>> {
-        let deadline = timeout.map(|t| Instant::now() + Duration::from_secs_f64(t.max(0.0)));
+        let deadline = timeout.map(deadline_after);
         loop {
             if self.server_stopped.is_cancelled() {
                 let mut rx = self

@@ -5,14 +5,13 @@
 //! values. Async user functions are driven by the invoker on the package's event-loop thread.
 
 use super::errors::EverythingMcpError;
-use super::wait::{wait_detached, Waited, SIGNAL_POLL};
+use super::wait::{deadline_after, wait_detached, Waited, SIGNAL_POLL};
 use crate::protocol::LogLevel;
 use crate::server::context::RequestContext;
 use crate::server::registry::{BoxFuture, HandlerError, HandlerResult};
 use pyo3::prelude::*;
 use serde_json::Value;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::runtime::Handle;
 
 /// The request context handed to a Python handler.
@@ -95,8 +94,8 @@ impl Context {
                 })?),
                 None => None,
             };
-        let limit = Duration::from_secs_f64(timeout.unwrap_or(300.0).max(0.0));
-        let deadline = std::time::Instant::now() + limit;
+        let seconds = timeout.unwrap_or(300.0);
+        let deadline = deadline_after(seconds);
         let ctx = self.ctx.clone();
         let method_owned = method.to_string();
         let (tx, mut rx) = tokio::sync::oneshot::channel();
@@ -120,8 +119,7 @@ impl Context {
             py.check_signals()?;
             if std::time::Instant::now() >= deadline {
                 return Err(super::errors::ClientError::new_err(format!(
-                    "the client did not answer {method} within {} s",
-                    limit.as_secs_f64()
+                    "the client did not answer {method} within {seconds} s"
                 )));
             }
         }

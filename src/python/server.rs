@@ -4,7 +4,7 @@
 use super::connection::Connection;
 use super::errors::{to_py, ConfigError};
 use super::handlers::call_invoker;
-use super::wait::{wait_detached, Waited, SIGNAL_POLL};
+use super::wait::{deadline_after, wait_detached, Waited, SIGNAL_POLL};
 use crate::protocol::Revision;
 use crate::server::registry::{
     prompt_fn, resource_fn, template_fn, tool_fn, HandlerError, HandlerResult, ListKind, Prompt,
@@ -533,7 +533,7 @@ impl Server {
         let task = self.handle.spawn(async move {
             let _ = tx.send(work.await);
         });
-        let deadline = std::time::Instant::now() + Duration::from_secs_f64(timeout.max(0.0));
+        let deadline = deadline_after(timeout);
         loop {
             let slice = deadline
                 .saturating_duration_since(std::time::Instant::now())
@@ -590,7 +590,7 @@ impl Server {
     /// Waits (GIL released, interruptible) until a traffic record with `seq > since` exists or
     /// `timeout` seconds pass; returns whether one exists.
     fn wait_traffic(&self, py: Python<'_>, since: u64, timeout: f64) -> PyResult<bool> {
-        let deadline = std::time::Instant::now() + Duration::from_secs_f64(timeout.max(0.0));
+        let deadline = deadline_after(timeout);
         loop {
             if self.core.recorder.len() > since {
                 return Ok(true);

@@ -43,3 +43,13 @@ where
         }
     })
 }
+
+/// The instant `seconds` from now: negative or NaN counts as now, and anything too large to
+/// represent (up to infinity) as a deadline a century away, so a Python timeout never panics.
+pub fn deadline_after(seconds: f64) -> std::time::Instant {
+    let now = std::time::Instant::now();
+    let wait = Duration::try_from_secs_f64(seconds.max(0.0))
+        .unwrap_or(Duration::from_secs(100 * 365 * 24 * 3600));
+    now.checked_add(wait)
+        .unwrap_or(now + Duration::from_secs(365 * 24 * 3600))
+}
