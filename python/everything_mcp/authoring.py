@@ -277,7 +277,8 @@ class Call:
     """One call of a handler."""
 
     arguments: dict[str, Any]
-    """What the client sent (for resources: ``{"uri": …}`` plus template variables)."""
+    """What the client sent: tool or prompt arguments, method params, or a template's variables
+    (``{}`` for a fixed resource)."""
     session_id: str
     """The connection it came on."""
     started: float

@@ -183,7 +183,12 @@ class Server:
         if self._relay is None:
             import tempfile
 
+            import shutil
+            import weakref
+
             self._relay_dir = tempfile.mkdtemp(prefix="everything-mcp-")
+            # Removed by stop(), or when the server is garbage-collected without it.
+            weakref.finalize(self, shutil.rmtree, self._relay_dir, True)
             self._relay = self._core.start_relay(self._relay_dir)
         return self._relay
 
