@@ -181,9 +181,8 @@ class Server:
 
     def _relay_path(self) -> str:
         if self._relay is None:
-            import tempfile
-
             import shutil
+            import tempfile
             import weakref
 
             self._relay_dir = tempfile.mkdtemp(prefix="everything-mcp-")
