@@ -1097,24 +1097,6 @@ fn has_session_id(session: &Session) -> bool {
     matches!(session.transport, TransportKind::Http | TransportKind::Sse)
 }
 
-/// Runs `tick` every `every` until the session closes (or is dropped).
-fn every(session: &Arc<Session>, every: Duration, mut tick: impl FnMut(&Session) + Send + 'static) {
-    let weak = Arc::downgrade(session);
-    let closed = session.closed.clone();
-    tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                () = closed.cancelled() => return,
-                () = tokio::time::sleep(every) => {}
-            }
-            let Some(session) = weak.upgrade() else {
-                return;
-            };
-            tick(&session);
-        }
-    });
-}
-
 /// On `notifications/initialized`: the roots handshake and the two automatic timers.
 fn on_initialized(server: Arc<Server>, session: Arc<Session>) {
     let capabilities = session.state().client_capabilities;
@@ -1154,34 +1136,44 @@ fn on_initialized(server: Arc<Server>, session: Arc<Session>) {
         );
     }
 
-    every(&session, server.tick(UPDATE_INTERVAL), |session| {
-        let mut uris: Vec<String> = session.state().subscriptions.into_iter().collect();
-        uris.sort();
-        for uri in uris {
-            session.sink.send(&crate::jsonrpc::Message::notification(
-                "notifications/resources/updated",
-                Some(json!({ "uri": uri })),
-            ));
-        }
-    });
+    super::every(
+        &session,
+        server.tick(UPDATE_INTERVAL),
+        session.closed.clone(),
+        |session| {
+            let mut uris: Vec<String> = session.state().subscriptions.into_iter().collect();
+            uris.sort();
+            for uri in uris {
+                session.sink.send(&crate::jsonrpc::Message::notification(
+                    "notifications/resources/updated",
+                    Some(json!({ "uri": uri })),
+                ));
+            }
+        },
+    );
 
     let mut seed = u64::from(std::process::id())
         ^ std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64)
         | 1;
-    every(&session, server.tick(LOG_INTERVAL), move |session| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        let (level, text) = RANDOM_LOGS[(seed % 8) as usize];
-        let data = if has_session_id(session) {
-            format!("{text} - SessionId {}", session.id)
-        } else {
-            text.to_string()
-        };
-        session.log_to(&session.sink, level, Value::String(data), None);
-    });
+    super::every(
+        &session,
+        server.tick(LOG_INTERVAL),
+        session.closed.clone(),
+        move |session| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let (level, text) = RANDOM_LOGS[(seed % 8) as usize];
+            let data = if has_session_id(session) {
+                format!("{text} - SessionId {}", session.id)
+            } else {
+                text.to_string()
+            };
+            session.log_to(&session.sink, level, Value::String(data), None);
+        },
+    );
 }
 
 #[cfg(test)]

@@ -60,3 +60,26 @@ pub fn js_string(value: &Value) -> String {
         other => other.to_string(),
     }
 }
+
+/// Runs `tick` every `interval` until `stop` fires or the session is gone: the periodic timers
+/// of the catalogs (simulated logs, subscription updates), which belong to their session.
+pub fn every(
+    session: &std::sync::Arc<crate::server::session::Session>,
+    interval: std::time::Duration,
+    stop: tokio_util::sync::CancellationToken,
+    mut tick: impl FnMut(&crate::server::session::Session) + Send + 'static,
+) {
+    let weak = std::sync::Arc::downgrade(session);
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(interval) => {}
+            }
+            let Some(session) = weak.upgrade() else {
+                return;
+            };
+            tick(&session);
+        }
+    });
+}

@@ -11,7 +11,7 @@ use crate::server::context::RequestContext;
 use crate::server::registry::{tool_fn, HandlerError, Tool};
 use crate::server::session::Session;
 use serde_json::{json, Map, Value};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Mutex;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -60,19 +60,7 @@ impl Toggle {
         *running = Some(stop.clone());
         drop(running);
         tick(&ctx.session);
-        let weak: Weak<Session> = Arc::downgrade(&ctx.session);
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    () = stop.cancelled() => return,
-                    () = tokio::time::sleep(pace) => {}
-                }
-                let Some(session) = weak.upgrade() else {
-                    return;
-                };
-                tick(&session);
-            }
-        });
+        crate::catalog::every(&ctx.session, pace, stop, tick);
         true
     }
 }
