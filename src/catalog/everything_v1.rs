@@ -10,7 +10,7 @@
 //! core's JSON Schema validator. See `docs/catalog-everything-v1.md` for the deliberate
 //! differences from the reference.
 
-use super::{js_string, text_result};
+use super::{js_string, schema, text_result};
 use crate::error::Error;
 use crate::jsnum;
 use crate::jsonrpc::{code, ErrorObject};
@@ -23,7 +23,6 @@ use crate::server::registry::{
 use crate::server::session::Session;
 use crate::server::uri_template::UriTemplate;
 use crate::server::Server;
-use crate::traffic::TransportKind;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use serde_json::{json, Map, Value};
@@ -266,17 +265,6 @@ fn v1_tool(
     Ok(tool)
 }
 
-/// An object schema with these properties (in order) and required names.
-fn object_schema(properties: Value, required: &[&str]) -> Value {
-    let mut s = Map::new();
-    s.insert("type".into(), "object".into());
-    s.insert("properties".into(), properties);
-    if !required.is_empty() {
-        s.insert("required".into(), json!(required));
-    }
-    Value::Object(s)
-}
-
 /// A number argument (defaults were filled in by the check).
 fn number(args: &Map<String, Value>, key: &str) -> f64 {
     args.get(key).and_then(Value::as_f64).unwrap_or_default()
@@ -409,7 +397,7 @@ fn echo() -> Result<Tool, Error> {
         json!({
             "name": "echo",
             "description": "Echoes back the input",
-            "inputSchema": object_schema(json!({ "message": { "type": "string", "description": "Message to echo" } }), &["message"])
+            "inputSchema": schema(json!({ "message": { "type": "string", "description": "Message to echo" } }), &["message"])
         }),
         &[],
         tool_fn(
@@ -423,7 +411,7 @@ fn add() -> Result<Tool, Error> {
         json!({
             "name": "add",
             "description": "Adds two numbers",
-            "inputSchema": object_schema(json!({
+            "inputSchema": schema(json!({
                 "a": { "type": "number", "description": "First number" },
                 "b": { "type": "number", "description": "Second number" }
             }), &["a", "b"])
@@ -431,12 +419,7 @@ fn add() -> Result<Tool, Error> {
         &[],
         tool_fn(|_, args| async move {
             let (a, b) = (number(&args, "a"), number(&args, "b"));
-            Ok(text_result(format!(
-                "The sum of {} and {} is {}.",
-                jsnum::format(a),
-                jsnum::format(b),
-                jsnum::format(a + b)
-            )))
+            Ok(text_result(crate::catalog::sum_text(a, b)))
         }),
     )
 }
@@ -446,7 +429,7 @@ fn long_running_operation() -> Result<Tool, Error> {
         json!({
             "name": "longRunningOperation",
             "description": "Demonstrates a long running operation with progress updates",
-            "inputSchema": object_schema(json!({
+            "inputSchema": schema(json!({
                 "duration": { "type": "number", "default": 10, "description": "Duration of the operation in seconds" },
                 "steps": { "type": "number", "default": 5, "description": "Number of steps in the operation" }
             }), &[])
@@ -503,7 +486,7 @@ fn print_env() -> Result<Tool, Error> {
         json!({
             "name": "printEnv",
             "description": "Prints all environment variables, helpful for debugging MCP server configuration",
-            "inputSchema": object_schema(json!({}), &[])
+            "inputSchema": schema(json!({}), &[])
         }),
         &[],
         tool_fn(|_, _| async move { Ok(text_result(env_json())) }),
@@ -545,7 +528,7 @@ fn sample_llm() -> Result<Tool, Error> {
         json!({
             "name": "sampleLLM",
             "description": "Samples from an LLM using MCP's sampling feature",
-            "inputSchema": object_schema(json!({
+            "inputSchema": schema(json!({
                 "prompt": { "type": "string", "description": "The prompt to send to the LLM" },
                 "maxTokens": { "type": "number", "default": 100, "description": "Maximum number of tokens to generate" }
             }), &["prompt"])
@@ -576,7 +559,7 @@ fn get_tiny_image() -> Result<Tool, Error> {
         json!({
             "name": "getTinyImage",
             "description": "Returns the MCP_TINY_IMAGE",
-            "inputSchema": object_schema(json!({}), &[])
+            "inputSchema": schema(json!({}), &[])
         }),
         &[],
         tool_fn(|_, _| async move {
@@ -594,7 +577,7 @@ fn annotated_message() -> Result<Tool, Error> {
         json!({
             "name": "annotatedMessage",
             "description": "Demonstrates how annotations can be used to provide metadata about content",
-            "inputSchema": object_schema(json!({
+            "inputSchema": schema(json!({
                 "messageType": { "type": "string", "enum": ["error", "success", "debug"], "description": "Type of message to demonstrate different annotation patterns" },
                 "includeImage": { "type": "boolean", "default": false, "description": "Whether to include an example image" }
             }), &["messageType"])
@@ -630,7 +613,7 @@ fn get_resource_reference() -> Result<Tool, Error> {
         json!({
             "name": "getResourceReference",
             "description": "Returns a resource reference that can be used by MCP clients",
-            "inputSchema": object_schema(json!({
+            "inputSchema": schema(json!({
                 "resourceId": { "type": "number", "minimum": 1, "maximum": 100, "description": "ID of the resource to reference (1-100)" }
             }), &["resourceId"])
         }),
@@ -661,7 +644,7 @@ fn get_resource_links() -> Result<Tool, Error> {
         json!({
             "name": "getResourceLinks",
             "description": "Returns multiple resource links that reference different types of resources",
-            "inputSchema": object_schema(json!({
+            "inputSchema": schema(json!({
                 "count": { "type": "number", "minimum": 1, "maximum": 10, "default": 3, "description": "Number of resource links to return (1-10)" }
             }), &[])
         }),
@@ -694,7 +677,7 @@ fn structured_content() -> Result<Tool, Error> {
         json!({
             "name": "structuredContent",
             "description": "Returns structured content along with an output schema for client data validation",
-            "inputSchema": object_schema(json!({
+            "inputSchema": schema(json!({
                 "location": { "type": "string", "minLength": 1, "description": "City name or zip code" }
             }), &["location"]),
             "outputSchema": {
@@ -845,7 +828,7 @@ fn zip() -> Result<Tool, Error> {
         json!({
             "name": "zip",
             "description": "Compresses the provided resource files (mapping of name to URI, which can be a data URI) to a zip file, which it returns as a data URI resource link.",
-            "inputSchema": object_schema(json!({
+            "inputSchema": schema(json!({
                 "files": {
                     "type": "object",
                     "additionalProperties": { "type": "string", "format": "uri", "description": "URL of the file to include in the zip" },
@@ -910,7 +893,7 @@ fn list_roots() -> Result<Tool, Error> {
         json!({
             "name": "listRoots",
             "description": "Lists the current MCP roots provided by the client. Demonstrates the roots protocol capability even though this server doesn't access files.",
-            "inputSchema": object_schema(json!({}), &[])
+            "inputSchema": schema(json!({}), &[])
         }),
         &[],
         tool_fn(|ctx, _| async move {
@@ -933,7 +916,7 @@ fn start_elicitation() -> Result<Tool, Error> {
         json!({
             "name": "startElicitation",
             "description": "Elicitation test tool that demonstrates how to request user input with various field types (string, boolean, email, uri, date, integer, number, enum)",
-            "inputSchema": object_schema(json!({}), &[])
+            "inputSchema": schema(json!({}), &[])
         }),
         &[],
         tool_fn(|ctx, _| async move {
@@ -1080,23 +1063,6 @@ fn completions(registry: &mut Registry) {
 // ---------------------------------------------------------------------------------------------
 // Per-session timers and roots
 
-/// The eight random log messages (v1 and v2 share them, `Alert level-message` typo included).
-const RANDOM_LOGS: [(LogLevel, &str); 8] = [
-    (LogLevel::Debug, "Debug-level message"),
-    (LogLevel::Info, "Info-level message"),
-    (LogLevel::Notice, "Notice-level message"),
-    (LogLevel::Warning, "Warning-level message"),
-    (LogLevel::Error, "Error-level message"),
-    (LogLevel::Critical, "Critical-level message"),
-    (LogLevel::Alert, "Alert level-message"),
-    (LogLevel::Emergency, "Emergency-level message"),
-];
-
-/// Whether the session has an id the reference would know (HTTP and SSE; not stdio).
-fn has_session_id(session: &Session) -> bool {
-    matches!(session.transport, TransportKind::Http | TransportKind::Sse)
-}
-
 /// On `notifications/initialized`: the roots handshake and the two automatic timers.
 fn on_initialized(server: Arc<Server>, session: Arc<Session>) {
     let capabilities = session.state().client_capabilities;
@@ -1152,24 +1118,16 @@ fn on_initialized(server: Arc<Server>, session: Arc<Session>) {
         },
     );
 
-    let mut seed = u64::from(std::process::id())
-        ^ std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64)
-        | 1;
+    let mut seed = super::clock_seed();
     super::every(
         &session,
         server.tick(LOG_INTERVAL),
         session.closed.clone(),
         move |session| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            let (level, text) = RANDOM_LOGS[(seed % 8) as usize];
-            let data = if has_session_id(session) {
-                format!("{text} - SessionId {}", session.id)
-            } else {
-                text.to_string()
+            let (level, text) = super::random_log(&mut seed);
+            let data = match super::session_id(session) {
+                Some(id) => format!("{text} - SessionId {id}"),
+                None => text.to_string(),
             };
             session.log_to(&session.sink, level, Value::String(data), None);
         },
@@ -1215,20 +1173,20 @@ mod tests {
 
     #[test]
     fn zod_issues_match_zod_v3() {
-        let schema = object_schema(json!({ "message": { "type": "string" } }), &["message"]);
-        let issues = zod_issues(&schema, &mut Map::new(), &[]);
+        let input = schema(json!({ "message": { "type": "string" } }), &["message"]);
+        let issues = zod_issues(&input, &mut Map::new(), &[]);
         assert_eq!(
             serde_json::to_string(&issues).unwrap(),
             r#"[{"code":"invalid_type","expected":"string","received":"undefined","path":["message"],"message":"Required"}]"#
         );
-        let schema = object_schema(
+        let input = schema(
             json!({ "count": { "type": "number", "minimum": 1, "maximum": 10, "default": 3 } }),
             &[],
         );
         let mut args = Map::new();
-        assert!(zod_issues(&schema, &mut args, &[]).is_empty());
+        assert!(zod_issues(&input, &mut args, &[]).is_empty());
         assert_eq!(args["count"], 3);
-        let issues = zod_issues(&schema, &mut params(json!({ "count": 11 })), &[]);
+        let issues = zod_issues(&input, &mut params(json!({ "count": 11 })), &[]);
         assert_eq!(
             issues[0]["message"],
             "Number must be less than or equal to 10"

@@ -9,7 +9,10 @@ pub mod review_lab;
 
 use crate::error::Error;
 use crate::jsnum;
+use crate::protocol::LogLevel;
 use crate::server::registry::Registry;
+use crate::server::session::Session;
+use crate::traffic::TransportKind;
 use serde_json::{json, Map, Value};
 
 /// Catalog names accepted by [`load`].
@@ -52,6 +55,16 @@ pub fn schema(properties: Value, required: &[&str]) -> Value {
     Value::Object(s)
 }
 
+/// The reference's sum sentence (`get-sum` and v1 `add`), numbers printed the JavaScript way.
+pub fn sum_text(a: f64, b: f64) -> String {
+    format!(
+        "The sum of {} and {} is {}.",
+        jsnum::format(a),
+        jsnum::format(b),
+        jsnum::format(a + b)
+    )
+}
+
 /// A JSON value as JavaScript's `String(value)` prints it (strings bare, numbers the JS way).
 pub fn js_string(value: &Value) -> String {
     match value {
@@ -64,10 +77,10 @@ pub fn js_string(value: &Value) -> String {
 /// Runs `tick` every `interval` until `stop` fires or the session is gone: the periodic timers
 /// of the catalogs (simulated logs, subscription updates), which belong to their session.
 pub fn every(
-    session: &std::sync::Arc<crate::server::session::Session>,
+    session: &std::sync::Arc<Session>,
     interval: std::time::Duration,
     stop: tokio_util::sync::CancellationToken,
-    mut tick: impl FnMut(&crate::server::session::Session) + Send + 'static,
+    mut tick: impl FnMut(&Session) + Send + 'static,
 ) {
     let weak = std::sync::Arc::downgrade(session);
     tokio::spawn(async move {
@@ -82,4 +95,41 @@ pub fn every(
             tick(&session);
         }
     });
+}
+
+/// The reference's eight simulated log messages, shared by both of its surfaces (its
+/// `Alert level-message` typo included).
+pub const RANDOM_LOGS: [(LogLevel, &str); 8] = [
+    (LogLevel::Debug, "Debug-level message"),
+    (LogLevel::Info, "Info-level message"),
+    (LogLevel::Notice, "Notice-level message"),
+    (LogLevel::Warning, "Warning-level message"),
+    (LogLevel::Error, "Error-level message"),
+    (LogLevel::Critical, "Critical-level message"),
+    (LogLevel::Alert, "Alert level-message"),
+    (LogLevel::Emergency, "Emergency-level message"),
+];
+
+/// A random entry of [`RANDOM_LOGS`], advancing a small xorshift generator.
+pub fn random_log(seed: &mut u64) -> (LogLevel, &'static str) {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    RANDOM_LOGS[(*seed % 8) as usize]
+}
+
+/// A nonzero seed for [`random_log`], from the clock and the process id.
+pub fn clock_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64);
+    (nanos ^ u64::from(std::process::id())) | 1
+}
+
+/// The session id where the reference server has one (HTTP and SSE; not stdio), else `None`.
+pub fn session_id(session: &Session) -> Option<&str> {
+    match session.transport {
+        TransportKind::Http | TransportKind::Sse => Some(&session.id),
+        TransportKind::Stdio | TransportKind::Memory => None,
+    }
 }

@@ -9,10 +9,10 @@ mod resources;
 mod timers;
 mod tools;
 
+use crate::catalog::session_id;
 use crate::error::Error;
 use crate::server::registry::{Registry, Tool};
 use crate::server::session::Session;
-use crate::traffic::TransportKind;
 use serde_json::{json, Value};
 
 pub use timers::{toggle_simulated_logging, trigger_long_running_operation};
@@ -72,18 +72,7 @@ fn definition(
 
 /// The session id as the reference server prints it: `undefined` on stdio (it has none).
 fn session_label(session: &Session) -> String {
-    match session.transport {
-        TransportKind::Http | TransportKind::Sse => session.id.to_string(),
-        TransportKind::Stdio | TransportKind::Memory => "undefined".into(),
-    }
-}
-
-/// The session id where the reference has one (HTTP), else `None`.
-fn session_id(session: &Session) -> Option<&str> {
-    match session.transport {
-        TransportKind::Http | TransportKind::Sse => Some(&session.id),
-        TransportKind::Stdio | TransportKind::Memory => None,
-    }
+    session_id(session).unwrap_or("undefined").to_string()
 }
 
 /// `JSON.stringify(value, null, 2)`.

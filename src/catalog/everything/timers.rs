@@ -1,12 +1,11 @@
 //! The per-session timer tools of the `everything` catalog: `toggle-simulated-logging`,
 //! `toggle-subscriber-updates`, and `trigger-long-running-operation` (progress).
 
-use super::{annotations, definition, session_id, session_label};
-use crate::catalog::text_result;
+use super::{annotations, definition, session_label};
+use crate::catalog::{clock_seed, random_log, session_id, text_result};
 use crate::error::Error;
 use crate::jsnum;
 use crate::jsonrpc::Message;
-use crate::protocol::LogLevel;
 use crate::server::context::RequestContext;
 use crate::server::registry::{tool_fn, HandlerError, Tool};
 use crate::server::session::Session;
@@ -14,18 +13,6 @@ use serde_json::{json, Map, Value};
 use std::sync::Mutex;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-
-/// The reference's eight simulated log messages (including its `Alert level-message` typo).
-const SIMULATED_LOGS: [(LogLevel, &str); 8] = [
-    (LogLevel::Debug, "Debug-level message"),
-    (LogLevel::Info, "Info-level message"),
-    (LogLevel::Notice, "Notice-level message"),
-    (LogLevel::Warning, "Warning-level message"),
-    (LogLevel::Error, "Error-level message"),
-    (LogLevel::Critical, "Critical-level message"),
-    (LogLevel::Alert, "Alert level-message"),
-    (LogLevel::Emergency, "Emergency-level message"),
-];
 
 /// The reference's pace of both toggles (`--tick-ms` overrides it).
 const PACE: Duration = Duration::from_secs(5);
@@ -65,21 +52,6 @@ impl Toggle {
     }
 }
 
-/// A small xorshift generator, seeded from the clock: the "random" log levels.
-fn next_random(seed: &mut u64) -> u64 {
-    *seed ^= *seed << 13;
-    *seed ^= *seed >> 7;
-    *seed ^= *seed << 17;
-    *seed
-}
-
-fn clock_seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64);
-    (nanos ^ u64::from(std::process::id())) | 1
-}
-
 /// `toggle-simulated-logging`: starts (one message now, then one every 5 s, at random levels
 /// the session's `logging/setLevel` filters) or stops simulated logging for this session.
 pub fn toggle_simulated_logging() -> Result<Tool, Error> {
@@ -101,7 +73,7 @@ pub fn toggle_simulated_logging() -> Result<Tool, Error> {
                     .0
                     .flip(&ctx, pace, move |session| {
                         let mut seed = seed.lock().unwrap_or_else(|e| e.into_inner());
-                        let (level, text) = SIMULATED_LOGS[(next_random(&mut seed) % 8) as usize];
+                        let (level, text) = random_log(&mut seed);
                         let data = match session_id(session) {
                             Some(id) => format!("{text} - SessionId {id}"),
                             None => text.to_string(),

@@ -84,12 +84,7 @@ pub fn get_sum() -> Result<Tool, Error> {
                     .ok_or_else(|| HandlerError::failed(format!("{k} must be a number")))
             };
             let (a, b) = (num("a")?, num("b")?);
-            Ok(text_result(format!(
-                "The sum of {} and {} is {}.",
-                jsnum::format(a),
-                jsnum::format(b),
-                jsnum::format(a + b)
-            )))
+            Ok(text_result(crate::catalog::sum_text(a, b)))
         }),
     )
 }
