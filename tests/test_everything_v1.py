@@ -555,6 +555,19 @@ async def test_print_env_redacts_secrets() -> None:
     assert out.startswith("{\n  ") and "tok-123" not in out
 
 
+def test_print_env_honours_expose_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_API_TOKEN", "tok-123")
+    with Server(catalogs=["everything-v1"], expose_env=True) as srv:
+        conn = srv.connect()
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}))
+        assert "result" in json.loads(conn.recv(timeout=10) or "")
+        call = {"name": "printEnv", "arguments": {}}
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}))
+        (block,) = json.loads(conn.recv(timeout=10) or "")["result"]["content"]
+    assert json.loads(block["text"])["MY_API_TOKEN"] == "tok-123"
+
+
 def test_v1_unknown_names_and_instructions() -> None:
     with Server(catalogs=["everything-v1"]) as srv:
         conn = srv.connect()

@@ -437,48 +437,11 @@ fn long_running_operation() -> Result<Tool, Error> {
         &[],
         tool_fn(|ctx, args| async move {
             let (duration, steps) = (number(&args, "duration"), number(&args, "steps"));
-            let pause =
-                Duration::try_from_secs_f64(if steps > 0.0 { duration / steps } else { 0.0 })
-                    .unwrap_or(Duration::ZERO);
-            let mut step = 1.0;
-            while step <= steps {
-                tokio::select! {
-                    () = ctx.cancelled() => return Err(fail("cancelled")),
-                    () = tokio::time::sleep(pause) => {}
-                }
-                ctx.progress(step, Some(steps), None);
-                step += 1.0;
-            }
-            Ok(text_result(format!(
-                "Long running operation completed. Duration: {} seconds, Steps: {}.",
-                jsnum::format(duration),
-                jsnum::format(steps)
-            )))
+            crate::catalog::long_running_operation(&ctx, duration, steps)
+                .await
+                .ok_or_else(|| fail("cancelled"))
         }),
     )
-}
-
-/// Whether an environment variable's value is hidden by `printEnv`.
-pub fn is_sensitive(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    ["TOKEN", "SECRET", "KEY", "PASSWORD", "CREDENTIAL", "AUTH"]
-        .iter()
-        .any(|w| upper.contains(w))
-}
-
-/// The environment as `JSON.stringify(process.env, null, 2)`, sensitive values redacted.
-pub fn env_json() -> String {
-    let mut env = Map::new();
-    for (k, v) in std::env::vars_os() {
-        let k = k.to_string_lossy().into_owned();
-        let v = if is_sensitive(&k) {
-            "<redacted>".to_string()
-        } else {
-            v.to_string_lossy().into_owned()
-        };
-        env.insert(k, Value::String(v));
-    }
-    serde_json::to_string_pretty(&env).unwrap_or_default()
 }
 
 fn print_env() -> Result<Tool, Error> {
@@ -489,7 +452,9 @@ fn print_env() -> Result<Tool, Error> {
             "inputSchema": schema(json!({}), &[])
         }),
         &[],
-        tool_fn(|_, _| async move { Ok(text_result(env_json())) }),
+        tool_fn(
+            |ctx, _| async move { Ok(text_result(super::env_json(ctx.server.config.expose_env))) },
+        ),
     )
 }
 
@@ -769,60 +734,6 @@ pub fn zip_store(files: &[(String, Vec<u8>)]) -> Vec<u8> {
     out
 }
 
-/// Decodes `%XX` escapes.
-fn percent_decode(s: &str) -> Vec<u8> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(b)) => {
-                out.push(b);
-                i += 3;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    out
-}
-
-/// The bytes of a `data:` URL; other schemes are refused (this server makes no network or
-/// file access).
-pub fn fetch_data_url(url: &str) -> Result<Vec<u8>, String> {
-    let Some(rest) = url
-        .get(..5)
-        .filter(|p| p.eq_ignore_ascii_case("data:"))
-        .map(|_| &url[5..])
-    else {
-        return Err("fetch failed".into());
-    };
-    let (meta, data) = rest
-        .split_once(',')
-        .ok_or_else(|| "fetch failed".to_string())?;
-    if meta.to_ascii_lowercase().trim_end().ends_with(";base64") {
-        let compact: String = String::from_utf8_lossy(&percent_decode(data))
-            .chars()
-            .filter(|c| !c.is_ascii_whitespace())
-            .collect();
-        STANDARD
-            .decode(compact.trim_end_matches('='))
-            .or_else(|_| {
-                base64::engine::general_purpose::STANDARD_NO_PAD
-                    .decode(compact.trim_end_matches('='))
-            })
-            .map_err(|_| "fetch failed".to_string())
-    } else {
-        Ok(percent_decode(data))
-    }
-}
-
 fn zip() -> Result<Tool, Error> {
     v1_tool(
         json!({
@@ -846,7 +757,8 @@ fn zip() -> Result<Tool, Error> {
                 .flatten()
             {
                 let url = url.as_str().unwrap_or_default();
-                let data = fetch_data_url(url)
+                let data = super::data_url::bytes(url)
+                    .ok_or("fetch failed")
                     .map_err(|e| fail(format!("Error fetching file {url}: {e}")))?;
                 files.push((name.clone(), data));
             }
@@ -1194,26 +1106,13 @@ mod tests {
     }
 
     #[test]
-    fn parse_int_and_sensitive_names() {
+    fn parse_int() {
         assert_eq!(js_parse_int(" 5abc"), Some(5));
         assert_eq!(js_parse_int("abc"), None);
-        assert!(is_sensitive("my_api_token") && is_sensitive("GH_AUTH") && !is_sensitive("HOME"));
     }
 
     #[test]
-    fn data_urls_and_zip() {
-        assert_eq!(
-            fetch_data_url("data:text/plain;base64,SGVsbG8=").unwrap(),
-            b"Hello"
-        );
-        assert_eq!(
-            fetch_data_url("data:,Hello%20world").unwrap(),
-            b"Hello world"
-        );
-        assert_eq!(
-            fetch_data_url("file:///etc/passwd").unwrap_err(),
-            "fetch failed"
-        );
+    fn crc_and_zip() {
         assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
         let z = zip_store(&[("a.txt".into(), b"hi".to_vec())]);
         assert_eq!(&z[..4], b"PK\x03\x04");

@@ -2,6 +2,7 @@
 //! resources and prompts to a registry.
 
 pub mod conformance;
+pub mod data_url;
 pub mod elicitation;
 pub mod everything;
 pub mod everything_v1;
@@ -63,6 +64,60 @@ pub fn sum_text(a: f64, b: f64) -> String {
         jsnum::format(b),
         jsnum::format(a + b)
     )
+}
+
+/// The reference's long-running operation (`trigger-long-running-operation`, v1
+/// `longRunningOperation`): `steps` progress notifications spread over `duration` seconds,
+/// then the closing text result; `None` if the request was cancelled first.
+pub async fn long_running_operation(
+    ctx: &crate::server::context::RequestContext,
+    duration: f64,
+    steps: f64,
+) -> Option<Value> {
+    let pause =
+        std::time::Duration::try_from_secs_f64(if steps > 0.0 { duration / steps } else { 0.0 })
+            .unwrap_or_default();
+    let mut step = 1.0;
+    while step <= steps {
+        tokio::select! {
+            () = ctx.cancelled() => return None,
+            () = tokio::time::sleep(pause) => {}
+        }
+        ctx.progress(step, Some(steps), None);
+        step += 1.0;
+    }
+    Some(text_result(format!(
+        "Long running operation completed. Duration: {} seconds, Steps: {}.",
+        jsnum::format(duration),
+        jsnum::format(steps)
+    )))
+}
+
+/// Whether an environment variable's name looks like it holds a secret (`get-env`, v1
+/// `printEnv`): it contains TOKEN, SECRET, KEY, PASSWORD, CREDENTIAL or AUTH, in any case.
+pub fn looks_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["TOKEN", "SECRET", "KEY", "PASSWORD", "CREDENTIAL", "AUTH"]
+        .iter()
+        .any(|w| upper.contains(w))
+}
+
+/// The process environment as `JSON.stringify(process.env, null, 2)`; secret-looking values
+/// read `<redacted>` unless `expose` (`--expose-env`). Non-UTF-8 names and values are printed
+/// lossily rather than refused.
+pub fn env_json(expose: bool) -> String {
+    let env: Map<String, Value> = std::env::vars_os()
+        .map(|(k, v)| {
+            let k = k.to_string_lossy().into_owned();
+            let v = if !expose && looks_secret(&k) {
+                "<redacted>".to_string()
+            } else {
+                v.to_string_lossy().into_owned()
+            };
+            (k, Value::String(v))
+        })
+        .collect();
+    serde_json::to_string_pretty(&env).unwrap_or_default()
 }
 
 /// A JSON value as JavaScript's `String(value)` prints it (strings bare, numbers the JS way).
@@ -131,5 +186,23 @@ pub fn session_id(session: &Session) -> Option<&str> {
     match session.transport {
         TransportKind::Http | TransportKind::Sse => Some(&session.id),
         TransportKind::Stdio | TransportKind::Memory => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{looks_secret, sum_text};
+
+    #[test]
+    fn secret_names() {
+        assert!(
+            looks_secret("GITHUB_TOKEN") && looks_secret("my_api_key") && !looks_secret("HOME")
+        );
+        assert!(looks_secret("my_api_token") && looks_secret("GH_AUTH"));
+    }
+
+    #[test]
+    fn sums_print_the_javascript_way() {
+        assert_eq!(sum_text(1.0, 2.5), "The sum of 1 and 2.5 is 3.5.");
     }
 }

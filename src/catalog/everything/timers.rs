@@ -4,7 +4,6 @@
 use super::{annotations, definition, session_label};
 use crate::catalog::{clock_seed, random_log, session_id, text_result};
 use crate::error::Error;
-use crate::jsnum;
 use crate::jsonrpc::Message;
 use crate::server::context::RequestContext;
 use crate::server::registry::{tool_fn, HandlerError, Tool};
@@ -155,23 +154,9 @@ pub fn trigger_long_running_operation() -> Result<Tool, Error> {
         tool_fn(|ctx, args| async move {
             let duration = number_or(&args, "duration", 10.0);
             let steps = number_or(&args, "steps", 5.0);
-            let pause =
-                Duration::try_from_secs_f64(if steps > 0.0 { duration / steps } else { 0.0 })
-                    .unwrap_or(Duration::ZERO);
-            let mut step = 1.0;
-            while step <= steps {
-                tokio::select! {
-                    () = ctx.cancelled() => return Err(HandlerError::failed("cancelled")),
-                    () = tokio::time::sleep(pause) => {}
-                }
-                ctx.progress(step, Some(steps), None);
-                step += 1.0;
-            }
-            Ok(text_result(format!(
-                "Long running operation completed. Duration: {} seconds, Steps: {}.",
-                jsnum::format(duration),
-                jsnum::format(steps)
-            )))
+            crate::catalog::long_running_operation(&ctx, duration, steps)
+                .await
+                .ok_or_else(|| HandlerError::failed("cancelled"))
         }),
     )
 }

@@ -3,13 +3,13 @@
 //! `get-tiny-image`, `gzip-file-as-resource`, plus the timer tools from `timers.rs`.
 
 use super::resources::{blob_resource, text_resource, BLOB_BASE, TEXT_BASE};
-use super::{annotations, definition, pretty, timers, TINY_IMAGE};
+use super::{annotations, definition, timers, TINY_IMAGE};
 use crate::catalog::text_result;
 use crate::error::Error;
 use crate::jsnum;
 use crate::server::registry::{resource_fn, tool_fn, HandlerError, Resource, Tool};
 use base64::Engine;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::io::Write;
 
 /// Every always-visible tool, in the reference's order.
@@ -135,14 +135,6 @@ fn get_annotated_message() -> Result<Tool, Error> {
     )
 }
 
-/// Whether an environment variable's name looks like it holds a secret.
-pub fn looks_secret(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    ["TOKEN", "SECRET", "KEY", "PASSWORD", "CREDENTIAL", "AUTH"]
-        .iter()
-        .any(|w| upper.contains(w))
-}
-
 fn get_env() -> Result<Tool, Error> {
     let input = json!({ "type": "object", "properties": {} });
     Tool::new(
@@ -154,18 +146,9 @@ fn get_env() -> Result<Tool, Error> {
             read_only(),
         ),
         tool_fn(|ctx, _| async move {
-            let expose = ctx.server.config.expose_env;
-            let env: Map<String, Value> = std::env::vars()
-                .map(|(k, v)| {
-                    let v = if !expose && looks_secret(&k) {
-                        "<redacted>".to_string()
-                    } else {
-                        v
-                    };
-                    (k, Value::String(v))
-                })
-                .collect();
-            Ok(text_result(pretty(&Value::Object(env))))
+            Ok(text_result(crate::catalog::env_json(
+                ctx.server.config.expose_env,
+            )))
         }),
     )
 }
@@ -324,35 +307,6 @@ fn get_tiny_image() -> Result<Tool, Error> {
 const GZIP_DEFAULT_URL: &str =
     "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md";
 
-/// The bytes of a `data:` URL (base64 or percent-encoded).
-fn data_url_bytes(url: &str) -> Result<Vec<u8>, String> {
-    let rest = url.strip_prefix("data:").ok_or("not a data: URL")?;
-    let (meta, payload) = rest
-        .split_once(',')
-        .ok_or("malformed data: URL (no comma)")?;
-    if meta.ends_with(";base64") {
-        base64::engine::general_purpose::STANDARD
-            .decode(payload.trim())
-            .map_err(|e| format!("invalid base64 in data: URL ({e})"))
-    } else {
-        let mut out = Vec::with_capacity(payload.len());
-        let bytes = payload.as_bytes();
-        let mut i = 0;
-        while i < bytes.len() {
-            if bytes[i] == b'%' && i + 2 < bytes.len() {
-                if let Ok(b) = u8::from_str_radix(&payload[i + 1..i + 3], 16) {
-                    out.push(b);
-                    i += 3;
-                    continue;
-                }
-            }
-            out.push(bytes[i]);
-            i += 1;
-        }
-        Ok(out)
-    }
-}
-
 /// gzip as Node's `zlib.gzipSync` writes it (mtime 0, OS byte 3).
 fn gzip(data: &[u8]) -> Vec<u8> {
     let mut encoder = flate2::GzBuilder::new()
@@ -390,7 +344,7 @@ fn gzip_file_as_resource() -> Result<Tool, Error> {
             let output = args.get("outputType").and_then(Value::as_str).unwrap_or("resourceLink").to_string();
             let scheme = url.split(':').next().unwrap_or_default().to_ascii_lowercase();
             let content = match scheme.as_str() {
-                "data" => data_url_bytes(&url),
+                "data" => crate::catalog::data_url::bytes(&url).ok_or_else(|| "malformed data: URL".to_string()),
                 "http" | "https" => super::fetch::fetch(&url, &super::fetch::Limits::from_env()).await,
                 _ => Err(format!("Unsupported URL protocol for {url}. Only http, https, and data URLs are supported.")),
             }
@@ -423,20 +377,5 @@ mod tests {
     fn gzip_matches_node() {
         let out = base64::engine::general_purpose::STANDARD.encode(gzip(b"Hello world"));
         assert_eq!(out, "H4sIAAAAAAAAA/NIzcnJVyjPL8pJAQBSntaLCwAAAA==");
-    }
-
-    #[test]
-    fn data_urls() {
-        assert_eq!(
-            data_url_bytes("data:text/plain;base64,SGk=").unwrap(),
-            b"Hi"
-        );
-        assert_eq!(
-            data_url_bytes("data:,Hello%20world").unwrap(),
-            b"Hello world"
-        );
-        assert!(
-            looks_secret("GITHUB_TOKEN") && looks_secret("my_api_key") && !looks_secret("HOME")
-        );
     }
 }
