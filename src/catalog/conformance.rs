@@ -2,7 +2,7 @@
 //! the handshake era, with the texts of the suite's own reference server: tools `test_*`,
 //! resources `test://…`, prompts `test_*_prompt…`.
 
-use super::{js_string, schema, text_result};
+use super::{js_string, object, schema, text_result};
 use crate::error::Error;
 use crate::protocol::LogLevel;
 use crate::server::context::RequestContext;
@@ -11,7 +11,7 @@ use crate::server::registry::{
     ResourceTemplate, Tool,
 };
 use crate::server::uri_template::UriTemplate;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::time::Duration;
 
 /// A 1×1 red PNG (the suite's test image).
@@ -42,13 +42,6 @@ pub fn load(registry: &mut Registry) -> Result<(), Error> {
         registry.prompts.insert(prompt.name().to_string(), prompt);
     }
     Ok(())
-}
-
-fn object(v: Value) -> Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        _ => Map::new(),
-    }
 }
 
 /// A tool with no arguments.

@@ -10,7 +10,7 @@
 //! core's JSON Schema validator. See `docs/catalog-everything-v1.md` for the deliberate
 //! differences from the reference.
 
-use super::{js_string, schema, text_result};
+use super::{js_string, object, schema, starts_with, text_result, user_text};
 use crate::error::Error;
 use crate::jsnum;
 use crate::jsonrpc::{code, ErrorObject};
@@ -18,7 +18,7 @@ use crate::protocol::LogLevel;
 use crate::server::pagination::Page;
 use crate::server::registry::{
     complete_fn, prompt_fn, resource_fn, template_fn, tool_fn, CompletionKey, ErrorDialect,
-    HandlerError, HandlerResult, Prompt, Registry, Resource, ResourceTemplate, Tool, ToolFn,
+    HandlerError, Prompt, Registry, Resource, ResourceTemplate, Tool, ToolFn,
 };
 use crate::server::session::Session;
 use crate::server::uri_template::UriTemplate;
@@ -300,18 +300,11 @@ pub fn resource_object(id: usize) -> Value {
     }
 }
 
-fn as_map(v: Value) -> Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        _ => Map::new(),
-    }
-}
-
 /// A listed static resource; its list entry carries the content inline (a v1 quirk).
 fn static_resource(id: usize) -> Resource {
     let contents = resource_object(id);
     Resource {
-        definition: as_map(contents.clone()),
+        definition: object(contents.clone()),
         handler: resource_fn(move |_, _| {
             let contents = contents.clone();
             async move { Ok(vec![contents]) }
@@ -323,7 +316,7 @@ fn static_resource(id: usize) -> Resource {
 fn template() -> Result<ResourceTemplate, Error> {
     let uri_template = "test://static/resource/{id}";
     Ok(ResourceTemplate {
-        definition: as_map(json!({
+        definition: object(json!({
             "uriTemplate": uri_template,
             "name": "Static Resource",
             "description": "A static resource with a numeric ID"
@@ -865,14 +858,10 @@ pub fn js_parse_int(s: &str) -> Option<i64> {
         .map(|n| n.saturating_mul(sign))
 }
 
-fn user_text(text: String) -> Value {
-    json!({ "role": "user", "content": { "type": "text", "text": text } })
-}
-
 fn prompts() -> Vec<Prompt> {
     vec![
         Prompt {
-            definition: as_map(
+            definition: object(
                 json!({ "name": "simple_prompt", "description": "A prompt without arguments" }),
             ),
             handler: prompt_fn(|_, _| async {
@@ -882,7 +871,7 @@ fn prompts() -> Vec<Prompt> {
             }),
         },
         Prompt {
-            definition: as_map(json!({
+            definition: object(json!({
                 "name": "complex_prompt",
                 "description": "A prompt with arguments",
                 "arguments": [
@@ -903,7 +892,7 @@ fn prompts() -> Vec<Prompt> {
             }),
         },
         Prompt {
-            definition: as_map(json!({
+            definition: object(json!({
                 "name": "resource_prompt",
                 "description": "A prompt that includes an embedded resource reference",
                 "arguments": [{ "name": "resourceId", "description": "Resource ID to include (1-100)", "required": true }]
@@ -939,14 +928,7 @@ const PROMPT_COMPLETIONS: [(&str, &[&str]); 3] = [
 const RESOURCE_ID_COMPLETIONS: &[&str] = &["1", "2", "3", "4", "5"];
 
 fn prefix_completer(values: &'static [&'static str]) -> crate::server::registry::CompleteFn {
-    complete_fn(move |_, value, _| async move {
-        let out: HandlerResult<Vec<String>> = Ok(values
-            .iter()
-            .filter(|v| v.starts_with(value.as_str()))
-            .map(|v| (*v).to_string())
-            .collect());
-        out
-    })
+    complete_fn(move |_, value, _| async move { Ok(starts_with(values, &value)) })
 }
 
 fn completions(registry: &mut Registry) {
@@ -1051,7 +1033,7 @@ mod tests {
     use super::*;
 
     fn params(v: Value) -> Map<String, Value> {
-        as_map(v)
+        object(v)
     }
 
     #[test]

@@ -45,6 +45,29 @@ pub fn text_result(text: String) -> Value {
     json!({ "content": [{ "type": "text", "text": text }] })
 }
 
+/// The map inside a `json!({...})` literal (empty for anything else): definitions are
+/// written as JSON literals and stored as maps.
+pub fn object(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// A user `PromptMessage` with one text block.
+pub fn user_text(text: String) -> Value {
+    json!({ "role": "user", "content": { "type": "text", "text": text } })
+}
+
+/// Prefix completion over fixed values (case-sensitive `startsWith`, as the reference).
+pub fn starts_with(values: &[&str], prefix: &str) -> Vec<String> {
+    values
+        .iter()
+        .filter(|v| v.starts_with(prefix))
+        .map(|v| (*v).to_string())
+        .collect()
+}
+
 /// An object input schema with these `properties` and `required` names.
 pub fn schema(properties: Value, required: &[&str]) -> Value {
     let mut s = Map::new();

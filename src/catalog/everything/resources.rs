@@ -2,7 +2,7 @@
 //! documents under `demo://resource/static/document/`, the dynamic text/blob templates, the four
 //! prompts, their completions, and the subscribe/unsubscribe log messages.
 
-use super::session_id;
+use crate::catalog::{object, session_id, starts_with, user_text};
 use crate::error::Error;
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::LogLevel;
@@ -12,7 +12,7 @@ use crate::server::registry::{
 };
 use crate::server::uri_template::UriTemplate;
 use base64::Engine;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::sync::Arc;
 
 /// Where the dynamic text resources live.
@@ -54,10 +54,6 @@ pub fn blob_resource(uri: &str, id: u64) -> Value {
 fn positive_id(value: &str) -> Option<u64> {
     let n: f64 = value.trim().parse().ok()?;
     (n.is_finite() && n.fract() == 0.0 && n >= 1.0).then_some(n as u64)
-}
-
-fn object(v: Value) -> Map<String, Value> {
-    v.as_object().cloned().unwrap_or_default()
 }
 
 /// Registers resources, templates, prompts, completions and the subscription log hook.
@@ -116,19 +112,6 @@ pub fn load(registry: &mut Registry) -> Result<(), Error> {
             session.log_to(&session.sink, LogLevel::Info, Value::String(data), None);
         }));
     Ok(())
-}
-
-fn user_text(text: String) -> Value {
-    json!({ "role": "user", "content": { "type": "text", "text": text } })
-}
-
-/// Prefix completion over fixed values (case-sensitive `startsWith`, as the reference).
-fn starts_with(values: &[&str], prefix: &str) -> Vec<String> {
-    values
-        .iter()
-        .filter(|v| v.starts_with(prefix))
-        .map(|v| (*v).to_string())
-        .collect()
 }
 
 fn prompts(registry: &mut Registry) {

@@ -354,7 +354,7 @@ fn gzip_file_as_resource() -> Result<Tool, Error> {
             let contents = json!({ "uri": uri, "mimeType": "application/gzip", "blob": blob });
             let stored = contents.clone();
             ctx.session.add_own_resource(Resource {
-                definition: json!({ "uri": uri, "name": name, "mimeType": "application/gzip" }).as_object().cloned().unwrap_or_default(),
+                definition: crate::catalog::object(json!({ "uri": uri, "name": name, "mimeType": "application/gzip" })),
                 handler: resource_fn(move |_, _| {
                     let stored = stored.clone();
                     async move { Ok(vec![stored]) }
