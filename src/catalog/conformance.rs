@@ -2,7 +2,7 @@
 //! the handshake era, with the texts of the suite's own reference server: tools `test_*`,
 //! resources `test://…`, prompts `test_*_prompt…`.
 
-use super::{js_string, object, schema, text_result};
+use super::{js_string, object, schema, string_arg, text_result};
 use crate::error::Error;
 use crate::protocol::LogLevel;
 use crate::server::context::RequestContext;
@@ -380,12 +380,7 @@ fn prompts() -> Vec<Prompt> {
                 "arguments": [arg("arg1", "First test argument"), arg("arg2", "Second test argument")]
             })),
             handler: prompt_fn(|_, args| async move {
-                let get = |k: &str| {
-                    args.get(k)
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string()
-                };
+                let get = |k: &str| string_arg(&args, k);
                 let text = format!(
                     "Prompt with arguments: arg1='{}', arg2='{}'",
                     get("arg1"),

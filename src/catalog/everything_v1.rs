@@ -10,7 +10,7 @@
 //! core's JSON Schema validator. See `docs/catalog-everything-v1.md` for the deliberate
 //! differences from the reference.
 
-use super::{js_string, object, schema, starts_with, text_result, user_text};
+use super::{js_string, object, schema, starts_with, string_arg, text_result, user_text};
 use crate::error::Error;
 use crate::jsnum;
 use crate::jsonrpc::{code, ErrorObject};
@@ -270,14 +270,6 @@ fn number(args: &Map<String, Value>, key: &str) -> f64 {
     args.get(key).and_then(Value::as_f64).unwrap_or_default()
 }
 
-/// A string argument.
-fn string(args: &Map<String, Value>, key: &str) -> String {
-    args.get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
-}
-
 // ---------------------------------------------------------------------------------------------
 // Static resources
 
@@ -393,9 +385,12 @@ fn echo() -> Result<Tool, Error> {
             "inputSchema": schema(json!({ "message": { "type": "string", "description": "Message to echo" } }), &["message"])
         }),
         &[],
-        tool_fn(
-            |_, args| async move { Ok(text_result(format!("Echo: {}", string(&args, "message")))) },
-        ),
+        tool_fn(|_, args| async move {
+            Ok(text_result(format!(
+                "Echo: {}",
+                string_arg(&args, "message")
+            )))
+        }),
     )
 }
 
@@ -497,7 +492,7 @@ fn sample_llm() -> Result<Tool, Error> {
                 return Err(e);
             }
             let params = json!({
-                "messages": [{ "role": "user", "content": { "type": "text", "text": format!("Resource sampleLLM context: {}", string(&args, "prompt")) } }],
+                "messages": [{ "role": "user", "content": { "type": "text", "text": format!("Resource sampleLLM context: {}", string_arg(&args, "prompt")) } }],
                 "systemPrompt": "You are a helpful test server.",
                 "maxTokens": jsnum::to_json(number(&args, "maxTokens")),
                 "temperature": 0.7,
@@ -542,7 +537,7 @@ fn annotated_message() -> Result<Tool, Error> {
         }),
         &[],
         tool_fn(|_, args| async move {
-            let mut content = vec![match string(&args, "messageType").as_str() {
+            let mut content = vec![match string_arg(&args, "messageType").as_str() {
                 "error" => {
                     json!({ "type": "text", "text": "Error: Operation failed", "annotations": { "priority": 1, "audience": ["user", "assistant"] } })
                 }

@@ -54,6 +54,14 @@ pub fn object(v: Value) -> Map<String, Value> {
     }
 }
 
+/// A string argument, empty when absent (arguments were checked against their schema).
+pub fn string_arg(args: &Map<String, Value>, key: &str) -> String {
+    args.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// A user `PromptMessage` with one text block.
 pub fn user_text(text: String) -> Value {
     json!({ "role": "user", "content": { "type": "text", "text": text } })

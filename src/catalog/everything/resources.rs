@@ -2,7 +2,7 @@
 //! documents under `demo://resource/static/document/`, the dynamic text/blob templates, the four
 //! prompts, their completions, and the subscribe/unsubscribe log messages.
 
-use crate::catalog::{object, session_id, starts_with, user_text};
+use crate::catalog::{object, session_id, starts_with, string_arg, user_text};
 use crate::error::Error;
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::LogLevel;
@@ -160,12 +160,7 @@ fn prompts(registry: &mut Registry) {
                 ]
             })),
             handler: prompt_fn(|_, args| async move {
-                let get = |k: &str| {
-                    args.get(k)
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string()
-                };
+                let get = |k: &str| string_arg(&args, k);
                 Ok(
                     json!({ "messages": [user_text(format!("Please promote {} to the head of the {} team.", get("name"), get("department")))] }),
                 )

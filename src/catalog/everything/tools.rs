@@ -4,7 +4,7 @@
 
 use super::resources::{blob_resource, text_resource, BLOB_BASE, TEXT_BASE};
 use super::{annotations, definition, timers, TINY_IMAGE};
-use crate::catalog::text_result;
+use crate::catalog::{string_arg, text_result};
 use crate::error::Error;
 use crate::jsnum;
 use crate::server::registry::{resource_fn, tool_fn, HandlerError, Resource, Tool};
@@ -50,11 +50,10 @@ pub fn echo() -> Result<Tool, Error> {
             read_only(),
         ),
         tool_fn(|_ctx, args| async move {
-            let message = args
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            Ok(text_result(format!("Echo: {message}")))
+            Ok(text_result(format!(
+                "Echo: {}",
+                string_arg(&args, "message")
+            )))
         }),
     )
 }
