@@ -207,6 +207,17 @@ def test_wait_for_and_assert_order_fail_with_the_traffic_table() -> None:
         assert [r.method for r in srv.traffic.responses()] == ["ping"]
 
 
+def test_wait_for_on_a_stopped_server_gives_up_at_once() -> None:
+    import math
+
+    with Server() as srv:
+        srv.connect().send('{"jsonrpc":"2.0","id":1,"method":"ping"}')
+        srv.traffic.wait_for("ping", timeout=5)
+    # Nothing can arrive any more: no waiting out the (infinite) timeout.
+    with pytest.raises(AssertionError, match="no tools/call within inf s"):
+        srv.traffic.wait_for("tools/call", timeout=math.inf)
+
+
 async def test_stdio_clients_reach_the_in_process_server() -> None:
     from mcp import StdioServerParameters
 

@@ -53,8 +53,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    # Loaded on first use, so that `python -m everything_mcp.relay` (spawned by clients) and the
-    # CLI start without importing the authoring and traffic machinery.
+    # Loaded on first use, so that `python -m everything_mcp.relay` (spawned by clients) starts
+    # without importing the server, authoring and traffic machinery.
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

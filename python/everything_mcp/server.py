@@ -12,16 +12,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from . import _core
-from .authoring import Context, Handle, LoopThread, error_text, input_schema, run_handler, tool_result
+from .authoring import Context, Handle, LoopThread, error_text, run_handler, tool_result
+from .authoring import input_schema as schema_of  # `tool()` has an `input_schema` parameter
 
 if TYPE_CHECKING:
     from .traffic import TrafficRecord, TrafficView
 
 __all__ = ["Server"]
-
-
-def _input_schema(fn: Callable[..., Any]) -> tuple[dict[str, Any], str | None]:
-    return input_schema(fn)
 
 
 def _prompt_result(value: Any) -> dict[str, Any]:
@@ -105,7 +102,6 @@ class Server:
         self._loop_lock = threading.Lock()
         self._relay: str | None = None
         self._relay_dir: str | None = None
-        self._handles: dict[tuple[str, str], Handle] = {}
 
     def run_stdio(self) -> None:
         """Serve this process's stdin/stdout until stdin closes.
@@ -291,7 +287,7 @@ class Server:
         """
 
         def register(fn: Callable[..., Any]) -> Handle:
-            schema, ctx_param = _input_schema(fn)
+            schema, ctx_param = schema_of(fn)
             definition: dict[str, Any] = {
                 "name": name or fn.__name__,
                 "description": description or inspect.getdoc(fn) or "",
@@ -311,7 +307,6 @@ class Server:
                 return json.dumps(tool_result(value), default=str)
 
             self._core.add_tool(json.dumps(definition), invoke, requires)
-            self._handles[("tool", handle.name)] = handle
             return handle
 
         return register
@@ -328,7 +323,6 @@ class Server:
                 definition["description"] = description or inspect.getdoc(fn) or ""
             handle = Handle(fn, "resource", uri)
             self._core.add_resource(json.dumps(definition), self._resource_invoker(handle, mime_type))
-            self._handles[("resource", uri)] = handle
             return handle
 
         return register
@@ -351,13 +345,12 @@ class Server:
             handle = Handle(fn, "resource", uri_template)
             invoker = self._resource_invoker(handle, mime_type)
             self._core.add_template(json.dumps(definition), lambda uri, variables, ctx: invoker(uri, ctx, variables))
-            self._handles[("resource", uri_template)] = handle
             return handle
 
         return register
 
     def _resource_invoker(self, handle: Handle, mime_type: str) -> Callable[..., str]:
-        _, ctx_param = _input_schema(handle.fn)
+        _, ctx_param = schema_of(handle.fn)
 
         def invoke(uri: str, core_ctx: _core.Context, variables: str = "{}") -> str:
             value = run_handler(handle, self._loop, json.loads(variables), Context(core_ctx), ctx_param)
@@ -380,7 +373,7 @@ class Server:
         message dicts is the messages."""
 
         def register(fn: Callable[..., Any]) -> Handle:
-            schema, ctx_param = _input_schema(fn)
+            schema, ctx_param = schema_of(fn)
             required = set(schema.get("required", []))
             arguments = [
                 {
@@ -405,7 +398,6 @@ class Server:
                 return json.dumps(_prompt_result(value))
 
             self._core.add_prompt(json.dumps(definition), invoke)
-            self._handles[("prompt", handle.name)] = handle
             return handle
 
         return register
@@ -416,7 +408,7 @@ class Server:
         returns the JSON result."""
 
         def register(fn: Callable[..., Any]) -> Handle:
-            _, ctx_param = _input_schema(fn)
+            _, ctx_param = schema_of(fn)
             handle = Handle(fn, "method", name)
 
             def invoke(params_json: str, core_ctx: _core.Context) -> str:
@@ -424,7 +416,6 @@ class Server:
                 return json.dumps(run_handler(handle, self._loop, params, Context(core_ctx), ctx_param))
 
             self._core.add_method(name, invoke)
-            self._handles[("method", name)] = handle
             return handle
 
         return register
@@ -480,7 +471,6 @@ class Server:
         connected clients get the matching ``list_changed``."""
         if isinstance(item, Handle):
             kind, item = item.kind, item.name
-        self._handles.pop((kind, item), None)
         return self._core.remove(kind, item)
 
     def log(self, level: str, data: Any, logger: str | None = None) -> int:

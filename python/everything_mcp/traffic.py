@@ -92,7 +92,8 @@ class TrafficView(Sequence[TrafficRecord]):
         self._server = server
 
     def _records(self, since: int = 0) -> list[TrafficRecord]:
-        return [parse_record(line) for line in self._server._core.traffic(since)]
+        records: list[TrafficRecord] = self._server.traffic_since(since)
+        return records
 
     @overload
     def __getitem__(self, index: int) -> TrafficRecord: ...
@@ -164,10 +165,10 @@ class TrafficView(Sequence[TrafficRecord]):
                     return r
             seen = max(seen, count)
             remaining = deadline - time.monotonic()
+            # False: the deadline passed, or the server stopped with nothing new (none will come).
             if remaining <= 0 or not self._server._core.wait_traffic(seen, remaining):
-                if time.monotonic() >= deadline:
-                    want = method + (f" with {params}" if params else "")
-                    raise AssertionError(f"no {want} within {timeout} s; the traffic was:\n{self.table()}")
+                want = method + (f" with {params}" if params else "")
+                raise AssertionError(f"no {want} within {timeout} s; the traffic was:\n{self.table()}")
 
     async def await_for(self, method: str, timeout: float = 5.0, **params: Any) -> TrafficRecord:
         """:meth:`wait_for` for async tests (asyncio or trio, through anyio)."""

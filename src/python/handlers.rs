@@ -5,7 +5,7 @@
 //! values. Async user functions are driven by the invoker on the package's event-loop thread.
 
 use super::errors::EverythingMcpError;
-use super::wait::{deadline_after, wait_detached, Waited, SIGNAL_POLL};
+use super::wait::{deadline_after, wait_interruptibly, Waited};
 use crate::protocol::LogLevel;
 use crate::server::context::RequestContext;
 use crate::server::registry::{BoxFuture, HandlerError, HandlerResult};
@@ -102,26 +102,15 @@ impl Context {
         self.handle.spawn(async move {
             let _ = tx.send(ctx.ask_client(&method_owned, params).await);
         });
-        loop {
-            let slice = deadline
-                .saturating_duration_since(std::time::Instant::now())
-                .min(SIGNAL_POLL);
-            match wait_detached(py, &self.handle, slice, &mut rx) {
-                Waited::Done(Ok(Ok(v))) => return Ok(v.to_string()),
-                Waited::Done(Ok(Err(e))) => {
-                    return Err(super::errors::ClientError::new_err(e.message))
-                }
-                Waited::Done(Err(_)) | Waited::Stopped => {
-                    return Err(super::errors::ClientError::new_err("the server stopped"))
-                }
-                Waited::TimedOut => {}
+        match wait_interruptibly(py, &self.handle, Some(deadline), &mut rx)? {
+            Waited::Done(Ok(Ok(v))) => Ok(v.to_string()),
+            Waited::Done(Ok(Err(e))) => Err(super::errors::ClientError::new_err(e.message)),
+            Waited::Done(Err(_)) | Waited::Stopped => {
+                Err(super::errors::ClientError::new_err("the server stopped"))
             }
-            py.check_signals()?;
-            if std::time::Instant::now() >= deadline {
-                return Err(super::errors::ClientError::new_err(format!(
-                    "the client did not answer {method} within {seconds} s"
-                )));
-            }
+            Waited::TimedOut => Err(super::errors::ClientError::new_err(format!(
+                "the client did not answer {method} within {seconds} s"
+            ))),
         }
     }
 }

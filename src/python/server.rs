@@ -4,7 +4,7 @@
 use super::connection::Connection;
 use super::errors::{to_py, ConfigError};
 use super::handlers::call_invoker;
-use super::wait::{deadline_after, wait_detached, Waited, SIGNAL_POLL};
+use super::wait::{deadline_after, wait_detached, wait_interruptibly, Waited};
 use crate::protocol::Revision;
 use crate::server::registry::{
     prompt_fn, resource_fn, template_fn, tool_fn, HandlerError, HandlerResult, ListKind, Prompt,
@@ -85,11 +85,6 @@ impl Server {
         send_list_changed: bool,
         expose_env: bool,
     ) -> PyResult<Self> {
-        let seconds = |name: &str, v: f64| {
-            Duration::try_from_secs_f64(v).map_err(|_| {
-                ConfigError::new_err(format!("{name} must be a non-negative number of seconds"))
-            })
-        };
         let defaults = ServerConfig::default();
         // A custom name without a title gets no title (not ours).
         let title = title.or(if name.is_some() { None } else { defaults.title });
@@ -136,25 +131,17 @@ impl Server {
         self.handle.spawn(async move {
             let _ = done_tx.send(stdio::serve_stdio(core, stop).await);
         });
-        loop {
-            match wait_detached(py, &self.handle, SIGNAL_POLL, &mut done_rx) {
-                Waited::Done(Ok(result)) => {
-                    self.core.recorder.flush();
-                    return result.map_err(Into::into);
-                }
-                Waited::Done(Err(_)) | Waited::Stopped => {
-                    self.core.recorder.flush();
-                    return Ok(());
-                }
-                Waited::TimedOut => {}
-            }
-            if let Err(signal) = py.check_signals() {
+        let served = match wait_interruptibly(py, &self.handle, None, &mut done_rx) {
+            Ok(Waited::Done(Ok(result))) => result.map_err(Into::into),
+            Ok(_) => Ok(()),
+            Err(signal) => {
                 shutdown.cancel();
                 let _ = wait_detached(py, &self.handle, STOP_TIMEOUT, &mut done_rx);
-                self.core.recorder.flush();
-                return Err(signal);
+                Err(signal)
             }
-        }
+        };
+        self.core.recorder.flush();
+        served
     }
 
     /// Serves Streamable HTTP (`/mcp`), legacy SSE (`/sse`, `/message`) and `/health` on
@@ -179,11 +166,6 @@ impl Server {
         standalone_stream: bool,
     ) -> PyResult<(String, u16)> {
         self.ensure_running()?;
-        let seconds = |name: &str, v: f64| {
-            Duration::try_from_secs_f64(v).map_err(|_| {
-                ConfigError::new_err(format!("{name} must be a non-negative number of seconds"))
-            })
-        };
         let mut running = self
             .http
             .lock_py_attached(py)
@@ -270,12 +252,7 @@ impl Server {
 
     /// Blocks until `stop()` is called (from another thread) or a signal handler raises.
     fn wait(&self, py: Python<'_>) -> PyResult<()> {
-        loop {
-            match wait_detached(py, &self.handle, SIGNAL_POLL, self.shutdown.cancelled()) {
-                Waited::Done(()) | Waited::Stopped => return Ok(()),
-                Waited::TimedOut => py.check_signals()?,
-            }
-        }
+        wait_interruptibly(py, &self.handle, None, self.shutdown.cancelled()).map(drop)
     }
 
     /// Opens an in-process connection (frames in, frames out).
@@ -533,25 +510,18 @@ impl Server {
         let task = self.handle.spawn(async move {
             let _ = tx.send(work.await);
         });
-        let deadline = deadline_after(timeout);
-        loop {
-            let slice = deadline
-                .saturating_duration_since(std::time::Instant::now())
-                .min(SIGNAL_POLL);
-            match wait_detached(py, &self.handle, slice, &mut rx) {
-                Waited::Done(Ok(out)) => return Ok(out),
-                Waited::Done(Err(_)) | Waited::Stopped => return Err(to_py(crate::Error::Stopped)),
-                Waited::TimedOut => {}
-            }
-            if let Err(signal) = py.check_signals() {
+        match wait_interruptibly(py, &self.handle, Some(deadline_after(timeout)), &mut rx) {
+            Ok(Waited::Done(Ok(out))) => Ok(out),
+            Ok(Waited::Done(Err(_)) | Waited::Stopped) => Err(to_py(crate::Error::Stopped)),
+            Ok(Waited::TimedOut) => {
                 task.abort();
-                return Err(signal);
-            }
-            if std::time::Instant::now() >= deadline {
-                task.abort();
-                return Err(super::errors::ClientError::new_err(format!(
+                Err(super::errors::ClientError::new_err(format!(
                     "no answer within {timeout} s"
-                )));
+                )))
+            }
+            Err(signal) => {
+                task.abort();
+                Err(signal)
             }
         }
     }
@@ -590,27 +560,14 @@ impl Server {
     /// Waits (GIL released, interruptible) until a traffic record with `seq > since` exists or
     /// `timeout` seconds pass; returns whether one exists.
     fn wait_traffic(&self, py: Python<'_>, since: u64, timeout: f64) -> PyResult<bool> {
-        let deadline = deadline_after(timeout);
-        loop {
-            if self.core.recorder.len() > since {
-                return Ok(true);
-            }
-            let slice = deadline
-                .saturating_duration_since(std::time::Instant::now())
-                .min(SIGNAL_POLL);
-            let recorder = self.core.recorder.clone();
-            match wait_detached(py, &self.handle, slice, async move {
-                recorder.wait_beyond(since).await
-            }) {
-                Waited::Done(()) => return Ok(true),
-                Waited::Stopped => return Ok(self.core.recorder.len() > since),
-                Waited::TimedOut => {}
-            }
-            py.check_signals()?;
-            if std::time::Instant::now() >= deadline {
-                return Ok(false);
-            }
-        }
+        let recorder = self.core.recorder.clone();
+        let beyond = async move { recorder.wait_beyond(since).await };
+        Ok(
+            match wait_interruptibly(py, &self.handle, Some(deadline_after(timeout)), beyond)? {
+                Waited::Done(()) => true,
+                Waited::TimedOut | Waited::Stopped => self.core.recorder.len() > since,
+            },
+        )
     }
 
     /// Names of the registered tools, in `tools/list` order.
@@ -654,6 +611,13 @@ impl Server {
     ) {
         self.stop(py);
     }
+}
+
+/// A Python number of seconds as a `Duration`, refusing negative, NaN and infinite values.
+fn seconds(name: &str, v: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(v).map_err(|_| {
+        ConfigError::new_err(format!("{name} must be a non-negative number of seconds"))
+    })
 }
 
 /// Parses JSON text given by the Python package.

@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::runtime::Handle;
 
 /// How often a blocking wait wakes up to let Python handle signals (Ctrl-C, SIGTERM).
@@ -44,10 +44,39 @@ where
     })
 }
 
+/// Waits for `fut` until `deadline` (`None`: until it finishes), GIL released, in slices of
+/// [`SIGNAL_POLL`] so Python signal handlers run in between; their exception is the `Err`.
+/// `TimedOut` means the deadline passed.
+pub fn wait_interruptibly<F>(
+    py: Python<'_>,
+    handle: &Handle,
+    deadline: Option<Instant>,
+    fut: F,
+) -> PyResult<Waited<F::Output>>
+where
+    F: Future + Send,
+    F::Output: Send,
+{
+    let mut fut = std::pin::pin!(fut);
+    loop {
+        let slice = deadline.map_or(SIGNAL_POLL, |d| {
+            d.saturating_duration_since(Instant::now()).min(SIGNAL_POLL)
+        });
+        match wait_detached(py, handle, slice, fut.as_mut()) {
+            Waited::TimedOut => {}
+            ended => return Ok(ended),
+        }
+        py.check_signals()?;
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(Waited::TimedOut);
+        }
+    }
+}
+
 /// The instant `seconds` from now: negative or NaN counts as now, and anything too large to
 /// represent (up to infinity) as a deadline a century away, so a Python timeout never panics.
-pub fn deadline_after(seconds: f64) -> std::time::Instant {
-    let now = std::time::Instant::now();
+pub fn deadline_after(seconds: f64) -> Instant {
+    let now = Instant::now();
     let wait = Duration::try_from_secs_f64(seconds.max(0.0))
         .unwrap_or(Duration::from_secs(100 * 365 * 24 * 3600));
     now.checked_add(wait)
