@@ -11,7 +11,9 @@ use super::registry::BoxFuture;
 use super::session::{Phase, Session};
 use super::sink::{Outgoing, Sink};
 use super::Server;
-use crate::jsonrpc::{self, ErrorObject, Invalid, Message, Notification, Request, RequestId};
+use crate::jsonrpc::{
+    self, ErrorObject, Frame, Invalid, Message, Notification, Request, RequestId,
+};
 use crate::traffic::{Direction, FrameMeta, Kind, Parsed};
 use futures::FutureExt;
 use serde_json::{Map, Value};
@@ -51,19 +53,11 @@ const METHODS: &[&str] = &[
 /// it to [`Server::accept`].
 pub struct Decoded {
     /// The frame as text (invalid UTF-8 replaced), for the record.
-    pub text: String,
+    text: String,
     /// What the frame parsed to, for the record (`None` when it was not JSON).
     value: Option<Value>,
     /// The decision: messages to handle, or the error to answer with.
-    frame: Result<DecodedFrame, Invalid>,
-}
-
-/// The messages of a valid frame.
-enum DecodedFrame {
-    /// One message.
-    One(Message),
-    /// An allowed batch: each element classified on its own.
-    Batch(Vec<Result<Message, Invalid>>),
+    frame: Result<Frame, Invalid>,
 }
 
 impl Decoded {
@@ -77,8 +71,8 @@ impl Decoded {
     pub fn expects_reply(&self) -> bool {
         match &self.frame {
             Err(_) => true,
-            Ok(DecodedFrame::One(m)) => matches!(m, Message::Request(_)),
-            Ok(DecodedFrame::Batch(items)) => items
+            Ok(Frame::Single(m)) => matches!(m, Message::Request(_)),
+            Ok(Frame::Batch(items)) => items
                 .iter()
                 .any(|i| matches!(i, Ok(Message::Request(_)) | Err(_))),
         }
@@ -87,7 +81,7 @@ impl Decoded {
     /// The method of a single request or notification.
     pub fn method(&self) -> Option<&str> {
         match &self.frame {
-            Ok(DecodedFrame::One(m)) => m.method(),
+            Ok(Frame::Single(m)) => m.method(),
             _ => None,
         }
     }
@@ -120,17 +114,15 @@ impl Server {
                 }
             }
         };
-        let frame = match &value {
-            Value::Array(items) if items.is_empty() => Err(Invalid::anonymous(
-                ErrorObject::invalid_request("empty batch"),
-            )),
-            Value::Array(items) => match batch_refusal(session.and_then(|s| s.state().revision)) {
-                Some(e) => Err(Invalid::anonymous(ErrorObject::invalid_request(e))),
-                None => Ok(DecodedFrame::Batch(
-                    items.iter().cloned().map(jsonrpc::classify).collect(),
-                )),
-            },
-            other => jsonrpc::classify(other.clone()).map(DecodedFrame::One),
+        let refusal = match &value {
+            Value::Array(items) if !items.is_empty() => {
+                batch_refusal(session.and_then(|s| s.state().revision))
+            }
+            _ => None,
+        };
+        let frame = match refusal {
+            Some(e) => Err(Invalid::anonymous(ErrorObject::invalid_request(e))),
+            None => jsonrpc::frame_from_value(value.clone()),
         };
         Decoded {
             text,
@@ -168,12 +160,12 @@ impl Server {
                     .record(&meta, &text, invalid_parsed(value, &invalid));
                 Work::Reply(Outgoing::One(invalid.into_message()))
             }
-            Ok(DecodedFrame::One(message)) => {
+            Ok(Frame::Single(message)) => {
                 let parsed = Parsed::of_message(value.unwrap_or(Value::Null), &message);
                 self.recorder.record(&meta, &text, parsed);
                 self.handle_message(session, sink, message)
             }
-            Ok(DecodedFrame::Batch(items)) => {
+            Ok(Frame::Batch(items)) => {
                 let batch = Parsed {
                     msg: value,
                     error: None,

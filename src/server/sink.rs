@@ -21,10 +21,7 @@ impl Outgoing {
     /// The wire text and the recorder's view of it.
     pub fn encode(&self) -> (Arc<str>, Parsed) {
         match self {
-            Outgoing::One(m) => {
-                let value = m.to_value();
-                (Arc::from(value.to_string()), Parsed::of_message(value, m))
-            }
+            Outgoing::One(m) => encode_one(m),
             Outgoing::Batch(ms) => {
                 let value = Value::Array(ms.iter().map(Message::to_value).collect());
                 let text = Arc::from(value.to_string());
@@ -41,6 +38,15 @@ impl Outgoing {
             }
         }
     }
+}
+
+/// One message's wire text and the recorder's view of it.
+fn encode_one(message: &Message) -> (Arc<str>, Parsed) {
+    let value = message.to_value();
+    (
+        Arc::from(value.to_string()),
+        Parsed::of_message(value, message),
+    )
 }
 
 /// The frame could not be handed over: nobody will ever read it.
@@ -107,7 +113,7 @@ impl Sink {
 
     /// Sends one message; `false` when the other side is gone.
     pub fn send(&self, message: &Message) -> bool {
-        self.send_outgoing(&Outgoing::One(message.clone()))
+        self.deliver(encode_one(message))
     }
 
     /// Ends the outlet's current connection, keeping its stream resumable (see [`Outlet::disconnect`]).
@@ -128,7 +134,11 @@ impl Sink {
 
     /// Sends a message or a batch reply; `false` when the other side is gone.
     pub fn send_outgoing(&self, out: &Outgoing) -> bool {
-        let (text, parsed) = out.encode();
+        self.deliver(out.encode())
+    }
+
+    /// Records an encoded frame and hands it to the outlet, under the recorder's lock.
+    fn deliver(&self, (text, parsed): (Arc<str>, Parsed)) -> bool {
         let frame = text.clone();
         self.recorder
             .record_and_deliver(&self.meta, text, parsed, || self.outlet.deliver(frame))

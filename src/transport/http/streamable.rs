@@ -67,11 +67,7 @@ fn find_session(
         .get(id)
         .filter(|s| s.kind == SessionKind::Streamable)
     else {
-        return fail(Refusal {
-            status: StatusCode::NOT_FOUND,
-            code: -32001,
-            message: format!("Session not found: {id}"),
-        });
+        return fail(session_gone(id));
     };
     if let Some(version) = header_str(headers, VERSION_HEADER) {
         let revisions = &state.server.config.revisions;
@@ -96,6 +92,7 @@ fn find_session(
     Ok(session)
 }
 
+/// The refusal for an unknown or ended session: `404` with `-32001`, as the SDKs answer.
 fn session_gone(id: &str) -> Refusal {
     Refusal {
         status: StatusCode::NOT_FOUND,
