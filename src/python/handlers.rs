@@ -4,9 +4,7 @@
 //! worker thread), attached to Python only for the call, and turn its text into the core's
 //! values. Async user functions are driven by the invoker on the package's event-loop thread.
 
-use super::errors::EverythingMcpError;
 use super::wait::{deadline_after, wait_interruptibly, Waited};
-use crate::protocol::LogLevel;
 use crate::server::context::RequestContext;
 use crate::server::registry::{BoxFuture, HandlerError, HandlerResult};
 use pyo3::prelude::*;
@@ -70,8 +68,7 @@ impl Context {
     /// Sends `notifications/message` (`data` is JSON text) unless the client's level filters it.
     #[pyo3(signature = (level, data, logger=None))]
     fn log(&self, level: &str, data: &str, logger: Option<&str>) -> PyResult<()> {
-        let level: LogLevel = level.parse().map_err(super::errors::ConfigError::new_err)?;
-        let data = serde_json::from_str(data).unwrap_or_else(|_| Value::String(data.to_string()));
+        let (level, data) = super::args::log(level, data)?;
         self.ctx.log(level, data, logger);
         Ok(())
     }
@@ -87,13 +84,7 @@ impl Context {
         params: Option<&str>,
         timeout: Option<f64>,
     ) -> PyResult<String> {
-        let params =
-            match params {
-                Some(p) => Some(serde_json::from_str::<Value>(p).map_err(|e| {
-                    EverythingMcpError::new_err(format!("params are not JSON: {e}"))
-                })?),
-                None => None,
-            };
+        let params = params.map(super::args::json).transpose()?;
         let seconds = timeout.unwrap_or(300.0);
         let deadline = deadline_after(seconds);
         let ctx = self.ctx.clone();

@@ -2,6 +2,7 @@
 //! maps core errors through one funnel ([`errors`]). The public API is the Python package
 //! `everything_mcp`; this module is its private `_core`.
 
+mod args;
 mod connection;
 mod errors;
 mod handlers;

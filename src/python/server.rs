@@ -1,6 +1,7 @@
 //! `_core.Server`: owns a tokio runtime and a core [`Server`]; serves stdio or in-process
 //! connections; exposes the recorded traffic.
 
+use super::args;
 use super::connection::Connection;
 use super::errors::{to_py, ConfigError};
 use super::handlers::call_invoker;
@@ -323,7 +324,7 @@ impl Server {
         invoker: Py<PyAny>,
         requires: Option<String>,
     ) -> PyResult<()> {
-        let definition = parse(definition)?;
+        let definition = args::json(definition)?;
         let invoker = Arc::new(invoker);
         let handle = self.handle.clone();
         let handler = tool_fn(move |ctx, args| {
@@ -345,7 +346,7 @@ impl Server {
     /// Registers a resource: `definition` (JSON text with `uri`), `invoker(uri, context) ->
     /// contents_json` (a JSON array of contents).
     fn add_resource(&self, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
-        let Value::Object(definition) = parse(definition)? else {
+        let Value::Object(definition) = args::json(definition)? else {
             return Err(ConfigError::new_err(
                 "a resource definition must be an object",
             ));
@@ -366,7 +367,7 @@ impl Server {
     /// Registers a resource template: `definition` (JSON text with `uriTemplate`),
     /// `invoker(uri, variables_json, context) -> contents_json`.
     fn add_template(&self, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
-        let Value::Object(definition) = parse(definition)? else {
+        let Value::Object(definition) = args::json(definition)? else {
             return Err(ConfigError::new_err(
                 "a template definition must be an object",
             ));
@@ -399,7 +400,7 @@ impl Server {
     /// Registers a prompt: `definition` (JSON text with `name`, `arguments`),
     /// `invoker(arguments_json, context) -> result_json`.
     fn add_prompt(&self, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
-        let Value::Object(definition) = parse(definition)? else {
+        let Value::Object(definition) = args::json(definition)? else {
             return Err(ConfigError::new_err(
                 "a prompt definition must be an object",
             ));
@@ -488,7 +489,7 @@ impl Server {
         session: Option<String>,
         timeout: f64,
     ) -> PyResult<Vec<(String, String)>> {
-        let params = params.map(parse).transpose()?;
+        let params = params.map(args::json).transpose()?;
         let targets = session.map_or_else(|| self.core.session_ids(), |s| vec![s]);
         let core = self.core.clone();
         let method = method.to_string();
@@ -530,7 +531,7 @@ impl Server {
     /// returns how many were sent.
     #[pyo3(signature = (method, params=None, session=None))]
     fn notify(&self, method: &str, params: Option<&str>, session: Option<&str>) -> PyResult<usize> {
-        let params = params.map(parse).transpose()?;
+        let params = params.map(args::json).transpose()?;
         Ok(self.core.notify(session, method, params))
     }
 
@@ -552,8 +553,7 @@ impl Server {
     /// returns how many received it (after their log-level filters).
     #[pyo3(signature = (level, data, logger=None))]
     fn log(&self, level: &str, data: &str, logger: Option<&str>) -> PyResult<usize> {
-        let level: crate::protocol::LogLevel = level.parse().map_err(ConfigError::new_err)?;
-        let data = serde_json::from_str(data).unwrap_or_else(|_| Value::String(data.to_string()));
+        let (level, data) = args::log(level, data)?;
         Ok(self.core.log(level, data, logger))
     }
 
@@ -618,11 +618,6 @@ fn seconds(name: &str, v: f64) -> PyResult<Duration> {
     Duration::try_from_secs_f64(v).map_err(|_| {
         ConfigError::new_err(format!("{name} must be a non-negative number of seconds"))
     })
-}
-
-/// Parses JSON text given by the Python package.
-fn parse(text: &str) -> PyResult<Value> {
-    serde_json::from_str(text).map_err(|e| ConfigError::new_err(format!("not JSON: {e}")))
 }
 
 /// A resource handler's JSON answer as a contents array.
