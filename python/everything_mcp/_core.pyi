@@ -102,8 +102,8 @@ class Server:
         """Serve /mcp, /sse, /message and /health; return the bound (host, port)."""
     def start_relay(self, directory: str | os.PathLike[str]) -> str:
         """Serve stdio connections relayed over a Unix socket in directory; return its path."""
-    def http_address(self) -> tuple[str, int] | None:
-        """The HTTP listener's (host, port), or None."""
+    def base_url(self) -> str | None:
+        """``http://host:port`` of the HTTP listener, or None."""
     def wait(self) -> None:
         """Block until stop() is called or a signal handler raises."""
     def connect(self) -> Connection:

@@ -157,11 +157,7 @@ class Server:
     @property
     def base_url(self) -> str | None:
         """``http://host:port`` of the HTTP listener, or None before :meth:`start_http`."""
-        address = self._core.http_address()
-        if address is None:
-            return None
-        host, port = address
-        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+        return self._core.base_url()
 
     @property
     def http_url(self) -> str | None:

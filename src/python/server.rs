@@ -240,15 +240,14 @@ impl Server {
         Ok(path.to_string_lossy().into_owned())
     }
 
-    /// The HTTP listener's `(host, port)`, or `None` before `start_http`.
-    fn http_address(&self, py: Python<'_>) -> Option<(String, u16)> {
+    /// `http://host:port` of the HTTP listener (IPv6 in brackets), or `None` before
+    /// `start_http`: formatted here so the CLI needs no Python wrapper to print it.
+    fn base_url(&self, py: Python<'_>) -> Option<String> {
         let running = self
             .http
             .lock_py_attached(py)
             .unwrap_or_else(|e| e.into_inner());
-        running
-            .as_ref()
-            .map(|r| (r.addr.ip().to_string(), r.addr.port()))
+        running.as_ref().map(|r| format!("http://{}", r.addr))
     }
 
     /// Blocks until `stop()` is called (from another thread) or a signal handler raises.
