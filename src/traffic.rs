@@ -78,8 +78,9 @@ pub struct FrameMeta {
     pub conn: Arc<str>,
     /// The SSE stream it travelled on, where there is one.
     pub stream: Option<Arc<str>>,
-    /// HTTP method, path, status and the MCP-relevant headers, for HTTP frames.
-    pub http: Option<Value>,
+    /// HTTP method, path, status and the MCP-relevant headers, for HTTP frames. Shared: a
+    /// stream's sink stamps the same metadata on every frame it records.
+    pub http: Option<Arc<Value>>,
 }
 
 /// What the engine made of a frame; given by the caller, who parsed it anyway.
@@ -123,8 +124,10 @@ pub struct Record {
     pub v: u32,
     /// Position in the recording, from 1, without gaps.
     pub seq: u64,
-    /// Wall-clock time, RFC 3339 with microseconds, UTC.
-    pub ts: String,
+    /// Wall-clock time; written as RFC 3339 with microseconds, UTC (formatted only when a
+    /// record is read or written to a file, not on the hot path).
+    #[serde(serialize_with = "rfc3339_micros")]
+    pub ts: chrono::DateTime<chrono::Utc>,
     /// Monotonic nanoseconds since the recorder started (for durations).
     pub t_ns: u64,
     /// `in` (client → server) or `out`.
@@ -138,7 +141,7 @@ pub struct Record {
     /// The SSE event id an outgoing frame was sent under (resumable streams), or null.
     pub event_id: Option<Arc<str>>,
     /// HTTP metadata, or null.
-    pub http: Option<Value>,
+    pub http: Option<Arc<Value>>,
     /// The exact frame text (invalid UTF-8 replaced with U+FFFD).
     pub raw: Arc<str>,
     /// The parsed JSON, or null.
@@ -162,6 +165,10 @@ pub struct Recorder {
     /// Most records kept in memory (oldest dropped first); `None` keeps all. The file, if any,
     /// always gets every record.
     keep: Option<usize>,
+    /// Whether records are kept anywhere (memory or file). When not (the CLI without
+    /// `--record`), frames only get a `seq`: the per-frame cost of a record is not paid for
+    /// nothing, and transports skip gathering HTTP metadata ([`Recorder::capturing`]).
+    capturing: bool,
     /// Everything behind one lock so `seq` order, memory order, file order and (for outgoing
     /// frames) the order frames are handed to the transport all agree.
     inner: Mutex<Inner>,
@@ -200,6 +207,7 @@ impl Recorder {
         Ok(Self {
             start: Instant::now(),
             latest: tokio::sync::watch::Sender::new(0),
+            capturing: keep != Some(0) || file.is_some(),
             keep,
             inner: Mutex::new(Inner {
                 seq: 0,
@@ -213,6 +221,12 @@ impl Recorder {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether records are kept in memory or written to a file; when not, callers may skip
+    /// gathering what only a record would hold.
+    pub fn capturing(&self) -> bool {
+        self.capturing
     }
 
     /// Records one frame and returns its sequence number.
@@ -252,8 +266,14 @@ impl Recorder {
         parsed: Parsed,
         event_id: Option<Arc<str>>,
     ) -> u64 {
+        if !self.capturing {
+            inner.seq += 1;
+            inner.dropped += 1;
+            self.latest.send_replace(inner.seq);
+            return inner.seq;
+        }
         // Timestamps are taken under the lock so that `t_ns` never decreases along `seq`.
-        let ts = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+        let ts = chrono::Utc::now();
         let t_ns = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
         inner.seq += 1;
         let mut method = parsed.method;
@@ -403,6 +423,14 @@ impl Direction {
             Self::Out => Self::In,
         }
     }
+}
+
+/// `ts` as written: RFC 3339, microseconds, `Z`.
+fn rfc3339_micros<S: serde::Serializer>(
+    ts: &chrono::DateTime<chrono::Utc>,
+    out: S,
+) -> Result<S::Ok, S::Error> {
+    out.collect_str(&ts.format("%Y-%m-%dT%H:%M:%S%.6fZ"))
 }
 
 impl Record {

@@ -50,7 +50,8 @@ class Server:
         revisions: protocol revisions to accept (default: all).
         page_size: items per ``*/list`` page (default: one page).
         max_message_bytes: largest accepted frame (default 64 MiB).
-        keep_traffic: most records kept in memory, oldest dropped first (default: all).
+        keep_traffic: most records kept in memory, oldest dropped first (default 10,000, so a
+            load test's memory stays flat; ``None`` keeps all; a ``record`` file gets every one).
         name, title, version, instructions: what ``initialize`` reports (a custom ``name``
             without ``title`` reports no title).
         worker_threads: threads of the server's runtime.
@@ -70,7 +71,7 @@ class Server:
         revisions: Sequence[str] | None = None,
         page_size: int | None = None,
         max_message_bytes: int | None = None,
-        keep_traffic: int | None = None,
+        keep_traffic: int | None = 10_000,
         name: str | None = None,
         title: str | None = None,
         version: str | None = None,

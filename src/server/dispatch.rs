@@ -138,7 +138,7 @@ impl Server {
         session: &Arc<Session>,
         sink: &Sink,
         raw: &[u8],
-        http: Option<Value>,
+        http: Option<Arc<Value>>,
     ) -> Work {
         let decoded = self.decode(Some(session), raw);
         self.accept(session, sink, decoded, http)
@@ -150,7 +150,7 @@ impl Server {
         session: &Arc<Session>,
         sink: &Sink,
         decoded: Decoded,
-        http: Option<Value>,
+        http: Option<Arc<Value>>,
     ) -> Work {
         let meta = inbound_meta(session, http);
         let Decoded { text, value, frame } = decoded;
@@ -186,7 +186,7 @@ impl Server {
         session: &Session,
         prefix: &[u8],
         size: usize,
-        http: Option<Value>,
+        http: Option<Arc<Value>>,
     ) -> Work {
         let limit = self.config.max_message_bytes;
         let error = ErrorObject::invalid_request(format!(
@@ -409,7 +409,7 @@ fn batch_refusal(revision: Option<crate::protocol::Revision>) -> Option<String> 
 }
 
 /// The recorder's description of a frame of `session` arriving.
-fn inbound_meta(session: &Session, http: Option<Value>) -> FrameMeta {
+fn inbound_meta(session: &Session, http: Option<Arc<Value>>) -> FrameMeta {
     FrameMeta {
         dir: Direction::In,
         transport: session.transport,

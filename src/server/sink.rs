@@ -107,7 +107,7 @@ impl Sink {
 
     /// The same destination recorded with different HTTP metadata (e.g. a POST's stream).
     pub fn with_http(mut self, http: Option<Value>) -> Self {
-        self.meta.http = http;
+        self.meta.http = http.map(Arc::new);
         self
     }
 

@@ -16,6 +16,7 @@ use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode}
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use axum::Router;
 use serde_json::{json, Map, Value};
 use sessions::{HttpSession, SessionTable};
@@ -116,14 +117,21 @@ const RECORDED_HEADERS: [&str; 6] = [
 ];
 
 /// The `http` field of a traffic record for a request.
-pub fn http_meta(method: &Method, path: &str, status: StatusCode, headers: &HeaderMap) -> Value {
+pub fn http_meta(
+    method: &Method,
+    path: &str,
+    status: StatusCode,
+    headers: &HeaderMap,
+) -> Arc<Value> {
     let mut recorded = Map::new();
     for name in RECORDED_HEADERS {
         if let Some(v) = headers.get(name).and_then(|v| v.to_str().ok()) {
             recorded.insert(name.into(), v.into());
         }
     }
-    json!({ "method": method.as_str(), "path": path, "status": status.as_u16(), "headers": recorded })
+    Arc::new(
+        json!({ "method": method.as_str(), "path": path, "status": status.as_u16(), "headers": recorded }),
+    )
 }
 
 /// A transport-level refusal: the HTTP status, a JSON-RPC error body (code `code`, null id),
@@ -179,7 +187,7 @@ impl Refusal {
         let out = reply.to_string();
         let meta_out = FrameMeta {
             dir: Direction::Out,
-            http: Some(json!({ "status": self.status.as_u16() })),
+            http: Some(Arc::new(json!({ "status": self.status.as_u16() }))),
             ..meta_in
         };
         let parsed = Parsed {
@@ -315,6 +323,13 @@ pub async fn bind(host: &str, port: u16, strict: bool) -> std::io::Result<TcpLis
 pub async fn serve(listener: TcpListener, state: Arc<HttpState>) -> std::io::Result<()> {
     let reaper = tokio::spawn(expire_idle_sessions(state.clone()));
     let shutdown = state.shutdown.clone();
+    // An SSE answer leaves in two writes (headers + priming event, then the message): without
+    // TCP_NODELAY, Nagle holds the second until the client's delayed ACK, ~40 ms per request.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!("TCP_NODELAY: {e}");
+        }
+    });
     let result = axum::serve(
         listener,
         app(state.clone()).into_make_service_with_connect_info::<SocketAddr>(),

@@ -3,8 +3,12 @@
 //! generic SSE helpers drop), with keep-alive comments and an end on shutdown.
 
 use axum::body::{Body, Bytes};
-use futures::{Stream, StreamExt};
+use bytes::BytesMut;
+use futures::Stream;
 use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -41,20 +45,58 @@ pub fn message(id: Option<&str>, data: &str) -> Bytes {
 
 /// The body of an SSE response: `events`, interleaved with `: keepalive` comments every
 /// `keepalive` of silence, ending with `events` or when `stop` fires.
+///
+/// Events that are already waiting go out as one chunk, so a request answered at once costs
+/// one write (headers, priming event, response and end together) instead of one per event, and
+/// the keep-alive timer is armed only while the stream actually waits.
 pub fn body<S>(events: S, keepalive: Duration, stop: CancellationToken) -> Body
 where
     S: Stream<Item = Bytes> + Send + 'static,
 {
-    let events = Box::pin(events);
-    let stream = futures::stream::unfold((events, stop), move |(mut events, stop)| async move {
-        tokio::select! {
-            biased;
-            () = stop.cancelled() => None,
-            next = events.next() => next.map(|b| (b, (events, stop))),
-            () = tokio::time::sleep(keepalive) => Some((Bytes::from_static(b": keepalive\n\n"), (events, stop))),
+    let mut events = Box::pin(events);
+    let mut stopped = Box::pin(stop.cancelled_owned());
+    let mut idle: Option<Pin<Box<tokio::time::Sleep>>> = None;
+    let mut ended = false;
+    let stream = futures::stream::poll_fn(move |cx| {
+        if ended || stopped.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(None);
         }
+        let mut first: Option<Bytes> = None;
+        let mut more = BytesMut::new();
+        loop {
+            match events.as_mut().poll_next(cx) {
+                Poll::Ready(Some(event)) => match &first {
+                    None => first = Some(event),
+                    Some(head) => {
+                        if more.is_empty() {
+                            more.extend_from_slice(head);
+                        }
+                        more.extend_from_slice(&event);
+                    }
+                },
+                Poll::Ready(None) => {
+                    ended = true;
+                    break;
+                }
+                Poll::Pending => break,
+            }
+        }
+        if let Some(head) = first {
+            idle = None;
+            let chunk = if more.is_empty() { head } else { more.freeze() };
+            return Poll::Ready(Some(Ok::<_, Infallible>(chunk)));
+        }
+        if ended {
+            return Poll::Ready(None);
+        }
+        let timer = idle.get_or_insert_with(|| Box::pin(tokio::time::sleep(keepalive)));
+        if timer.as_mut().poll(cx).is_ready() {
+            idle = None;
+            return Poll::Ready(Some(Ok(Bytes::from_static(b": keepalive\n\n"))));
+        }
+        Poll::Pending
     });
-    Body::from_stream(stream.map(Ok::<_, Infallible>))
+    Body::from_stream(stream)
 }
 
 /// An SSE response around `body`, with the headers streaming needs through proxies.

@@ -19,6 +19,7 @@ use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode}
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use std::sync::Arc;
+use std::task::Poll;
 use tokio::sync::mpsc;
 
 const PATH: &str = "/mcp";
@@ -227,7 +228,11 @@ async fn serve_request(
     decoded: Decoded,
     opens_session: bool,
 ) -> Response {
-    let http = Some(http_meta(&Method::POST, PATH, StatusCode::OK, headers));
+    let http = state
+        .server
+        .recorder
+        .capturing()
+        .then(|| http_meta(&Method::POST, PATH, StatusCode::OK, headers));
     let session_header = opens_session.then(|| header_value(&session.core.id));
     if state.config.json_response {
         let work = state
@@ -285,13 +290,27 @@ async fn serve_request(
             }
         }
         Work::Task(fut) => {
-            let session = session.clone();
-            tokio::spawn(async move {
-                if let Some(out) = fut.await {
-                    sink.send_outgoing(&out);
+            // One poll here first: a handler that answers at once (most tools) then has its
+            // response in the stream before the body is written, so it leaves in one write.
+            let mut fut = Box::pin(fut);
+            match futures::poll!(fut.as_mut()) {
+                Poll::Ready(out) => {
+                    if let Some(out) = out {
+                        sink.send_outgoing(&out);
+                    }
+                    session.finish_stream(stream);
                 }
-                session.finish_stream(stream);
-            });
+                Poll::Pending => {
+                    // Disconnection is not cancellation: the handler goes on on its own task.
+                    let session = session.clone();
+                    tokio::spawn(async move {
+                        if let Some(out) = fut.await {
+                            sink.send_outgoing(&out);
+                        }
+                        session.finish_stream(stream);
+                    });
+                }
+            }
         }
         Work::Nothing => session.finish_stream(stream),
     }
@@ -352,10 +371,11 @@ fn sse_response(
     rx: mpsc::UnboundedReceiver<Event>,
     detach: Option<DetachGuard>,
 ) -> Response {
-    let live = futures::stream::unfold((rx, detach), |(mut rx, guard)| async move {
-        rx.recv()
-            .await
-            .map(|e| (sse::message(e.id.as_deref(), &e.data), (rx, guard)))
+    let mut rx = rx;
+    let live = futures::stream::poll_fn(move |cx| {
+        let _detach_when_dropped = &detach;
+        rx.poll_recv(cx)
+            .map(|e| e.map(|e| sse::message(e.id.as_deref(), &e.data)))
     });
     let events = futures::stream::iter(first).chain(live);
     sse::response(sse::body(
