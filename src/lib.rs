@@ -10,6 +10,12 @@
 //! - [`traffic`]: the recorder of every frame in and out.
 //! - [`python`]: the PyO3 binding, the only module that knows Python.
 
+/// mimalloc instead of the C library's allocator: the request path allocates small JSON values
+/// from several threads at once, where glibc's arena locks took a quarter of the server's CPU
+/// (docs/benchmarks.md). Only the core's own allocations use it; Python's are untouched.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 pub mod catalog;
 pub mod error;
 pub mod jsnum;

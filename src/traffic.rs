@@ -83,11 +83,10 @@ pub struct FrameMeta {
     pub http: Option<Arc<Value>>,
 }
 
-/// What the engine made of a frame; given by the caller, who parsed it anyway.
+/// What the engine made of a frame; given by the caller, who parsed it anyway. (The parsed
+/// JSON itself is not kept: a record's `msg` is parsed from `raw` when the record is read.)
 #[derive(Debug, Clone)]
 pub struct Parsed {
-    /// The parsed JSON (`None` when the frame was not JSON).
-    pub msg: Option<Value>,
     /// Why the frame is invalid, if it is.
     pub error: Option<String>,
     /// The kind of message.
@@ -99,8 +98,8 @@ pub struct Parsed {
 }
 
 impl Parsed {
-    /// The view of a valid message whose JSON is `msg`.
-    pub fn of_message(msg: Value, message: &Message) -> Self {
+    /// The view of a valid message.
+    pub fn of_message(message: &Message) -> Self {
         let kind = match message {
             Message::Request(_) => Kind::Request,
             Message::Notification(_) => Kind::Notification,
@@ -108,7 +107,6 @@ impl Parsed {
             Message::Error { .. } => Kind::Error,
         };
         Self {
-            msg: Some(msg),
             error: None,
             kind,
             method: message.method().map(str::to_string),
@@ -142,10 +140,10 @@ pub struct Record {
     pub event_id: Option<Arc<str>>,
     /// HTTP metadata, or null.
     pub http: Option<Arc<Value>>,
-    /// The exact frame text (invalid UTF-8 replaced with U+FFFD).
-    pub raw: Arc<str>,
-    /// The parsed JSON, or null.
-    pub msg: Option<Value>,
+    /// The exact frame text (invalid UTF-8 replaced with U+FFFD), written as `raw` and, parsed,
+    /// as `msg` (null when it is not JSON).
+    #[serde(flatten)]
+    pub raw: RawFrame,
     /// Why the frame was invalid, or null.
     pub error: Option<String>,
     /// What the frame was.
@@ -297,11 +295,10 @@ impl Recorder {
             }
             (None, Kind::Notification) if method.as_deref() == Some("notifications/cancelled") => {
                 // A cancelled request is never answered: forget it.
-                let cancelled = parsed
-                    .msg
-                    .as_ref()
-                    .and_then(|m| m.pointer("/params/requestId"))
-                    .and_then(RequestId::from_value);
+                let cancelled = serde_json::from_str::<Value>(&raw).ok().and_then(|m| {
+                    m.pointer("/params/requestId")
+                        .and_then(RequestId::from_value)
+                });
                 if let Some(id) = cancelled {
                     inner.open.remove(&(meta.conn.clone(), meta.dir, id));
                 }
@@ -319,8 +316,7 @@ impl Recorder {
             stream: meta.stream.clone(),
             event_id,
             http: meta.http.clone(),
-            raw,
-            msg: parsed.msg,
+            raw: RawFrame(raw),
             error: parsed.error,
             kind: parsed.kind,
             method,
@@ -363,7 +359,6 @@ impl Recorder {
         let raw = String::from_utf8_lossy(keep).into_owned();
         let error = format!("{error} (raw truncated to {} of {size} bytes)", keep.len());
         let parsed = Parsed {
-            msg: None,
             error: Some(error),
             kind: Kind::Invalid,
             method: None,
@@ -425,6 +420,23 @@ impl Direction {
     }
 }
 
+/// A record's frame text. Written as two fields: `raw`, and `msg`, the text parsed (or null).
+/// Parsing when a record is read rather than keeping both halves a tape's memory and takes a
+/// copy of every message off the request path.
+#[derive(Debug, Clone)]
+pub struct RawFrame(pub Arc<str>);
+
+impl Serialize for RawFrame {
+    fn serialize<S: serde::Serializer>(&self, out: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let msg = serde_json::from_str::<Value>(&self.0).ok();
+        let mut map = out.serialize_map(Some(2))?;
+        map.serialize_entry("raw", &*self.0)?;
+        map.serialize_entry("msg", &msg)?;
+        map.end()
+    }
+}
+
 /// `ts` as written: RFC 3339, microseconds, `Z`.
 fn rfc3339_micros<S: serde::Serializer>(
     ts: &chrono::DateTime<chrono::Utc>,
@@ -443,7 +455,6 @@ impl Record {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn meta(dir: Direction) -> FrameMeta {
         FrameMeta {
@@ -459,7 +470,6 @@ mod tests {
     fn responses_get_method_and_latency_of_their_request() {
         let r = Recorder::new(None, None).unwrap();
         let req = Parsed {
-            msg: Some(json!({})),
             error: None,
             kind: Kind::Request,
             method: Some("tools/list".into()),
@@ -467,7 +477,6 @@ mod tests {
         };
         r.record(&meta(Direction::In), "{}", req);
         let resp = Parsed {
-            msg: Some(json!({})),
             error: None,
             kind: Kind::Response,
             method: None,
@@ -488,7 +497,6 @@ mod tests {
 
     fn ping(r: &Recorder) -> u64 {
         let p = Parsed {
-            msg: None,
             error: None,
             kind: Kind::Notification,
             method: Some("x".into()),
@@ -521,7 +529,6 @@ mod tests {
     fn cancelled_and_closed_requests_are_forgotten() {
         let r = Recorder::new(None, None).unwrap();
         let req = |id: i64| Parsed {
-            msg: None,
             error: None,
             kind: Kind::Request,
             method: Some("m".into()),
@@ -530,13 +537,13 @@ mod tests {
         r.record(&meta(Direction::In), "{}", req(1));
         r.record(&meta(Direction::In), "{}", req(2));
         let cancel = Parsed {
-            msg: Some(json!({ "params": { "requestId": 1 } })),
             error: None,
             kind: Kind::Notification,
             method: Some("notifications/cancelled".into()),
             id: None,
         };
-        r.record(&meta(Direction::In), "{}", cancel);
+        let text = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
+        r.record(&meta(Direction::In), text, cancel);
         assert_eq!(r.lock().open.len(), 1);
         r.forget_conn("c1");
         assert!(r.lock().open.is_empty());

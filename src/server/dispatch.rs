@@ -54,8 +54,6 @@ const METHODS: &[&str] = &[
 pub struct Decoded {
     /// The frame as text (invalid UTF-8 replaced), for the record.
     text: String,
-    /// What the frame parsed to, for the record (`None` when it was not JSON).
-    value: Option<Value>,
     /// The decision: messages to handle, or the error to answer with.
     frame: Result<Frame, Invalid>,
 }
@@ -109,7 +107,6 @@ impl Server {
             Err(invalid) => {
                 return Decoded {
                     text,
-                    value: None,
                     frame: Err(invalid),
                 }
             }
@@ -122,13 +119,9 @@ impl Server {
         };
         let frame = match refusal {
             Some(e) => Err(Invalid::anonymous(ErrorObject::invalid_request(e))),
-            None => jsonrpc::frame_from_value(value.clone()),
+            None => jsonrpc::frame_from_value(value),
         };
-        Decoded {
-            text,
-            value: Some(value),
-            frame,
-        }
+        Decoded { text, frame }
     }
 
     /// Takes one incoming frame of `session` (one stdio line, one HTTP body). `sink` is where
@@ -153,21 +146,19 @@ impl Server {
         http: Option<Arc<Value>>,
     ) -> Work {
         let meta = inbound_meta(session, http);
-        let Decoded { text, value, frame } = decoded;
+        let Decoded { text, frame } = decoded;
         match frame {
             Err(invalid) => {
-                self.recorder
-                    .record(&meta, &text, invalid_parsed(value, &invalid));
+                self.recorder.record(&meta, &text, invalid_parsed(&invalid));
                 Work::Reply(Outgoing::One(invalid.into_message()))
             }
             Ok(Frame::Single(message)) => {
-                let parsed = Parsed::of_message(value.unwrap_or(Value::Null), &message);
+                let parsed = Parsed::of_message(&message);
                 self.recorder.record(&meta, &text, parsed);
                 self.handle_message(session, sink, message)
             }
             Ok(Frame::Batch(items)) => {
                 let batch = Parsed {
-                    msg: value,
                     error: None,
                     kind: Kind::Batch,
                     method: None,
@@ -449,9 +440,8 @@ fn outcome_message(id: RequestId, result: Result<Value, ErrorObject>) -> Message
 }
 
 /// The recorder's view of a frame that is not a valid message.
-fn invalid_parsed(value: Option<Value>, invalid: &Invalid) -> Parsed {
+fn invalid_parsed(invalid: &Invalid) -> Parsed {
     Parsed {
-        msg: value,
         error: Some(invalid.error.message.clone()),
         kind: Kind::Invalid,
         method: None,

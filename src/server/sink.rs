@@ -28,7 +28,6 @@ impl Outgoing {
                 (
                     text,
                     Parsed {
-                        msg: Some(value),
                         error: None,
                         kind: Kind::Batch,
                         method: None,
@@ -42,10 +41,9 @@ impl Outgoing {
 
 /// One message's wire text and the recorder's view of it.
 fn encode_one(message: &Message) -> (Arc<str>, Parsed) {
-    let value = message.to_value();
     (
-        Arc::from(value.to_string()),
-        Parsed::of_message(value, message),
+        Arc::from(message.to_value().to_string()),
+        Parsed::of_message(message),
     )
 }
 

@@ -174,9 +174,7 @@ impl Refusal {
             http: Some(http_meta(method, path, self.status, headers)),
         };
         let text = String::from_utf8_lossy(body);
-        let msg = serde_json::from_slice::<Value>(body).ok();
         let parsed = Parsed {
-            msg,
             error: Some(self.message.clone()),
             kind: Kind::Http,
             method: None,
@@ -191,7 +189,6 @@ impl Refusal {
             ..meta_in
         };
         let parsed = Parsed {
-            msg: Some(reply),
             error: None,
             kind: Kind::Error,
             method: None,
@@ -224,7 +221,6 @@ pub fn record_exchange(
         http: Some(http_meta(method, path, status, headers)),
     };
     let parsed = Parsed {
-        msg: None,
         error: None,
         kind: Kind::Http,
         method: None,

@@ -69,6 +69,7 @@ where
                     None => first = Some(event),
                     Some(head) => {
                         if more.is_empty() {
+                            more.reserve(head.len() + event.len() + 64);
                             more.extend_from_slice(head);
                         }
                         more.extend_from_slice(&event);
