@@ -80,7 +80,42 @@ pub struct FrameMeta {
     pub stream: Option<Arc<str>>,
     /// HTTP method, path, status and the MCP-relevant headers, for HTTP frames. Shared: a
     /// stream's sink stamps the same metadata on every frame it records.
-    pub http: Option<Arc<Value>>,
+    pub http: Option<Arc<HttpMeta>>,
+}
+
+/// The `http` field of a record: what the HTTP exchange looked like. A plain struct rather than
+/// a JSON value because one is built for every HTTP request while the tape is on.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HttpMeta {
+    /// The request's method (absent on outgoing frames).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// The request's path (absent on outgoing frames).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The status answered.
+    pub status: u16,
+    /// The MCP-relevant request headers, in a fixed order (absent on outgoing frames).
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "header_map")]
+    pub headers: Option<Vec<(&'static str, String)>>,
+}
+
+impl HttpMeta {
+    /// The metadata of an answer: only its status.
+    pub fn status(status: u16) -> Self {
+        Self {
+            status,
+            ..Self::default()
+        }
+    }
+}
+
+/// `headers` as a JSON object.
+fn header_map<S: serde::Serializer>(
+    headers: &Option<Vec<(&'static str, String)>>,
+    out: S,
+) -> Result<S::Ok, S::Error> {
+    out.collect_map(headers.iter().flatten().map(|(k, v)| (*k, v)))
 }
 
 /// What the engine made of a frame; given by the caller, who parsed it anyway. (The parsed
@@ -139,7 +174,7 @@ pub struct Record {
     /// The SSE event id an outgoing frame was sent under (resumable streams), or null.
     pub event_id: Option<Arc<str>>,
     /// HTTP metadata, or null.
-    pub http: Option<Arc<Value>>,
+    pub http: Option<Arc<HttpMeta>>,
     /// The exact frame text (invalid UTF-8 replaced with U+FFFD), written as `raw` and, parsed,
     /// as `msg` (null when it is not JSON).
     #[serde(flatten)]
@@ -542,7 +577,8 @@ mod tests {
             method: Some("notifications/cancelled".into()),
             id: None,
         };
-        let text = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
+        let text =
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
         r.record(&meta(Direction::In), text, cancel);
         assert_eq!(r.lock().open.len(), 1);
         r.forget_conn("c1");

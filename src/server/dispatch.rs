@@ -14,7 +14,7 @@ use super::Server;
 use crate::jsonrpc::{
     self, ErrorObject, Frame, Invalid, Message, Notification, Request, RequestId,
 };
-use crate::traffic::{Direction, FrameMeta, Kind, Parsed};
+use crate::traffic::{Direction, FrameMeta, HttpMeta, Kind, Parsed};
 use futures::FutureExt;
 use serde_json::{Map, Value};
 use std::panic::AssertUnwindSafe;
@@ -131,7 +131,7 @@ impl Server {
         session: &Arc<Session>,
         sink: &Sink,
         raw: &[u8],
-        http: Option<Arc<Value>>,
+        http: Option<Arc<HttpMeta>>,
     ) -> Work {
         let decoded = self.decode(Some(session), raw);
         self.accept(session, sink, decoded, http)
@@ -143,7 +143,7 @@ impl Server {
         session: &Arc<Session>,
         sink: &Sink,
         decoded: Decoded,
-        http: Option<Arc<Value>>,
+        http: Option<Arc<HttpMeta>>,
     ) -> Work {
         let meta = inbound_meta(session, http);
         let Decoded { text, frame } = decoded;
@@ -177,7 +177,7 @@ impl Server {
         session: &Session,
         prefix: &[u8],
         size: usize,
-        http: Option<Arc<Value>>,
+        http: Option<Arc<HttpMeta>>,
     ) -> Work {
         let limit = self.config.max_message_bytes;
         let error = ErrorObject::invalid_request(format!(
@@ -400,7 +400,7 @@ fn batch_refusal(revision: Option<crate::protocol::Revision>) -> Option<String> 
 }
 
 /// The recorder's description of a frame of `session` arriving.
-fn inbound_meta(session: &Session, http: Option<Arc<Value>>) -> FrameMeta {
+fn inbound_meta(session: &Session, http: Option<Arc<HttpMeta>>) -> FrameMeta {
     FrameMeta {
         dir: Direction::In,
         transport: session.transport,

@@ -3,7 +3,7 @@
 //! every frame that leaves is on the tape, in wire order.
 
 use crate::jsonrpc::Message;
-use crate::traffic::{Direction, FrameMeta, Kind, Parsed, Recorder, TransportKind};
+use crate::traffic::{Direction, FrameMeta, HttpMeta, Kind, Parsed, Recorder, TransportKind};
 use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -104,7 +104,7 @@ impl Sink {
     }
 
     /// The same destination recorded with different HTTP metadata (e.g. a POST's stream).
-    pub fn with_http(mut self, http: Option<Value>) -> Self {
+    pub fn with_http(mut self, http: Option<HttpMeta>) -> Self {
         self.meta.http = http.map(Arc::new);
         self
     }

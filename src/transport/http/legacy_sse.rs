@@ -6,7 +6,7 @@
 use super::sessions::{HttpSession, SessionKind};
 use super::{is_json, read_body, record_exchange, sse, HttpState, Refusal};
 use crate::server::dispatch::Work;
-use crate::traffic::TransportKind;
+use crate::traffic::{HttpMeta, TransportKind};
 use axum::body::Body;
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, Method, StatusCode};
@@ -142,7 +142,7 @@ pub async fn post(
         // An invalid frame's error goes back in the HTTP response, not on the stream.
         Work::Reply(out) if status == StatusCode::BAD_REQUEST => {
             let text = sink
-                .with_http(Some(serde_json::json!({ "status": 400 })))
+                .with_http(Some(HttpMeta::status(400)))
                 .record_only(&out);
             return (
                 status,

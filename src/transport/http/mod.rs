@@ -9,7 +9,7 @@ pub mod sse;
 pub mod streamable;
 
 use crate::server::Server;
-use crate::traffic::{Direction, FrameMeta, Kind, Parsed, TransportKind};
+use crate::traffic::{Direction, FrameMeta, HttpMeta, Kind, Parsed, TransportKind};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::serve::ListenerExt;
 use axum::Router;
-use serde_json::{json, Map, Value};
+use serde_json::json;
 use sessions::{HttpSession, SessionTable};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -122,16 +122,17 @@ pub fn http_meta(
     path: &str,
     status: StatusCode,
     headers: &HeaderMap,
-) -> Arc<Value> {
-    let mut recorded = Map::new();
-    for name in RECORDED_HEADERS {
-        if let Some(v) = headers.get(name).and_then(|v| v.to_str().ok()) {
-            recorded.insert(name.into(), v.into());
-        }
-    }
-    Arc::new(
-        json!({ "method": method.as_str(), "path": path, "status": status.as_u16(), "headers": recorded }),
-    )
+) -> Arc<HttpMeta> {
+    let recorded = RECORDED_HEADERS
+        .iter()
+        .filter_map(|&name| Some((name, headers.get(name)?.to_str().ok()?.to_string())))
+        .collect();
+    Arc::new(HttpMeta {
+        method: Some(method.as_str().to_string()),
+        path: Some(path.to_string()),
+        status: status.as_u16(),
+        headers: Some(recorded),
+    })
 }
 
 /// A transport-level refusal: the HTTP status, a JSON-RPC error body (code `code`, null id),
@@ -185,7 +186,7 @@ impl Refusal {
         let out = reply.to_string();
         let meta_out = FrameMeta {
             dir: Direction::Out,
-            http: Some(Arc::new(json!({ "status": self.status.as_u16() }))),
+            http: Some(Arc::new(HttpMeta::status(self.status.as_u16()))),
             ..meta_in
         };
         let parsed = Parsed {

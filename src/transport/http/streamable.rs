@@ -12,7 +12,7 @@ use crate::jsonrpc::Message;
 use crate::protocol::Revision;
 use crate::server::dispatch::{Decoded, Work};
 use crate::server::sink::{Outgoing, Sink};
-use crate::traffic::TransportKind;
+use crate::traffic::{HttpMeta, TransportKind};
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
@@ -347,7 +347,7 @@ fn json_reply(
         .core
         .sink
         .clone()
-        .with_http(Some(serde_json::json!({ "status": status.as_u16() })));
+        .with_http(Some(HttpMeta::status(status.as_u16())));
     let text = sink.record_only(&out);
     let mut response = (
         status,
