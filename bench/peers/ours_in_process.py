@@ -1,0 +1,49 @@
+"""Our server the way a test suite holds it: an in-process `Server` with the traffic tape on.
+
+    python bench/peers/ours_in_process.py [--python-echo] [--keep-traffic N] [--max-sessions N] [--port P]
+
+`--python-echo` serves `echo` from a plain Python function (`@srv.tool()`) instead of the
+built-in catalog's. Prints `{"event": "listening", "url": ...}` on stderr, serves until
+SIGTERM/SIGINT, then stops cleanly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+
+from everything_mcp import Server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--python-echo", action="store_true")
+    parser.add_argument("--keep-traffic", type=int, default=None, help="records kept in memory (default: the Server's)")
+    parser.add_argument("--max-sessions", type=int, default=1000)
+    parser.add_argument("--port", type=int, default=0)
+    ns = parser.parse_args()
+
+    kwargs = {} if ns.keep_traffic is None else {"keep_traffic": ns.keep_traffic}
+    srv = Server(catalogs=["none"] if ns.python_echo else ["everything"], **kwargs)
+    if ns.python_echo:
+
+        @srv.tool()
+        def echo(message: str) -> str:
+            """Echoes back the input string."""
+            return f"Echo: {message}"
+
+    url = srv.start_http(port=ns.port, strict_port=ns.port != 0, max_sessions=ns.max_sessions)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    print(json.dumps({"event": "listening", "url": url}), file=sys.stderr, flush=True)
+    while not stop.wait(0.5):
+        pass
+    srv.stop()
+
+
+if __name__ == "__main__":
+    main()
