@@ -127,7 +127,8 @@ pub struct Parsed {
     /// The kind of message.
     pub kind: Kind,
     /// The method (for responses: of the request they answer, filled in by the recorder).
-    pub method: Option<String>,
+    /// Shared, because the recorder keeps it until the response comes.
+    pub method: Option<Arc<str>>,
     /// The request id, for requests and responses.
     pub id: Option<RequestId>,
 }
@@ -144,7 +145,7 @@ impl Parsed {
         Self {
             error: None,
             kind,
-            method: message.method().map(str::to_string),
+            method: message.method().map(Arc::from),
             id: message.id().cloned(),
         }
     }
@@ -184,12 +185,15 @@ pub struct Record {
     /// What the frame was.
     pub kind: Kind,
     /// The method; for responses, the method of the request answered.
-    pub method: Option<String>,
+    pub method: Option<Arc<str>>,
     /// The id, for requests and responses.
     pub id: Option<RequestId>,
     /// For responses: milliseconds since the request they answer was recorded.
     pub latency_ms: Option<f64>,
 }
+
+/// A request awaiting its response: (connection, direction of the request, id).
+type OpenKey = (Arc<str>, Direction, RequestId);
 
 /// The shared recorder. Cheap to call from any thread; one lock per frame.
 pub struct Recorder {
@@ -221,7 +225,7 @@ struct Inner {
     /// Requests awaiting a response, keyed by (connection, direction of the request, id):
     /// gives responses their `method` and `latency_ms`. Entries of cancelled requests and of
     /// closed connections are removed so this cannot grow without bound.
-    open: HashMap<(Arc<str>, Direction, RequestId), (u64, String)>,
+    open: HashMap<OpenKey, (u64, Arc<str>)>,
 }
 
 impl Recorder {
@@ -265,7 +269,10 @@ impl Recorder {
     /// Records one frame and returns its sequence number.
     pub fn record(&self, meta: &FrameMeta, raw: &str, parsed: Parsed) -> u64 {
         let mut inner = self.lock();
-        self.append(&mut inner, meta, raw.into(), parsed, None)
+        let (seq, evicted) = self.append(&mut inner, meta, raw.into(), parsed, None);
+        drop(inner);
+        drop(evicted); // freeing the oldest record need not hold the lock
+        seq
     }
 
     /// Records an outgoing frame and runs `deliver` (which hands it to the transport) under the
@@ -287,7 +294,9 @@ impl Recorder {
                 None
             }
         };
-        self.append(&mut inner, meta, raw, parsed, event_id);
+        let (_, evicted) = self.append(&mut inner, meta, raw, parsed, event_id);
+        drop(inner);
+        drop(evicted); // freeing the oldest record need not hold the lock
         delivered.is_ok()
     }
 
@@ -298,12 +307,12 @@ impl Recorder {
         raw: Arc<str>,
         parsed: Parsed,
         event_id: Option<Arc<str>>,
-    ) -> u64 {
+    ) -> (u64, Option<Arc<Record>>) {
         if !self.capturing {
             inner.seq += 1;
             inner.dropped += 1;
             self.latest.send_replace(inner.seq);
-            return inner.seq;
+            return (inner.seq, None);
         }
         // Timestamps are taken under the lock so that `t_ns` never decreases along `seq`.
         let ts = chrono::Utc::now();
@@ -316,7 +325,7 @@ impl Recorder {
                 let key = (meta.conn.clone(), meta.dir, id.clone());
                 inner
                     .open
-                    .insert(key, (t_ns, method.clone().unwrap_or_default()));
+                    .insert(key, (t_ns, method.clone().unwrap_or_else(|| "".into())));
             }
             (Some(id), Kind::Response | Kind::Error) => {
                 if let Some((t0, m)) =
@@ -373,13 +382,14 @@ impl Recorder {
         } else {
             inner.dropped += 1;
         }
+        let mut evicted = None;
         if let Some(keep) = self.keep {
             while inner.records.len() > keep {
-                inner.records.pop_front();
+                evicted = inner.records.pop_front();
                 inner.dropped += 1;
             }
         }
-        seq
+        (seq, evicted)
     }
 
     /// Records a frame that was too large to keep: its first bytes and its size.

@@ -101,3 +101,12 @@ def test_signals_exit_cleanly_and_promptly(signum: int) -> None:
 def test_closed_stdin_is_not_a_crash() -> None:
     r = subprocess.run([*SERVER_CMD, "stdio"], stdin=subprocess.DEVNULL, capture_output=True, timeout=WAIT)
     assert r.returncode == 0 and r.stdout == b""
+
+
+def test_bare_stdio_without_a_parser_has_every_option_the_parser_gives() -> None:
+    # `python -m everything_mcp stdio` (what clients spawn) is served without building argparse;
+    # it must mean exactly what the parser would make of it.
+    from everything_mcp import cli
+
+    parsed = vars(cli._parser("stdio").parse_args(["stdio"]))
+    assert parsed == {"command": "stdio", **cli._server_defaults()}

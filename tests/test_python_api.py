@@ -108,6 +108,24 @@ def test_run_stdio_from_python(tmp_path: object) -> None:
     ]
 
 
+def test_the_tape_keeps_the_newest_10000_records_by_default() -> None:
+    # A load test through the fixture must not grow memory without bound (docs/benchmarks.md).
+    with Server(catalogs=["none"]) as server:
+        conn = server.connect()
+        conn.send(rpc(0, "initialize", init_params()))
+        assert conn.recv(timeout=WAIT) is not None
+        conn.send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        for i in range(1, 5_001):
+            conn.send(rpc(i, "ping"))
+        for _ in range(5_000):
+            assert conn.recv(timeout=WAIT) is not None
+        records = server.traffic
+        assert len(records) == 10_000
+        assert records[0].seq == 10_003 - 10_000 + 1  # 10,003 frames so far; the first 3 dropped
+        assert records[-1].seq == 10_003
+        assert records[-1].msg == {"jsonrpc": "2.0", "id": 5000, "result": {}}
+
+
 def test_memory_cap_and_server_info() -> None:
     with Server(keep_traffic=2, name="mine", version="9") as server:
         conn = server.connect()

@@ -6,7 +6,6 @@ it serves stdio, as the reference server does (clients spawn it that way).
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import sys
@@ -14,9 +13,11 @@ import sys
 from . import _core
 
 # Every stdio client spawns this module, so its start-up time is a product figure
-# (docs/benchmarks.md): `typing` and `json` are not imported on the stdio path.
+# (docs/benchmarks.md): a bare `stdio` (what clients spawn) imports neither `argparse` nor
+# `typing` nor `json`, and builds no parser.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Sequence
     from types import FrameType
     from typing import Any
@@ -35,7 +36,26 @@ class _Terminated(Exception):
     """Raised by the SIGTERM handler so the server stops cleanly."""
 
 
+def _server_defaults() -> dict[str, Any]:
+    """The default of every option `stdio`, `http` and `sse` share: the parser's (through
+    ``set_defaults``) and the bare ``stdio`` command's, which is served without a parser."""
+    return {
+        "record": None,
+        "log_level": "warn",
+        "revision": None,
+        "page_size": None,
+        "max_message_bytes": None,
+        "tick_ms": None,
+        "update_delay": float(os.environ.get("MCP_TEST_UPDATE_DELAY_SECONDS", "5") or 5),
+        "send_list_changed": os.environ.get("MCP_TEST_SEND_LIST_CHANGED", "").lower() == "true",
+        "expose_env": False,
+        "catalog": None,
+    }
+
+
 def _log_level(value: str) -> str:
+    import argparse
+
     level = _LOG_ALIASES.get(value.lower(), value.lower())
     if level not in LOG_LEVELS:
         raise argparse.ArgumentTypeError(f"invalid level {value!r} (choose from {', '.join(LOG_LEVELS)})")
@@ -44,6 +64,8 @@ def _log_level(value: str) -> str:
 
 def _count(value: str) -> int:
     """A non-negative integer option."""
+    import argparse
+
     try:
         n = int(value)
     except ValueError:
@@ -54,6 +76,8 @@ def _count(value: str) -> int:
 
 
 def _catalogs(value: str) -> list[str]:
+    import argparse
+
     names = [n.strip() for n in value.split(",") if n.strip()]
     unknown = [n for n in names if n not in _core.CATALOGS]
     if unknown or not names:
@@ -62,6 +86,8 @@ def _catalogs(value: str) -> list[str]:
 
 
 def _port(value: str) -> int:
+    import argparse
+
     n = _count(value)
     if n > 65535:
         raise argparse.ArgumentTypeError(f"expected a port 0-65535, got {n}")
@@ -75,7 +101,11 @@ def _default_port() -> int:
         return DEFAULT_PORT
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``command``, only that command gets its options (the others are still
+    listed): building every command's options costs a stdio client's spawn several ms."""
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="everything-mcp",
         description="A Model Context Protocol test server that exercises every corner of the protocol.",
@@ -83,14 +113,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"everything-mcp {_core.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     stdio = commands.add_parser("stdio", help="serve newline-delimited JSON-RPC on stdin/stdout (default)")
-    _add_server_options(stdio)
+    if command in (None, "stdio"):
+        _add_server_options(stdio)
     for name, aliases, text in [
         ("http", ["streamableHttp"], "serve Streamable HTTP at /mcp (and legacy SSE at /sse)"),
         ("sse", [], "serve the legacy HTTP+SSE transport at /sse (and Streamable HTTP at /mcp)"),
     ]:
         p = commands.add_parser(name, aliases=aliases, help=text)
-        _add_server_options(p)
-        _add_http_options(p)
+        if command in (None, name, *aliases):
+            _add_server_options(p)
+            _add_http_options(p)
     config = commands.add_parser("config", help="print a client configuration to paste into Claude, VS Code or Cursor")
     config.add_argument("client", nargs="?", default="json", choices=("claude", "vscode", "cursor", "json"))
     config.add_argument("--name", default="everything", help="the server's name in the configuration")
@@ -99,12 +131,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_server_options(p: argparse.ArgumentParser) -> None:
+    import argparse
+
+    p.set_defaults(**_server_defaults())
     p.add_argument("--record", metavar="FILE", help="append every frame in and out to FILE as JSON lines")
     p.add_argument(
         "--log-level",
         metavar="LEVEL",
         type=_log_level,
-        default="warn",
         help=f"diagnostics on stderr: {', '.join(LOG_LEVELS)} (default: warn)",
     )
     p.add_argument(
@@ -131,13 +165,11 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
         "--update-delay",
         metavar="SECONDS",
         type=float,
-        default=float(os.environ.get("MCP_TEST_UPDATE_DELAY_SECONDS", "5") or 5),
         help="review-lab: seconds from a subscription to the update ($MCP_TEST_UPDATE_DELAY_SECONDS, default 5)",
     )
     p.add_argument(
         "--send-list-changed",
         action=argparse.BooleanOptionalAction,
-        default=os.environ.get("MCP_TEST_SEND_LIST_CHANGED", "").lower() == "true",
         help="review-lab: also send resources/list_changed with the update ($MCP_TEST_SEND_LIST_CHANGED=true)",
     )
     p.add_argument(
@@ -229,7 +261,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args or (args[0] not in _COMMANDS and args[0] not in ("-h", "--help", "--version")):
         if not args or args[0].startswith("-"):
             args = ["stdio", *args]
-    ns = _parser().parse_args(args)
+    if args == ["stdio"]:
+        from types import SimpleNamespace
+
+        ns: Any = SimpleNamespace(command="stdio", **_server_defaults())
+    else:
+        ns = _parser(args[0] if args and args[0] in _COMMANDS else None).parse_args(args)
     if ns.command == "config":
         import json
 
