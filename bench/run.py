@@ -497,6 +497,33 @@ TARGETS = [
 ]
 
 
+def ratios(res: Results, sizes: Sizes) -> list[str]:
+    """Each figure as ours / peer (medians). Above 1 is better for rates, below 1 for times and
+    memory; the `better` column says which way each row reads."""
+    rows: list[tuple[str, str, str, str]] = [
+        ("stdio cold start", "cold_start_ms", "ours", "lower"),
+        ("stdio pipelined req/s", "stdio_rps", "ours", "higher"),
+    ]
+    for c in sizes.connections:
+        for who, label in (("ours", "tape off"), ("ours-tape", "tape on"), ("ours-py", "Python echo")):
+            rows.append((f"HTTP req/s, {c} conn., {label}", f"http_rps_c{c}", who, "higher"))
+        rows.append((f"HTTP p99, {c} conn., tape on", f"http_p99_ms_c{c}", "ours-tape", "lower"))
+    rows += [
+        ("`initialize`/s", "initialize_per_s", "ours", "higher"),
+        (f"KB per idle session at {sizes.memory_sessions[1]:,}", "session_kb_large", "ours", "lower"),
+        (f"RSS after {sizes.load_requests[1]:,} requests", "rss_large_mb", "ours", "lower"),
+    ]
+    peers = ["reference", "python-sdk", "bare-axum"]
+    lines = ["## Ratios, ours / peer", "", "| figure | better | " + " | ".join(peers) + " |", "|---|---|---|---|---|"]
+    for label, figure, who, better in rows:
+        cells = [ratio(res, (figure, who), (figure, peer)) for peer in peers]
+        if all(v is None for v in cells):
+            continue
+        shown = " | ".join("-" if v is None else f"{fmt(v)}" for v in cells)
+        lines.append(f"| {label} | {better} | {shown} |")
+    return [*lines, ""]
+
+
 def report(res: Results, sizes: Sizes, who: list[str], command: str) -> str:
     http_cols: list[tuple[str, str]] = []
     for c in sizes.connections:
@@ -526,7 +553,7 @@ def report(res: Results, sizes: Sizes, who: list[str], command: str) -> str:
         v = t.measure(res)
         shown = "not measured" if v is None else f"{fmt(v)} {t.unit}".strip()
         lines.append(f"| {t.text} | {shown} | {'-' if v is None else ('yes' if t.holds(v) else '**no**')} |")
-    lines += ["", "## Figures", ""]
+    lines += ["", *ratios(res, sizes), "## Figures", ""]
     lines += table(res, "stdio", [("cold_start_ms", "cold start ms"), ("stdio_rps", "pipelined echo req/s")], who)
     lines += table(res, "Streamable HTTP, `tools/call echo` on one session", http_cols, who)
     lines += table(

@@ -377,9 +377,42 @@ impl Message {
         Value::Object(m)
     }
 
-    /// The wire text (compact JSON, no trailing newline).
+    /// The wire text (compact JSON, no trailing newline): the same bytes as `to_value()`
+    /// written out, without building the value first (every outgoing frame comes here).
     pub fn to_json(&self) -> String {
-        self.to_value().to_string()
+        serde_json::to_string(self).unwrap_or_else(|_| self.to_value().to_string())
+    }
+}
+
+impl serde::Serialize for Message {
+    fn serialize<S: serde::Serializer>(&self, out: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = out.serialize_map(None)?;
+        m.serialize_entry("jsonrpc", "2.0")?;
+        match self {
+            Self::Request(r) => {
+                m.serialize_entry("id", &id_value(Some(&r.id)))?;
+                m.serialize_entry("method", &r.method)?;
+                if let Some(p) = &r.params {
+                    m.serialize_entry("params", p)?;
+                }
+            }
+            Self::Notification(n) => {
+                m.serialize_entry("method", &n.method)?;
+                if let Some(p) = &n.params {
+                    m.serialize_entry("params", p)?;
+                }
+            }
+            Self::Response { id, result } => {
+                m.serialize_entry("id", &id_value(Some(id)))?;
+                m.serialize_entry("result", result)?;
+            }
+            Self::Error { id, error } => {
+                m.serialize_entry("id", &id_value(id.as_ref()))?;
+                m.serialize_entry("error", error)?;
+            }
+        }
+        m.end()
     }
 }
 
@@ -416,6 +449,24 @@ fn describe(v: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn to_json_writes_the_bytes_to_value_would() {
+        let frames = [
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"h\u00e9 \"x\""}}}"#,
+            r#"{"jsonrpc":"2.0","id":"a-1","method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":0.5,"total":1}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Echo: hi"}],"n":1e300}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"bad","data":{"uri":"x"}}}"#,
+        ];
+        for frame in frames {
+            let Ok(Frame::Single(message)) = parse_frame(frame.as_bytes()) else {
+                panic!("{frame} did not parse");
+            };
+            assert_eq!(message.to_json(), message.to_value().to_string(), "{frame}");
+        }
+    }
 
     fn err(bytes: &[u8]) -> Invalid {
         match parse_frame(bytes) {

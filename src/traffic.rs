@@ -8,6 +8,7 @@
 use crate::jsonrpc::{Message, RequestId};
 use serde::Serialize;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::Write;
@@ -84,20 +85,21 @@ pub struct FrameMeta {
 }
 
 /// The `http` field of a record: what the HTTP exchange looked like. A plain struct rather than
-/// a JSON value because one is built for every HTTP request while the tape is on.
+/// a JSON value, and all of it in two allocations, because one is built for every HTTP request
+/// while the tape is on.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct HttpMeta {
     /// The request's method (absent on outgoing frames).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub method: Option<String>,
+    pub method: Option<Cow<'static, str>>,
     /// The request's path (absent on outgoing frames).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
+    pub path: Option<Cow<'static, str>>,
     /// The status answered.
     pub status: u16,
-    /// The MCP-relevant request headers, in a fixed order (absent on outgoing frames).
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "header_map")]
-    pub headers: Option<Vec<(&'static str, String)>>,
+    /// The MCP-relevant request headers (absent on outgoing frames).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headers: Option<RecordedHeaders>,
 }
 
 impl HttpMeta {
@@ -110,12 +112,58 @@ impl HttpMeta {
     }
 }
 
-/// `headers` as a JSON object.
-fn header_map<S: serde::Serializer>(
-    headers: &Option<Vec<(&'static str, String)>>,
-    out: S,
-) -> Result<S::Ok, S::Error> {
-    out.collect_map(headers.iter().flatten().map(|(k, v)| (*k, v)))
+/// Request headers as a record keeps them: the values end to end in one string, each name
+/// with where its value ends. Written as a JSON object, in the order they were added.
+#[derive(Debug, Clone, Default)]
+pub struct RecordedHeaders {
+    /// The values, concatenated.
+    text: String,
+    /// (name, end of its value in `text`); the first `len` are used.
+    spans: [(&'static str, u32); RecordedHeaders::MAX],
+    /// How many headers are kept.
+    len: u8,
+}
+
+impl RecordedHeaders {
+    /// Most headers kept (the transports record six).
+    pub const MAX: usize = 8;
+
+    /// Empty, with room for `bytes` of values.
+    pub fn with_capacity(bytes: usize) -> Self {
+        Self {
+            text: String::with_capacity(bytes),
+            ..Self::default()
+        }
+    }
+
+    /// Adds a header (ignored beyond [`Self::MAX`]).
+    pub fn push(&mut self, name: &'static str, value: &str) {
+        let n = usize::from(self.len);
+        if n < Self::MAX {
+            self.text.push_str(value);
+            self.spans[n] = (name, u32::try_from(self.text.len()).unwrap_or(u32::MAX));
+            self.len += 1;
+        }
+    }
+
+    /// The headers, in the order added.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &str)> + '_ {
+        let mut start = 0;
+        self.spans[..usize::from(self.len)]
+            .iter()
+            .map(move |&(name, end)| {
+                let end = end as usize;
+                let value = self.text.get(start..end).unwrap_or("");
+                start = end;
+                (name, value)
+            })
+    }
+}
+
+impl Serialize for RecordedHeaders {
+    fn serialize<S: serde::Serializer>(&self, out: S) -> Result<S::Ok, S::Error> {
+        out.collect_map(self.iter())
+    }
 }
 
 /// What the engine made of a frame; given by the caller, who parsed it anyway. (The parsed
@@ -228,6 +276,73 @@ struct Inner {
     open: HashMap<OpenKey, (u64, Arc<str>)>,
 }
 
+/// A record built outside the recorder's lock; [`Recorder::commit`] fills in its place.
+struct Draft {
+    /// The record, `seq`/`ts`/`t_ns` still unset (unshared, so they can be set in place).
+    record: Arc<Record>,
+    /// What it does to the requests awaiting a response.
+    open: OpenStep,
+}
+
+/// A frame's effect on the requests awaiting a response.
+enum OpenStep {
+    /// A request: awaits its response from now.
+    Start(OpenKey),
+    /// A response or error: answers this request (gets its method and latency).
+    Finish(OpenKey),
+    /// `notifications/cancelled`: this request will never be answered.
+    Forget(OpenKey),
+    /// Anything else.
+    Nothing,
+}
+
+impl Draft {
+    fn new(meta: &FrameMeta, raw: Arc<str>, parsed: Parsed) -> Self {
+        let open = match (&parsed.id, parsed.kind) {
+            (Some(id), Kind::Request) => OpenStep::Start((meta.conn.clone(), meta.dir, id.clone())),
+            (Some(id), Kind::Response | Kind::Error) => {
+                OpenStep::Finish((meta.conn.clone(), meta.dir.reverse(), id.clone()))
+            }
+            (None, Kind::Notification)
+                if parsed.method.as_deref() == Some("notifications/cancelled") =>
+            {
+                serde_json::from_str::<Value>(&raw)
+                    .ok()
+                    .and_then(|m| {
+                        m.pointer("/params/requestId")
+                            .and_then(RequestId::from_value)
+                    })
+                    .map_or(OpenStep::Nothing, |id| {
+                        OpenStep::Forget((meta.conn.clone(), meta.dir, id))
+                    })
+            }
+            _ => OpenStep::Nothing,
+        };
+        let record = Record {
+            v: FORMAT_VERSION,
+            seq: 0,
+            ts: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
+            t_ns: 0,
+            dir: meta.dir,
+            transport: meta.transport,
+            conn: meta.conn.clone(),
+            stream: meta.stream.clone(),
+            event_id: None,
+            http: meta.http.clone(),
+            raw: RawFrame(raw),
+            error: parsed.error,
+            kind: parsed.kind,
+            method: parsed.method,
+            id: parsed.id,
+            latency_ms: None,
+        };
+        Self {
+            record: Arc::new(record),
+            open,
+        }
+    }
+}
+
 impl Recorder {
     /// A recorder that keeps at most `keep` records in memory (`None`: all) and, if `path` is
     /// given, appends every record to it.
@@ -268,8 +383,13 @@ impl Recorder {
 
     /// Records one frame and returns its sequence number.
     pub fn record(&self, meta: &FrameMeta, raw: &str, parsed: Parsed) -> u64 {
+        if !self.capturing {
+            return self.count_only();
+        }
+        // Everything that does not decide the order is built before the lock is taken.
+        let draft = Draft::new(meta, raw.into(), parsed);
         let mut inner = self.lock();
-        let (seq, evicted) = self.append(&mut inner, meta, raw.into(), parsed, None);
+        let (seq, evicted) = self.commit(&mut inner, draft);
         drop(inner);
         drop(evicted); // freeing the oldest record need not hold the lock
         seq
@@ -278,107 +398,84 @@ impl Recorder {
     /// Records an outgoing frame and runs `deliver` (which hands it to the transport) under the
     /// same lock, so the recorded order is the order frames reach the transport. A frame that
     /// could not be delivered (`deliver` returned `false`) is recorded with an `error` saying so.
+    /// With nothing capturing there is no order to keep and the lock is not taken.
     pub fn record_and_deliver<E>(
         &self,
         meta: &FrameMeta,
         raw: Arc<str>,
-        mut parsed: Parsed,
+        parsed: Parsed,
         deliver: impl FnOnce() -> Result<Option<Arc<str>>, E>,
     ) -> bool {
+        if !self.capturing {
+            self.count_only();
+            return deliver().is_ok();
+        }
+        let mut draft = Draft::new(meta, raw, parsed);
         let mut inner = self.lock();
         let delivered = deliver();
-        let event_id = match &delivered {
-            Ok(id) => id.clone(),
-            Err(_) => {
-                parsed.error = Some("not delivered: the connection is closed".into());
-                None
+        if let Some(record) = Arc::get_mut(&mut draft.record) {
+            match &delivered {
+                Ok(id) => record.event_id = id.clone(),
+                Err(_) => record.error = Some("not delivered: the connection is closed".into()),
             }
-        };
-        let (_, evicted) = self.append(&mut inner, meta, raw, parsed, event_id);
+        }
+        let (_, evicted) = self.commit(&mut inner, draft);
         drop(inner);
         drop(evicted); // freeing the oldest record need not hold the lock
         delivered.is_ok()
     }
 
-    fn append(
-        &self,
-        inner: &mut Inner,
-        meta: &FrameMeta,
-        raw: Arc<str>,
-        parsed: Parsed,
-        event_id: Option<Arc<str>>,
-    ) -> (u64, Option<Arc<Record>>) {
-        if !self.capturing {
-            inner.seq += 1;
-            inner.dropped += 1;
-            self.latest.send_replace(inner.seq);
-            return (inner.seq, None);
-        }
+    /// A frame seen while nothing captures: it only takes a `seq`.
+    fn count_only(&self) -> u64 {
+        let mut inner = self.lock();
+        inner.seq += 1;
+        inner.dropped += 1;
+        self.latest.send_replace(inner.seq);
+        inner.seq
+    }
+
+    /// Gives `draft` its place (`seq`, timestamps, the request it answers) and keeps it;
+    /// returns its `seq` and the record that fell off the front, for the caller to free after
+    /// unlocking.
+    fn commit(&self, inner: &mut Inner, mut draft: Draft) -> (u64, Option<Arc<Record>>) {
         // Timestamps are taken under the lock so that `t_ns` never decreases along `seq`.
         let ts = chrono::Utc::now();
         let t_ns = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
         inner.seq += 1;
-        let mut method = parsed.method;
-        let mut latency_ms = None;
-        match (&parsed.id, parsed.kind) {
-            (Some(id), Kind::Request) => {
-                let key = (meta.conn.clone(), meta.dir, id.clone());
-                inner
-                    .open
-                    .insert(key, (t_ns, method.clone().unwrap_or_else(|| "".into())));
-            }
-            (Some(id), Kind::Response | Kind::Error) => {
-                if let Some((t0, m)) =
-                    inner
-                        .open
-                        .remove(&(meta.conn.clone(), meta.dir.reverse(), id.clone()))
-                {
-                    latency_ms = Some(t_ns.saturating_sub(t0) as f64 / 1e6);
-                    method = Some(m);
+        let seq = inner.seq;
+        if let Some(record) = Arc::get_mut(&mut draft.record) {
+            record.seq = seq;
+            record.ts = ts;
+            record.t_ns = t_ns;
+            match draft.open {
+                OpenStep::Start(key) => {
+                    let method = record.method.clone().unwrap_or_else(|| "".into());
+                    inner.open.insert(key, (t_ns, method));
                 }
-            }
-            (None, Kind::Notification) if method.as_deref() == Some("notifications/cancelled") => {
-                // A cancelled request is never answered: forget it.
-                let cancelled = serde_json::from_str::<Value>(&raw).ok().and_then(|m| {
-                    m.pointer("/params/requestId")
-                        .and_then(RequestId::from_value)
-                });
-                if let Some(id) = cancelled {
-                    inner.open.remove(&(meta.conn.clone(), meta.dir, id));
+                OpenStep::Finish(key) => {
+                    if let Some((t0, method)) = inner.open.remove(&key) {
+                        record.latency_ms = Some(t_ns.saturating_sub(t0) as f64 / 1e6);
+                        record.method = Some(method);
+                    }
                 }
+                OpenStep::Forget(key) => {
+                    inner.open.remove(&key);
+                }
+                OpenStep::Nothing => {}
             }
-            _ => {}
         }
-        let record = Record {
-            v: FORMAT_VERSION,
-            seq: inner.seq,
-            ts,
-            t_ns,
-            dir: meta.dir,
-            transport: meta.transport,
-            conn: meta.conn.clone(),
-            stream: meta.stream.clone(),
-            event_id,
-            http: meta.http.clone(),
-            raw: RawFrame(raw),
-            error: parsed.error,
-            kind: parsed.kind,
-            method,
-            id: parsed.id,
-            latency_ms,
-        };
+        let record = draft.record;
         if let Some(file) = inner.file.as_mut() {
-            let mut line = serde_json::to_vec(&record).unwrap_or_default();
+            let mut line = serde_json::to_vec(&*record).unwrap_or_default();
             line.push(b'\n');
             if let Err(e) = file.write_all(&line) {
                 tracing::error!("traffic record file: write failed, recording to it stops: {e}");
                 inner.file = None;
             }
         }
-        let seq = record.seq;
         self.latest.send_replace(seq);
         if self.keep != Some(0) {
-            inner.records.push_back(Arc::new(record));
+            inner.records.push_back(record);
         } else {
             inner.dropped += 1;
         }

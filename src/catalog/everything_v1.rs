@@ -954,7 +954,7 @@ fn completions(registry: &mut Registry) {
 
 /// On `notifications/initialized`: the roots handshake and the two automatic timers.
 fn on_initialized(server: Arc<Server>, session: Arc<Session>) {
-    let capabilities = session.state().client_capabilities;
+    let capabilities = session.read(|s| s.client_capabilities.clone());
     if capabilities.get("roots").is_some() {
         let session = session.clone();
         tokio::spawn(async move {

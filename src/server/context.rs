@@ -167,8 +167,8 @@ impl RequestContext {
     }
 
     /// The client's declared capabilities.
-    pub fn client_capabilities(&self) -> Value {
-        self.session.state().client_capabilities
+    pub fn client_capabilities(&self) -> Arc<Value> {
+        self.session.read(|s| s.client_capabilities.clone())
     }
 }
 

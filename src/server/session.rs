@@ -37,8 +37,9 @@ pub struct SessionState {
     pub revision: Option<Revision>,
     /// `clientInfo` as the client sent it.
     pub client_info: Option<Value>,
-    /// `capabilities` as the client sent it (an object; `{}` before `initialize`).
-    pub client_capabilities: Value,
+    /// `capabilities` as the client sent it (an object; `{}` before `initialize`). Shared:
+    /// every `tools/call` reads it to decide which tools the client can see.
+    pub client_capabilities: Arc<Value>,
     /// Minimum level for `notifications/message`; `None` until `logging/setLevel` (then all
     /// messages are sent, as the reference server does).
     pub log_level: Option<LogLevel>,
@@ -96,7 +97,7 @@ impl Session {
                 phase: Phase::New,
                 revision: None,
                 client_info: None,
-                client_capabilities: Value::Object(Default::default()),
+                client_capabilities: Arc::new(Value::Object(Default::default())),
                 log_level: None,
                 subscriptions: HashSet::new(),
             }),
@@ -112,6 +113,11 @@ impl Session {
     /// A copy of the state.
     pub fn state(&self) -> SessionState {
         lock(&self.state).clone()
+    }
+
+    /// Reads the state under its lock, without copying it.
+    pub fn read<R>(&self, f: impl FnOnce(&SessionState) -> R) -> R {
+        f(&lock(&self.state))
     }
 
     /// Changes the state under its lock.

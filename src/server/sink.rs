@@ -41,10 +41,7 @@ impl Outgoing {
 
 /// One message's wire text and the recorder's view of it.
 fn encode_one(message: &Message) -> (Arc<str>, Parsed) {
-    (
-        Arc::from(message.to_value().to_string()),
-        Parsed::of_message(message),
-    )
+    (Arc::from(message.to_json()), Parsed::of_message(message))
 }
 
 /// The frame could not be handed over: nobody will ever read it.

@@ -72,7 +72,7 @@ async fn sync_roots(session: Arc<Session>) -> Option<Vec<Value>> {
 /// After `initialized`: announce the capability-gated tools this client sees, and sync roots.
 pub fn hooks(registry: &mut Registry) {
     registry.on_initialized.push(Arc::new(|server, session| {
-        let capabilities = session.state().client_capabilities;
+        let capabilities = session.read(|s| s.client_capabilities.clone());
         let visible = server
             .registry()
             .tools
@@ -99,7 +99,7 @@ pub fn hooks(registry: &mut Registry) {
         .on_notification
         .push(Arc::new(|_server, session, method, _params| {
             if method == "notifications/roots/list_changed"
-                && session.state().client_capabilities.get("roots").is_some()
+                && session.read(|s| s.client_capabilities.get("roots").is_some())
             {
                 tokio::spawn(sync_roots(session));
             }

@@ -6,6 +6,7 @@ use crate::protocol::revision::negotiate;
 use crate::server::session::{Phase, Session};
 use crate::server::Server;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// Answers `initialize` and moves the session to [`Phase::Initializing`]. A second
 /// `initialize` on the same connection is refused with `-32600`.
@@ -46,7 +47,7 @@ pub fn initialize(
         s.phase = Phase::Initializing;
         s.revision = Some(revision);
         s.client_info = Some(client_info);
-        s.client_capabilities = capabilities;
+        s.client_capabilities = Arc::new(capabilities);
     });
     let mut result = Map::new();
     result.insert("protocolVersion".into(), revision.as_str().into());

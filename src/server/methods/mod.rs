@@ -24,7 +24,7 @@ pub async fn call(
     match method {
         "logging/setLevel" => logging::set_level(&ctx, &params),
         "tools/list" => tools::list(server, &ctx, &params),
-        "tools/call" => tools::call(server, ctx, &params).await,
+        "tools/call" => tools::call(server, ctx, params).await,
         "resources/list" => resources::list(server, &ctx, &params),
         "resources/templates/list" => resources::list_templates(server, &ctx, &params),
         "resources/read" => resources::read(server, ctx, &params).await,
@@ -64,6 +64,18 @@ pub fn required_object(
             "missing required \"{key}\""
         ))),
         Some(_) => optional_object(params, key),
+    }
+}
+
+/// An optional object parameter (absent → empty), or `-32602` naming it; taken out of
+/// `params` rather than copied.
+pub fn take_optional_object(
+    params: &mut Map<String, Value>,
+    key: &str,
+) -> Result<Map<String, Value>, ErrorObject> {
+    match params.get_mut(key) {
+        Some(Value::Object(m)) => Ok(std::mem::take(m)),
+        _ => optional_object(params, key),
     }
 }
 

@@ -1,7 +1,7 @@
 //! `tools/list` and `tools/call`: listing shaped per revision, argument validation against the
 //! tool's `inputSchema` (a failure is an `isError` result, SEP-1303), and running the handler.
 
-use super::{optional_object, required_str};
+use super::{required_str, take_optional_object};
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::shape::Shape;
 use crate::server::context::RequestContext;
@@ -39,10 +39,11 @@ pub fn list(
 pub async fn call(
     server: &Server,
     ctx: RequestContext,
-    params: &Map<String, Value>,
+    mut params: Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
-    let name = required_str(params, "name")?;
-    let arguments = optional_object(params, "arguments")?;
+    required_str(&params, "name")?; // a missing name is reported before bad arguments
+    let arguments = take_optional_object(&mut params, "arguments")?;
+    let name = required_str(&params, "name")?;
     let capabilities = ctx.client_capabilities();
     let tool = server
         .registry()

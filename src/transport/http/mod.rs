@@ -9,7 +9,9 @@ pub mod sse;
 pub mod streamable;
 
 use crate::server::Server;
-use crate::traffic::{Direction, FrameMeta, HttpMeta, Kind, Parsed, TransportKind};
+use crate::traffic::{
+    Direction, FrameMeta, HttpMeta, Kind, Parsed, RecordedHeaders, TransportKind,
+};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
@@ -20,6 +22,7 @@ use axum::serve::ListenerExt;
 use axum::Router;
 use serde_json::json;
 use sessions::{HttpSession, SessionTable};
+use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -123,16 +126,29 @@ pub fn http_meta(
     status: StatusCode,
     headers: &HeaderMap,
 ) -> Arc<HttpMeta> {
-    let recorded = RECORDED_HEADERS
-        .iter()
-        .filter_map(|&name| Some((name, headers.get(name)?.to_str().ok()?.to_string())))
-        .collect();
+    let mut recorded = RecordedHeaders::with_capacity(128);
+    for name in RECORDED_HEADERS {
+        if let Some(value) = headers.get(name).and_then(|v| v.to_str().ok()) {
+            recorded.push(name, value);
+        }
+    }
     Arc::new(HttpMeta {
-        method: Some(method.as_str().to_string()),
-        path: Some(path.to_string()),
+        method: Some(static_or_owned(method.as_str(), &KNOWN_METHODS)),
+        path: Some(static_or_owned(path, &KNOWN_PATHS)),
         status: status.as_u16(),
         headers: Some(recorded),
     })
+}
+
+/// Methods and paths a record names without an allocation of its own.
+const KNOWN_METHODS: [&str; 4] = ["POST", "GET", "DELETE", "OPTIONS"];
+const KNOWN_PATHS: [&str; 4] = ["/mcp", "/sse", "/message", "/health"];
+
+fn static_or_owned(s: &str, known: &[&'static str]) -> Cow<'static, str> {
+    known
+        .iter()
+        .find(|k| **k == s)
+        .map_or_else(|| Cow::Owned(s.to_string()), |k| Cow::Borrowed(*k))
 }
 
 /// A transport-level refusal: the HTTP status, a JSON-RPC error body (code `code`, null id),

@@ -17,6 +17,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
+use bytes::BytesMut;
 use futures::StreamExt;
 use std::sync::Arc;
 use std::task::Poll;
@@ -318,13 +319,38 @@ async fn serve_request(
     // so a client that loses the stream can resume it with Last-Event-ID.
     let priming = (session.core.revision() >= Revision::V2025_11_25)
         .then(|| sse::event(None, Some(&priming_id), Some(state.config.sse_retry), ""));
-    let mut response = sse_response(state, priming.into_iter().collect(), rx, None);
+    let mut response = if rx.is_closed() {
+        // Answered before the response started (most requests): the whole stream is known, so
+        // it goes out as one body with a Content-Length, without the streaming machinery.
+        sse::response(Body::from(complete_stream(priming, rx)))
+    } else {
+        sse_response(state, priming.into_iter().collect(), rx, None)
+    };
     if let Some(id) = session_header {
         response
             .headers_mut()
             .insert(HeaderName::from_static(SESSION_HEADER), id);
     }
     response
+}
+
+/// The SSE body of a stream that has ended: `first`, then every event left in `rx`.
+fn complete_stream(first: Option<Bytes>, mut rx: mpsc::UnboundedReceiver<Event>) -> Bytes {
+    let mut events = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        events.push(sse::message(e.id.as_deref(), &e.data));
+    }
+    match (first, events.len()) {
+        (None, 1) => events.pop().unwrap_or_default(),
+        (first, _) => {
+            let size = first.iter().chain(&events).map(Bytes::len).sum();
+            let mut body = BytesMut::with_capacity(size);
+            for part in first.iter().chain(&events) {
+                body.extend_from_slice(part);
+            }
+            body.freeze()
+        }
+    }
 }
 
 /// Whether an `initialize` answer is an error (then no session is issued).
