@@ -67,7 +67,7 @@ def install_reference() -> None:
     if shutil.which("npm") is None:
         raise SystemExit("npm not found: install Node.js 20+ (with npm) first")
     REF_PREFIX.mkdir(parents=True, exist_ok=True)
-    subprocess.run(INSTALL_CMD, check=True)
+    subprocess.run(INSTALL_CMD, check=True, timeout=600)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -170,6 +170,9 @@ impl Serialize for RecordedHeaders {
 /// JSON itself is not kept: a record's `msg` is parsed from `raw` when the record is read.)
 #[derive(Debug, Clone)]
 pub struct Parsed {
+    /// Whether the recorded text is the frame exactly, so a reader may parse `msg` from it:
+    /// false when invalid UTF-8 was replaced or the frame was cut (then `msg` is null).
+    pub exact: bool,
     /// Why the frame is invalid, if it is.
     pub error: Option<String>,
     /// The kind of message.
@@ -191,6 +194,7 @@ impl Parsed {
             Message::Error { .. } => Kind::Error,
         };
         Self {
+            exact: true,
             error: None,
             kind,
             method: message.method().map(Arc::from),
@@ -278,8 +282,8 @@ struct Inner {
 
 /// A record built outside the recorder's lock; [`Recorder::commit`] fills in its place.
 struct Draft {
-    /// The record, `seq`/`ts`/`t_ns` still unset (unshared, so they can be set in place).
-    record: Arc<Record>,
+    /// The record, `seq`/`ts`/`t_ns` still unset.
+    record: Record,
     /// What it does to the requests awaiting a response.
     open: OpenStep,
 }
@@ -329,17 +333,17 @@ impl Draft {
             stream: meta.stream.clone(),
             event_id: None,
             http: meta.http.clone(),
-            raw: RawFrame(raw),
+            raw: RawFrame {
+                text: raw,
+                exact: parsed.exact,
+            },
             error: parsed.error,
             kind: parsed.kind,
             method: parsed.method,
             id: parsed.id,
             latency_ms: None,
         };
-        Self {
-            record: Arc::new(record),
-            open,
-        }
+        Self { record, open }
     }
 }
 
@@ -407,17 +411,16 @@ impl Recorder {
         deliver: impl FnOnce() -> Result<Option<Arc<str>>, E>,
     ) -> bool {
         if !self.capturing {
+            let delivered = deliver().is_ok();
             self.count_only();
-            return deliver().is_ok();
+            return delivered;
         }
         let mut draft = Draft::new(meta, raw, parsed);
         let mut inner = self.lock();
         let delivered = deliver();
-        if let Some(record) = Arc::get_mut(&mut draft.record) {
-            match &delivered {
-                Ok(id) => record.event_id = id.clone(),
-                Err(_) => record.error = Some("not delivered: the connection is closed".into()),
-            }
+        match &delivered {
+            Ok(id) => draft.record.event_id = id.clone(),
+            Err(_) => draft.record.error = Some("not delivered: the connection is closed".into()),
         }
         let (_, evicted) = self.commit(&mut inner, draft);
         drop(inner);
@@ -443,7 +446,8 @@ impl Recorder {
         let t_ns = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
         inner.seq += 1;
         let seq = inner.seq;
-        if let Some(record) = Arc::get_mut(&mut draft.record) {
+        {
+            let record = &mut draft.record;
             record.seq = seq;
             record.ts = ts;
             record.t_ns = t_ns;
@@ -464,7 +468,7 @@ impl Recorder {
                 OpenStep::Nothing => {}
             }
         }
-        let record = draft.record;
+        let record = Arc::new(draft.record);
         if let Some(file) = inner.file.as_mut() {
             let mut line = serde_json::to_vec(&*record).unwrap_or_default();
             line.push(b'\n');
@@ -501,6 +505,7 @@ impl Recorder {
         let raw = String::from_utf8_lossy(keep).into_owned();
         let error = format!("{error} (raw truncated to {} of {size} bytes)", keep.len());
         let parsed = Parsed {
+            exact: false,
             error: Some(error),
             kind: Kind::Invalid,
             method: None,
@@ -566,14 +571,22 @@ impl Direction {
 /// Parsing when a record is read rather than keeping both halves a tape's memory and takes a
 /// copy of every message off the request path.
 #[derive(Debug, Clone)]
-pub struct RawFrame(pub Arc<str>);
+pub struct RawFrame {
+    /// The frame text.
+    pub text: Arc<str>,
+    /// Whether `text` is the frame exactly ([`Parsed::exact`]); if not, `msg` is null.
+    pub exact: bool,
+}
 
 impl Serialize for RawFrame {
     fn serialize<S: serde::Serializer>(&self, out: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let msg = serde_json::from_str::<Value>(&self.0).ok();
+        let msg = self
+            .exact
+            .then(|| serde_json::from_str::<Value>(&self.text).ok())
+            .flatten();
         let mut map = out.serialize_map(Some(2))?;
-        map.serialize_entry("raw", &*self.0)?;
+        map.serialize_entry("raw", &*self.text)?;
         map.serialize_entry("msg", &msg)?;
         map.end()
     }
@@ -612,6 +625,7 @@ mod tests {
     fn responses_get_method_and_latency_of_their_request() {
         let r = Recorder::new(None, None).unwrap();
         let req = Parsed {
+            exact: true,
             error: None,
             kind: Kind::Request,
             method: Some("tools/list".into()),
@@ -619,6 +633,7 @@ mod tests {
         };
         r.record(&meta(Direction::In), "{}", req);
         let resp = Parsed {
+            exact: true,
             error: None,
             kind: Kind::Response,
             method: None,
@@ -639,6 +654,7 @@ mod tests {
 
     fn ping(r: &Recorder) -> u64 {
         let p = Parsed {
+            exact: true,
             error: None,
             kind: Kind::Notification,
             method: Some("x".into()),
@@ -671,6 +687,7 @@ mod tests {
     fn cancelled_and_closed_requests_are_forgotten() {
         let r = Recorder::new(None, None).unwrap();
         let req = |id: i64| Parsed {
+            exact: true,
             error: None,
             kind: Kind::Request,
             method: Some("m".into()),
@@ -679,6 +696,7 @@ mod tests {
         r.record(&meta(Direction::In), "{}", req(1));
         r.record(&meta(Direction::In), "{}", req(2));
         let cancel = Parsed {
+            exact: true,
             error: None,
             kind: Kind::Notification,
             method: Some("notifications/cancelled".into()),

@@ -56,3 +56,23 @@ def test_record_file_survives_sigterm(tmp_path: Path) -> None:
     assert garbage.error == "Parse error: expected value at line 1 column 1"
     assert records[0].ts.endswith("Z") and len(records[0].ts) == len("2026-01-01T00:00:00.000000Z")
     assert [r.t_ns for r in records] == sorted(r.t_ns for r in records)
+
+
+def test_frames_not_recorded_exactly_have_no_msg(tmp_path: Path) -> None:
+    # `msg` is the frame parsed. A frame whose invalid UTF-8 had to be replaced in `raw`, or one
+    # cut because it was too large, has no `msg` even when what is left would parse.
+    path = tmp_path / "traffic.jsonl"
+    server = StdioServer("stdio", "--record", str(path), "--max-message-bytes", "300")
+    try:
+        server.initialize()
+        server.write(b'{"jsonrpc":"2.0","id":5,"method":"ping","x":"\xff"}\n')
+        assert server.recv()["error"]["code"] == -32700
+        server.write(b'{"jsonrpc":"2.0","id":6,"method":"ping"}' + b" " * 400 + b"\n")
+        assert server.recv()["error"]["code"] == -32600
+        server.request(7, "ping")
+    finally:
+        server.stop()
+    invalid = [r for r in load_records(path) if r.kind == "invalid"]
+    assert len(invalid) == 2
+    assert invalid[0].raw == '{"jsonrpc":"2.0","id":5,"method":"ping","x":"\ufffd"}' and invalid[0].msg is None
+    assert invalid[1].raw.startswith('{"jsonrpc":"2.0","id":6,"method":"ping"}') and invalid[1].msg is None

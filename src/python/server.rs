@@ -247,7 +247,11 @@ impl Server {
             .http
             .lock_py_attached(py)
             .unwrap_or_else(|e| e.into_inner());
-        running.as_ref().map(|r| format!("http://{}", r.addr))
+        // Not `SocketAddr`'s own display: an IPv6 scope id (`%2`) has no place in a URL.
+        running.as_ref().map(|r| match r.addr {
+            std::net::SocketAddr::V4(a) => format!("http://{a}"),
+            std::net::SocketAddr::V6(a) => format!("http://[{}]:{}", a.ip(), a.port()),
+        })
     }
 
     /// Blocks until `stop()` is called (from another thread) or a signal handler raises.

@@ -54,6 +54,8 @@ const METHODS: &[&str] = &[
 pub struct Decoded {
     /// The frame as text (invalid UTF-8 replaced), for the record.
     text: String,
+    /// Whether `text` is the frame exactly (no invalid UTF-8 was replaced).
+    exact: bool,
     /// The decision: messages to handle, or the error to answer with.
     frame: Result<Frame, Invalid>,
 }
@@ -101,12 +103,15 @@ impl Server {
     /// `session` is `None` for a frame that arrived outside any session (an HTTP POST without
     /// `Mcp-Session-Id`): batches are refused there.
     pub fn decode(&self, session: Option<&Session>, raw: &[u8]) -> Decoded {
-        let text = String::from_utf8_lossy(raw).into_owned();
+        let text = String::from_utf8_lossy(raw);
+        let exact = matches!(text, std::borrow::Cow::Borrowed(_));
+        let text = text.into_owned();
         let value = match jsonrpc::parse_json(raw) {
             Ok(v) => v,
             Err(invalid) => {
                 return Decoded {
                     text,
+                    exact,
                     frame: Err(invalid),
                 }
             }
@@ -121,7 +126,7 @@ impl Server {
             Some(e) => Err(Invalid::anonymous(ErrorObject::invalid_request(e))),
             None => jsonrpc::frame_from_value(value),
         };
-        Decoded { text, frame }
+        Decoded { text, exact, frame }
     }
 
     /// Takes one incoming frame of `session` (one stdio line, one HTTP body). `sink` is where
@@ -146,10 +151,11 @@ impl Server {
         http: Option<Arc<HttpMeta>>,
     ) -> Work {
         let meta = inbound_meta(session, http);
-        let Decoded { text, frame } = decoded;
+        let Decoded { text, exact, frame } = decoded;
         match frame {
             Err(invalid) => {
-                self.recorder.record(&meta, &text, invalid_parsed(&invalid));
+                self.recorder
+                    .record(&meta, &text, invalid_parsed(&invalid, exact));
                 Work::Reply(Outgoing::One(invalid.into_message()))
             }
             Ok(Frame::Single(message)) => {
@@ -159,6 +165,7 @@ impl Server {
             }
             Ok(Frame::Batch(items)) => {
                 let batch = Parsed {
+                    exact: true,
                     error: None,
                     kind: Kind::Batch,
                     method: None,
@@ -440,8 +447,9 @@ fn outcome_message(id: RequestId, result: Result<Value, ErrorObject>) -> Message
 }
 
 /// The recorder's view of a frame that is not a valid message.
-fn invalid_parsed(invalid: &Invalid) -> Parsed {
+fn invalid_parsed(invalid: &Invalid, exact: bool) -> Parsed {
     Parsed {
+        exact,
         error: Some(invalid.error.message.clone()),
         kind: Kind::Invalid,
         method: None,

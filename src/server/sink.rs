@@ -28,6 +28,7 @@ impl Outgoing {
                 (
                     text,
                     Parsed {
+                        exact: true,
                         error: None,
                         kind: Kind::Batch,
                         method: None,

@@ -192,6 +192,7 @@ impl Refusal {
         };
         let text = String::from_utf8_lossy(body);
         let parsed = Parsed {
+            exact: matches!(text, Cow::Borrowed(_)),
             error: Some(self.message.clone()),
             kind: Kind::Http,
             method: None,
@@ -206,6 +207,7 @@ impl Refusal {
             ..meta_in
         };
         let parsed = Parsed {
+            exact: true,
             error: None,
             kind: Kind::Error,
             method: None,
@@ -238,6 +240,7 @@ pub fn record_exchange(
         http: Some(http_meta(method, path, status, headers)),
     };
     let parsed = Parsed {
+        exact: true,
         error: None,
         kind: Kind::Http,
         method: None,
