@@ -28,6 +28,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+use tower::{Layer, ServiceExt};
 use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
 
 /// How the HTTP transports behave. `Default` is what the CLI uses without flags.
@@ -308,12 +309,29 @@ pub fn app(state: Arc<HttpState>) -> Router {
         .route("/sse", get(legacy_sse::get))
         .route("/message", axum::routing::post(legacy_sse::post))
         .route("/health", get(health))
-        .layer(cors)
+        .layer(middleware::from_fn_with_state(cors, cors_for_browsers))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             dns_rebinding_guard,
         ))
         .with_state(state)
+}
+
+/// CORS for requests that carry an `Origin` (browsers, and their preflights); other clients
+/// need none of its headers, and skipping it saves every such request its work.
+async fn cors_for_browsers(
+    State(cors): State<CorsLayer>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if request.headers().contains_key(header::ORIGIN) {
+        match cors.layer(next).oneshot(request).await {
+            Ok(response) => response,
+            Err(never) => match never {},
+        }
+    } else {
+        next.run(request).await
+    }
 }
 
 /// Binds `host:port`; when the port is taken (and `strict` is false), tries the next 20.

@@ -104,7 +104,13 @@ fn session_gone(id: &str) -> Refusal {
 }
 
 /// `POST /mcp`.
-pub async fn post(State(state): State<Arc<HttpState>>, headers: HeaderMap, body: Body) -> Response {
+pub async fn post(
+    State(state): State<Arc<HttpState>>,
+    request: axum::extract::Request,
+) -> Response {
+    // Taken apart rather than extracted as `HeaderMap`, which would copy every header.
+    let (parts, body) = request.into_parts();
+    let headers = parts.headers;
     let m = &Method::POST;
     if !accepts(&headers, "application/json") || !accepts(&headers, "text/event-stream") {
         let r = Refusal::new(
