@@ -315,16 +315,12 @@ def first_answer_ms(cmd: list[str], request: bytes, timeout: float = 60) -> floa
     return elapsed
 
 
-def cold_start_ms(cmd: list[str]) -> float:
-    return first_answer_ms(cmd, INITIALIZE)
-
-
 def bench_cold_start(cs: list[Contender], sizes: Sizes, out: Results) -> None:
     runnable = [c for c in cs if c.stdio]
     for r in range(sizes.cold_starts):
         for c in rotated(runnable, r):
             assert c.stdio is not None
-            out.add("cold_start_ms", c.name, cold_start_ms(c.stdio))
+            out.add("cold_start_ms", c.name, first_answer_ms(c.stdio, INITIALIZE))
 
 
 def bench_stdio(cs: list[Contender], sizes: Sizes, out: Results) -> None:

@@ -5,7 +5,7 @@
 //! the error object to send back and, when it could be read, the request id to echo.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::fmt;
 
 /// The standard JSON-RPC error codes (and the MCP ones the server uses).
@@ -344,46 +344,20 @@ impl Message {
         }
     }
 
-    /// The wire form, with members in the conventional order.
+    /// The wire form, with members in the conventional order (the `Serialize` impl below).
     pub fn to_value(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("jsonrpc".into(), "2.0".into());
-        match self {
-            Self::Request(r) => {
-                m.insert("id".into(), id_value(Some(&r.id)));
-                m.insert("method".into(), r.method.clone().into());
-                if let Some(p) = &r.params {
-                    m.insert("params".into(), p.clone());
-                }
-            }
-            Self::Notification(n) => {
-                m.insert("method".into(), n.method.clone().into());
-                if let Some(p) = &n.params {
-                    m.insert("params".into(), p.clone());
-                }
-            }
-            Self::Response { id, result } => {
-                m.insert("id".into(), id_value(Some(id)));
-                m.insert("result".into(), result.clone());
-            }
-            Self::Error { id, error } => {
-                m.insert("id".into(), id_value(id.as_ref()));
-                m.insert(
-                    "error".into(),
-                    serde_json::to_value(error).unwrap_or(Value::Null),
-                );
-            }
-        }
-        Value::Object(m)
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
-    /// The wire text (compact JSON, no trailing newline): the same bytes as `to_value()`
-    /// written out, without building the value first (every outgoing frame comes here).
+    /// The wire text (compact JSON, no trailing newline), written without building the value
+    /// first (every outgoing frame comes here).
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_else(|_| self.to_value().to_string())
+        serde_json::to_string(self).unwrap_or_default()
     }
 }
 
+/// The one definition of a message's wire shape: `jsonrpc`, then `id`, `method`, `params`,
+/// `result` or `error`.
 impl serde::Serialize for Message {
     fn serialize<S: serde::Serializer>(&self, out: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;

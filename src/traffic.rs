@@ -387,16 +387,10 @@ impl Recorder {
 
     /// Records one frame and returns its sequence number.
     pub fn record(&self, meta: &FrameMeta, raw: &str, parsed: Parsed) -> u64 {
-        if !self.capturing {
-            return self.count_only();
-        }
-        // Everything that does not decide the order is built before the lock is taken.
-        let draft = Draft::new(meta, raw.into(), parsed);
-        let mut inner = self.lock();
-        let (seq, evicted) = self.commit(&mut inner, draft);
-        drop(inner);
-        drop(evicted); // freeing the oldest record need not hold the lock
-        seq
+        self.keep(meta, raw, parsed, || {
+            Ok::<_, std::convert::Infallible>(None)
+        })
+        .0
     }
 
     /// Records an outgoing frame and runs `deliver` (which hands it to the transport) under the
@@ -410,22 +404,35 @@ impl Recorder {
         parsed: Parsed,
         deliver: impl FnOnce() -> Result<Option<Arc<str>>, E>,
     ) -> bool {
+        self.keep(meta, raw, parsed, deliver).1
+    }
+
+    /// Both of the above: runs `deliver` and records the frame (with the SSE event id it got,
+    /// or the failure) in one step under the lock; returns its `seq` and whether it was
+    /// delivered. The frame text becomes an `Arc` only when something captures.
+    fn keep<E>(
+        &self,
+        meta: &FrameMeta,
+        raw: impl Into<Arc<str>>,
+        parsed: Parsed,
+        deliver: impl FnOnce() -> Result<Option<Arc<str>>, E>,
+    ) -> (u64, bool) {
         if !self.capturing {
             let delivered = deliver().is_ok();
-            self.count_only();
-            return delivered;
+            return (self.count_only(), delivered);
         }
-        let mut draft = Draft::new(meta, raw, parsed);
+        // Everything that does not decide the order is built before the lock is taken.
+        let mut draft = Draft::new(meta, raw.into(), parsed);
         let mut inner = self.lock();
         let delivered = deliver();
         match &delivered {
             Ok(id) => draft.record.event_id = id.clone(),
             Err(_) => draft.record.error = Some("not delivered: the connection is closed".into()),
         }
-        let (_, evicted) = self.commit(&mut inner, draft);
+        let (seq, evicted) = self.commit(&mut inner, draft);
         drop(inner);
         drop(evicted); // freeing the oldest record need not hold the lock
-        delivered.is_ok()
+        (seq, delivered.is_ok())
     }
 
     /// A frame seen while nothing captures: it only takes a `seq`.

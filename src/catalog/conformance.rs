@@ -10,7 +10,6 @@ use crate::server::registry::{
     prompt_fn, resource_fn, template_fn, tool_fn, HandlerError, Prompt, Registry, Resource,
     ResourceTemplate, Tool,
 };
-use crate::server::uri_template::UriTemplate;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -329,16 +328,15 @@ fn resources() -> Vec<Resource> {
 
 fn template() -> Result<ResourceTemplate, Error> {
     let uri_template = "test://template/{id}/data";
-    Ok(ResourceTemplate {
-        definition: object(json!({
+    ResourceTemplate::new(
+        json!({
             "uriTemplate": uri_template,
             "name": "template",
             "title": "Resource Template",
             "description": "A resource template with parameter substitution",
             "mimeType": "application/json"
-        })),
-        template: UriTemplate::parse(uri_template).map_err(Error::Definition)?,
-        handler: template_fn(|_, uri, vars| async move {
+        }),
+        template_fn(|_, uri, vars| async move {
             let id = vars
                 .get("id")
                 .and_then(Value::as_str)
@@ -351,7 +349,7 @@ fn template() -> Result<ResourceTemplate, Error> {
                 json!({ "uri": uri, "mimeType": "application/json", "text": text }),
             ])
         }),
-    })
+    )
 }
 
 /// A user message with one content block.

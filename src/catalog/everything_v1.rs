@@ -21,7 +21,6 @@ use crate::server::registry::{
     HandlerError, Prompt, Registry, Resource, ResourceTemplate, Tool, ToolFn,
 };
 use crate::server::session::Session;
-use crate::server::uri_template::UriTemplate;
 use crate::server::Server;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -307,14 +306,13 @@ fn static_resource(id: usize) -> Resource {
 /// `test://static/resource/{id}`: the same contents for 1..=100, else `Unknown resource`.
 fn template() -> Result<ResourceTemplate, Error> {
     let uri_template = "test://static/resource/{id}";
-    Ok(ResourceTemplate {
-        definition: object(json!({
+    ResourceTemplate::new(
+        json!({
             "uriTemplate": uri_template,
             "name": "Static Resource",
             "description": "A static resource with a numeric ID"
-        })),
-        template: UriTemplate::parse(uri_template).map_err(Error::Definition)?,
-        handler: template_fn(|_, uri, vars| async move {
+        }),
+        template_fn(|_, uri, vars| async move {
             let id = vars
                 .get("id")
                 .and_then(Value::as_str)
@@ -325,7 +323,7 @@ fn template() -> Result<ResourceTemplate, Error> {
                 None => Err(fail(format!("Unknown resource: {uri}"))),
             }
         }),
-    })
+    )
 }
 
 /// v1's `resources/list` paging: 10 per page, cursor `btoa(String(startIndex))`. A cursor

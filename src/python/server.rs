@@ -11,7 +11,6 @@ use crate::server::registry::{
     prompt_fn, resource_fn, template_fn, tool_fn, HandlerError, HandlerResult, ListKind, Prompt,
     Resource, ResourceTemplate, Tool,
 };
-use crate::server::uri_template::UriTemplate;
 use crate::server::{Server as CoreServer, ServerConfig};
 use crate::transport::http::{self, guard::Allowlist, HttpConfig, HttpState};
 use crate::transport::{memory, relay, stdio};
@@ -370,17 +369,7 @@ impl Server {
     /// Registers a resource template: `definition` (JSON text with `uriTemplate`),
     /// `invoker(uri, variables_json, context) -> contents_json`.
     fn add_template(&self, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
-        let Value::Object(definition) = args::json(definition)? else {
-            return Err(ConfigError::new_err(
-                "a template definition must be an object",
-            ));
-        };
-        let uri_template = definition
-            .get("uriTemplate")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let template = UriTemplate::parse(&uri_template).map_err(ConfigError::new_err)?;
+        let definition = args::json(definition)?;
         let invoker = Arc::new(invoker);
         let handle = self.handle.clone();
         let handler = template_fn(move |ctx, uri, vars| {
@@ -392,11 +381,8 @@ impl Server {
             );
             async move { contents(call.await?) }
         });
-        self.core.add_template(ResourceTemplate {
-            definition,
-            template,
-            handler,
-        });
+        self.core
+            .add_template(ResourceTemplate::new(definition, handler).map_err(to_py)?);
         Ok(())
     }
 

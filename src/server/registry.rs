@@ -170,6 +170,29 @@ pub struct ResourceTemplate {
     pub handler: TemplateFn,
 }
 
+impl ResourceTemplate {
+    /// A template from its definition (which must have a string `uriTemplate`, parsed here
+    /// into the matcher) and handler.
+    pub fn new(definition: Value, handler: TemplateFn) -> Result<Self, Error> {
+        let Value::Object(definition) = definition else {
+            return Err(Error::Definition(
+                "a template definition must be a JSON object".into(),
+            ));
+        };
+        let uri_template = definition
+            .get("uriTemplate")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let template =
+            super::uri_template::UriTemplate::parse(uri_template).map_err(Error::Definition)?;
+        Ok(Self {
+            definition,
+            template,
+            handler,
+        })
+    }
+}
+
 /// A prompt: its `prompts/list` entry and how to render it.
 #[derive(Clone)]
 pub struct Prompt {

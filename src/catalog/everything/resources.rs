@@ -10,7 +10,6 @@ use crate::server::registry::{
     complete_fn, prompt_fn, resource_fn, template_fn, CompletionKey, HandlerError, Prompt,
     Registry, Resource, ResourceTemplate,
 };
-use crate::server::uri_template::UriTemplate;
 use base64::Engine;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -80,17 +79,16 @@ pub fn load(registry: &mut Registry) -> Result<(), Error> {
         let blob = kind == "Blob";
         registry.templates.insert(
             uri_template.clone(),
-            ResourceTemplate {
-                definition: object(json!({ "name": format!("Dynamic {kind} Resource"), "uriTemplate": uri_template, "mimeType": mime, "description": what })),
-                template: UriTemplate::parse(&uri_template).map_err(Error::Definition)?,
-                handler: template_fn(move |_, uri, vars| async move {
+            ResourceTemplate::new(
+                json!({ "name": format!("Dynamic {kind} Resource"), "uriTemplate": uri_template, "mimeType": mime, "description": what }),
+                template_fn(move |_, uri, vars| async move {
                     let id = vars.get("resourceId").and_then(Value::as_str).and_then(positive_id);
                     let Some(id) = id else {
                         return Err(HandlerError::Rpc(ErrorObject::new(-32603, format!("Unknown resource: {uri}"))));
                     };
                     Ok(vec![if blob { blob_resource(&uri, id) } else { text_resource(&uri, id) }])
                 }),
-            },
+            )?,
         );
         let key = CompletionKey { ref_type: "ref/resource".into(), ref_name: uri_template, argument: "resourceId".into() };
         registry.completions.insert(key, complete_fn(|_, value, _| async move { Ok(positive_id(&value).map(|_| vec![value]).unwrap_or_default()) }));

@@ -61,20 +61,10 @@ where
         if ended || stopped.as_mut().poll(cx).is_ready() {
             return Poll::Ready(None);
         }
-        let mut first: Option<Bytes> = None;
-        let mut more = BytesMut::new();
+        let mut ready = Vec::new();
         loop {
             match events.as_mut().poll_next(cx) {
-                Poll::Ready(Some(event)) => match &first {
-                    None => first = Some(event),
-                    Some(head) => {
-                        if more.is_empty() {
-                            more.reserve(head.len() + event.len() + 64);
-                            more.extend_from_slice(head);
-                        }
-                        more.extend_from_slice(&event);
-                    }
-                },
+                Poll::Ready(Some(event)) => ready.push(event),
                 Poll::Ready(None) => {
                     ended = true;
                     break;
@@ -82,10 +72,9 @@ where
                 Poll::Pending => break,
             }
         }
-        if let Some(head) = first {
+        if !ready.is_empty() {
             idle = None;
-            let chunk = if more.is_empty() { head } else { more.freeze() };
-            return Poll::Ready(Some(Ok::<_, Infallible>(chunk)));
+            return Poll::Ready(Some(Ok::<_, Infallible>(concat(ready))));
         }
         if ended {
             return Poll::Ready(None);
@@ -98,6 +87,18 @@ where
         Poll::Pending
     });
     Body::from_stream(stream)
+}
+
+/// Events end to end, as one chunk (the only one as it is, without a copy).
+pub fn concat(mut parts: Vec<Bytes>) -> Bytes {
+    if parts.len() == 1 {
+        return parts.pop().unwrap_or_default();
+    }
+    let mut out = BytesMut::with_capacity(parts.iter().map(Bytes::len).sum());
+    for part in &parts {
+        out.extend_from_slice(part);
+    }
+    out.freeze()
 }
 
 /// An SSE response around `body`, with the headers streaming needs through proxies.

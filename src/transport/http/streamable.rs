@@ -17,7 +17,6 @@ use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use bytes::BytesMut;
 use futures::StreamExt;
 use std::sync::Arc;
 use std::task::Poll;
@@ -342,21 +341,11 @@ async fn serve_request(
 
 /// The SSE body of a stream that has ended: `first`, then every event left in `rx`.
 fn complete_stream(first: Option<Bytes>, mut rx: mpsc::UnboundedReceiver<Event>) -> Bytes {
-    let mut events = Vec::new();
+    let mut events: Vec<Bytes> = first.into_iter().collect();
     while let Ok(e) = rx.try_recv() {
         events.push(sse::message(e.id.as_deref(), &e.data));
     }
-    match (first, events.len()) {
-        (None, 1) => events.pop().unwrap_or_default(),
-        (first, _) => {
-            let size = first.iter().chain(&events).map(Bytes::len).sum();
-            let mut body = BytesMut::with_capacity(size);
-            for part in first.iter().chain(&events) {
-                body.extend_from_slice(part);
-            }
-            body.freeze()
-        }
-    }
+    sse::concat(events)
 }
 
 /// Whether an `initialize` answer is an error (then no session is issued).
