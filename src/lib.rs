@@ -16,6 +16,14 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// A hash map for the per-request paths (the recorder's open requests, a session's in-flight
+/// requests and streams, the session table): std's map with foldhash instead of SipHash, whose
+/// hashing showed in the request path's profile. Keys are ids the server hands out or checks.
+pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+
+/// The set counterpart of [`FastMap`].
+pub type FastSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
+
 pub mod catalog;
 pub mod error;
 pub mod jsnum;

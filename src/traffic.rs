@@ -9,7 +9,7 @@ use crate::jsonrpc::{Message, RequestId};
 use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Cow;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
@@ -211,7 +211,8 @@ pub struct Record {
     /// Position in the recording, from 1, without gaps.
     pub seq: u64,
     /// Wall-clock time; written as RFC 3339 with microseconds, UTC (formatted only when a
-    /// record is read or written to a file, not on the hot path).
+    /// record is read or written to a file, not on the hot path). It is the wall clock at the
+    /// recorder's start plus `t_ns`: one clock read per frame, and never backwards along `seq`.
     #[serde(serialize_with = "rfc3339_micros")]
     pub ts: chrono::DateTime<chrono::Utc>,
     /// Monotonic nanoseconds since the recorder started (for durations).
@@ -251,6 +252,8 @@ type OpenKey = (Arc<str>, Direction, RequestId);
 pub struct Recorder {
     /// Zero point of `t_ns`.
     start: Instant,
+    /// The wall clock at `start`: a record's `ts` is this plus its `t_ns`.
+    wall_start: chrono::DateTime<chrono::Utc>,
     /// Most records kept in memory (oldest dropped first); `None` keeps all. The file, if any,
     /// always gets every record.
     keep: Option<usize>,
@@ -261,7 +264,8 @@ pub struct Recorder {
     /// Everything behind one lock so `seq` order, memory order, file order and (for outgoing
     /// frames) the order frames are handed to the transport all agree.
     inner: Mutex<Inner>,
-    /// The last `seq`, for waiters (`wait_beyond`).
+    /// Wakes waiters (`wait_beyond`) when a frame is recorded. Only sent to while someone
+    /// subscribes: with nobody waiting, a frame does not pay for the notification.
     latest: tokio::sync::watch::Sender<u64>,
 }
 
@@ -277,13 +281,14 @@ struct Inner {
     /// Requests awaiting a response, keyed by (connection, direction of the request, id):
     /// gives responses their `method` and `latency_ms`. Entries of cancelled requests and of
     /// closed connections are removed so this cannot grow without bound.
-    open: HashMap<OpenKey, (u64, Arc<str>)>,
+    open: crate::FastMap<OpenKey, (u64, Arc<str>)>,
 }
 
 /// A record built outside the recorder's lock; [`Recorder::commit`] fills in its place.
 struct Draft {
-    /// The record, `seq`/`ts`/`t_ns` still unset.
-    record: Record,
+    /// The record, `seq`/`ts`/`t_ns` still unset; already in the `Arc` it is kept in (and not
+    /// yet shared), so the lock is not held to allocate it.
+    record: Arc<Record>,
     /// What it does to the requests awaiting a response.
     open: OpenStep,
 }
@@ -322,7 +327,7 @@ impl Draft {
             }
             _ => OpenStep::Nothing,
         };
-        let record = Record {
+        let record = Arc::new(Record {
             v: FORMAT_VERSION,
             seq: 0,
             ts: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
@@ -342,7 +347,7 @@ impl Draft {
             method: parsed.method,
             id: parsed.id,
             latency_ms: None,
-        };
+        });
         Self { record, open }
     }
 }
@@ -362,6 +367,7 @@ impl Recorder {
         };
         Ok(Self {
             start: Instant::now(),
+            wall_start: chrono::Utc::now(),
             latest: tokio::sync::watch::Sender::new(0),
             capturing: keep != Some(0) || file.is_some(),
             keep,
@@ -370,7 +376,7 @@ impl Recorder {
                 records: VecDeque::new(),
                 dropped: 0,
                 file,
-                open: HashMap::new(),
+                open: Default::default(),
             }),
         })
     }
@@ -425,9 +431,11 @@ impl Recorder {
         let mut draft = Draft::new(meta, raw.into(), parsed);
         let mut inner = self.lock();
         let delivered = deliver();
-        match &delivered {
-            Ok(id) => draft.record.event_id = id.clone(),
-            Err(_) => draft.record.error = Some("not delivered: the connection is closed".into()),
+        if let Some(record) = Arc::get_mut(&mut draft.record) {
+            match &delivered {
+                Ok(id) => record.event_id = id.clone(),
+                Err(_) => record.error = Some("not delivered: the connection is closed".into()),
+            }
         }
         let (seq, evicted) = self.commit(&mut inner, draft);
         drop(inner);
@@ -440,23 +448,31 @@ impl Recorder {
         let mut inner = self.lock();
         inner.seq += 1;
         inner.dropped += 1;
-        self.latest.send_replace(inner.seq);
+        self.announce(inner.seq);
         inner.seq
+    }
+
+    /// Tells waiters that `seq` was recorded; called under the lock. Skipped while nobody
+    /// subscribes: a waiter subscribes before it reads `seq` under the lock, so it either is
+    /// counted here or reads this `seq` itself ([`Recorder::wait_beyond`]).
+    fn announce(&self, seq: u64) {
+        if self.latest.receiver_count() > 0 {
+            self.latest.send_replace(seq);
+        }
     }
 
     /// Gives `draft` its place (`seq`, timestamps, the request it answers) and keeps it;
     /// returns its `seq` and the record that fell off the front, for the caller to free after
     /// unlocking.
     fn commit(&self, inner: &mut Inner, mut draft: Draft) -> (u64, Option<Arc<Record>>) {
-        // Timestamps are taken under the lock so that `t_ns` never decreases along `seq`.
-        let ts = chrono::Utc::now();
+        // The time is taken under the lock so that `t_ns` never decreases along `seq`.
         let t_ns = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
         inner.seq += 1;
         let seq = inner.seq;
-        {
-            let record = &mut draft.record;
+        // Not shared yet: `Draft::new` made the only reference.
+        if let Some(record) = Arc::get_mut(&mut draft.record) {
             record.seq = seq;
-            record.ts = ts;
+            record.ts = self.wall_start + chrono::TimeDelta::nanoseconds(t_ns as i64);
             record.t_ns = t_ns;
             match draft.open {
                 OpenStep::Start(key) => {
@@ -475,7 +491,7 @@ impl Recorder {
                 OpenStep::Nothing => {}
             }
         }
-        let record = Arc::new(draft.record);
+        let record = draft.record;
         if let Some(file) = inner.file.as_mut() {
             let mut line = serde_json::to_vec(&*record).unwrap_or_default();
             line.push(b'\n');
@@ -484,7 +500,7 @@ impl Recorder {
                 inner.file = None;
             }
         }
-        self.latest.send_replace(seq);
+        self.announce(seq);
         if self.keep != Some(0) {
             inner.records.push_back(record);
         } else {
@@ -524,7 +540,13 @@ impl Recorder {
     /// Resolves once a record with `seq > after` exists.
     pub async fn wait_beyond(&self, after: u64) {
         let mut rx = self.latest.subscribe();
-        let _ = rx.wait_for(|latest| *latest > after).await;
+        // `seq` is read from the recorder, not from the channel: frames recorded while nobody
+        // subscribed were not announced on it.
+        while self.len() <= after {
+            if rx.changed().await.is_err() {
+                return;
+            }
+        }
     }
 
     /// Forgets the open requests of a connection that ended (they will never be answered).

@@ -21,7 +21,6 @@ use registry::{
 use serde_json::{json, Value};
 use session::{Phase, Session};
 use sink::{Outlet, Sink};
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
@@ -99,7 +98,7 @@ pub struct Server {
     /// Every frame in and out.
     pub recorder: Arc<Recorder>,
     /// Live sessions, for broadcasts (`list_changed`, `resources/updated`).
-    sessions: Mutex<HashMap<Arc<str>, Weak<Session>>>,
+    sessions: Mutex<crate::FastMap<Arc<str>, Weak<Session>>>,
     /// Numbers connection ids (`stdio-1`, `memory-2`, ...).
     next_conn: AtomicU64,
 }
@@ -135,7 +134,7 @@ impl Server {
             config,
             registry: RwLock::new(Arc::new(registry)),
             recorder: Arc::new(recorder),
-            sessions: Mutex::new(HashMap::new()),
+            sessions: Mutex::default(),
             next_conn: AtomicU64::new(1),
         }))
     }

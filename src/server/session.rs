@@ -67,11 +67,11 @@ pub struct Session {
     state: Mutex<SessionState>,
     /// Requests from the client being handled, by id, so they can be cancelled. The number
     /// tells apart two requests that reused an id (one cancelled, one new).
-    inflight: Mutex<HashMap<RequestId, (u64, CancellationToken)>>,
+    inflight: Mutex<crate::FastMap<RequestId, (u64, CancellationToken)>>,
     /// Numbers in-flight requests.
     next_generation: AtomicU64,
     /// Requests to the client awaiting a response, by the id the server gave them.
-    pending: Mutex<HashMap<RequestId, PendingRequest>>,
+    pending: Mutex<crate::FastMap<RequestId, PendingRequest>>,
     /// The next id for a server → client request (a separate id space from the client's).
     next_request_id: AtomicI64,
     /// Resources that exist for this session only (created at runtime, e.g. by a tool), listed
@@ -101,9 +101,9 @@ impl Session {
                 log_level: None,
                 subscriptions: HashSet::new(),
             }),
-            inflight: Mutex::new(HashMap::new()),
+            inflight: Mutex::default(),
             next_generation: AtomicU64::new(0),
-            pending: Mutex::new(HashMap::new()),
+            pending: Mutex::default(),
             next_request_id: AtomicI64::new(0),
             resources: Mutex::new(Vec::new()),
             extensions: Mutex::new(HashMap::new()),

@@ -309,7 +309,10 @@ pub fn app(state: Arc<HttpState>) -> Router {
         .route("/sse", get(legacy_sse::get))
         .route("/message", axum::routing::post(legacy_sse::post))
         .route("/health", get(health))
-        .layer(middleware::from_fn_with_state(cors, cors_for_browsers))
+        .layer(middleware::from_fn_with_state(
+            Arc::new(cors),
+            cors_for_browsers,
+        ))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             dns_rebinding_guard,
@@ -318,9 +321,10 @@ pub fn app(state: Arc<HttpState>) -> Router {
 }
 
 /// CORS for requests that carry an `Origin` (browsers, and their preflights); other clients
-/// need none of its headers, and skipping it saves every such request its work.
+/// need none of its headers, and skipping it saves every such request its work. (The layer is
+/// shared, not cloned per request: a clone copies its method and header lists.)
 async fn cors_for_browsers(
-    State(cors): State<CorsLayer>,
+    State(cors): State<Arc<CorsLayer>>,
     request: Request,
     next: Next,
 ) -> Response {

@@ -8,7 +8,7 @@
 
 use crate::server::session::Session;
 use crate::server::sink::{Outlet, Undeliverable};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Instant;
 use tokio::sync::mpsc;
@@ -58,10 +58,10 @@ struct Streams {
     /// Bound of `store`.
     capacity: usize,
     /// The connected receiver of each stream, with a number that tells connections apart.
-    live: HashMap<u64, (u64, mpsc::UnboundedSender<Event>)>,
+    live: crate::FastMap<u64, (u64, mpsc::UnboundedSender<Event>)>,
     /// POST streams whose request is still being served (bounded by the requests in flight);
     /// a resumed GET on any other POST stream ends after its replay.
-    open: HashSet<u64>,
+    open: crate::FastSet<u64>,
     /// Bytes of event data in `store` (bounded by [`STORE_MAX_BYTES`]).
     stored_bytes: usize,
     /// Set when the session ends: no stream can be opened or attached any more.
@@ -119,8 +119,8 @@ impl HttpSession {
                 next_event: 1,
                 store: VecDeque::new(),
                 capacity,
-                live: HashMap::new(),
-                open: HashSet::new(),
+                live: Default::default(),
+                open: Default::default(),
                 stored_bytes: 0,
                 closed: false,
                 next_conn: 0,
@@ -305,7 +305,7 @@ impl Outlet for StreamOutlet {
 /// The live sessions, by id.
 #[derive(Default)]
 pub struct SessionTable {
-    map: Mutex<HashMap<Arc<str>, Arc<HttpSession>>>,
+    map: Mutex<crate::FastMap<Arc<str>, Arc<HttpSession>>>,
 }
 
 impl SessionTable {
