@@ -197,10 +197,51 @@ impl Parsed {
             exact: true,
             error: None,
             kind,
-            method: message.method().map(Arc::from),
+            method: message.method().map(method_name),
             id: message.id().cloned(),
         }
     }
+}
+
+/// The MCP methods, whose names records share instead of each allocating a copy.
+const METHODS: [&str; 29] = [
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "sampling/createMessage",
+    "elicitation/create",
+    "roots/list",
+    "tasks/get",
+    "tasks/result",
+    "tasks/list",
+    "tasks/cancel",
+    "notifications/initialized",
+    "notifications/cancelled",
+    "notifications/progress",
+    "notifications/message",
+    "notifications/resources/updated",
+    "notifications/resources/list_changed",
+    "notifications/tools/list_changed",
+    "notifications/prompts/list_changed",
+    "notifications/roots/list_changed",
+];
+
+/// A method name as a record holds it: one shared allocation per MCP method for the whole
+/// process, a fresh one for any other name.
+pub fn method_name(name: &str) -> Arc<str> {
+    static SHARED: std::sync::LazyLock<crate::FastMap<&'static str, Arc<str>>> =
+        std::sync::LazyLock::new(|| METHODS.iter().map(|m| (*m, Arc::from(*m))).collect());
+    SHARED.get(name).cloned().unwrap_or_else(|| Arc::from(name))
 }
 
 /// One recorded frame. Field meanings are in `docs/traffic-format.md`.
@@ -272,8 +313,10 @@ pub struct Recorder {
 struct Inner {
     /// The last `seq` given out.
     seq: u64,
-    /// The records in memory; `records[i].seq == dropped + i + 1`.
-    records: VecDeque<Arc<Record>>,
+    /// The records in memory; `records[i].seq == dropped + i + 1`. Held by value, one after
+    /// another: a record costs no allocation of its own, and evicting the oldest touches
+    /// memory in order rather than a scattered heap object (both showed under load).
+    records: VecDeque<Record>,
     /// How many records were dropped from the front (by `clear` or the `keep` limit).
     dropped: u64,
     /// The `--record` file.
@@ -286,9 +329,8 @@ struct Inner {
 
 /// A record built outside the recorder's lock; [`Recorder::commit`] fills in its place.
 struct Draft {
-    /// The record, `seq`/`ts`/`t_ns` still unset; already in the `Arc` it is kept in (and not
-    /// yet shared), so the lock is not held to allocate it.
-    record: Arc<Record>,
+    /// The record, `seq`/`ts`/`t_ns` still unset.
+    record: Record,
     /// What it does to the requests awaiting a response.
     open: OpenStep,
 }
@@ -327,7 +369,7 @@ impl Draft {
             }
             _ => OpenStep::Nothing,
         };
-        let record = Arc::new(Record {
+        let record = Record {
             v: FORMAT_VERSION,
             seq: 0,
             ts: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
@@ -347,7 +389,7 @@ impl Draft {
             method: parsed.method,
             id: parsed.id,
             latency_ms: None,
-        });
+        };
         Self { record, open }
     }
 }
@@ -431,11 +473,9 @@ impl Recorder {
         let mut draft = Draft::new(meta, raw.into(), parsed);
         let mut inner = self.lock();
         let delivered = deliver();
-        if let Some(record) = Arc::get_mut(&mut draft.record) {
-            match &delivered {
-                Ok(id) => record.event_id = id.clone(),
-                Err(_) => record.error = Some("not delivered: the connection is closed".into()),
-            }
+        match &delivered {
+            Ok(id) => draft.record.event_id = id.clone(),
+            Err(_) => draft.record.error = Some("not delivered: the connection is closed".into()),
         }
         let (seq, evicted) = self.commit(&mut inner, draft);
         drop(inner);
@@ -464,13 +504,13 @@ impl Recorder {
     /// Gives `draft` its place (`seq`, timestamps, the request it answers) and keeps it;
     /// returns its `seq` and the record that fell off the front, for the caller to free after
     /// unlocking.
-    fn commit(&self, inner: &mut Inner, mut draft: Draft) -> (u64, Option<Arc<Record>>) {
+    fn commit(&self, inner: &mut Inner, mut draft: Draft) -> (u64, Option<Record>) {
         // The time is taken under the lock so that `t_ns` never decreases along `seq`.
         let t_ns = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
         inner.seq += 1;
         let seq = inner.seq;
-        // Not shared yet: `Draft::new` made the only reference.
-        if let Some(record) = Arc::get_mut(&mut draft.record) {
+        {
+            let record = &mut draft.record;
             record.seq = seq;
             record.ts = self.wall_start + chrono::TimeDelta::nanoseconds(t_ns as i64);
             record.t_ns = t_ns;
@@ -493,7 +533,7 @@ impl Recorder {
         }
         let record = draft.record;
         if let Some(file) = inner.file.as_mut() {
-            let mut line = serde_json::to_vec(&*record).unwrap_or_default();
+            let mut line = serde_json::to_vec(&record).unwrap_or_default();
             line.push(b'\n');
             if let Err(e) = file.write_all(&line) {
                 tracing::error!("traffic record file: write failed, recording to it stops: {e}");
@@ -555,7 +595,7 @@ impl Recorder {
     }
 
     /// Records still in memory with `seq > after`, in order.
-    pub fn since(&self, after: u64) -> Vec<Arc<Record>> {
+    pub fn since(&self, after: u64) -> Vec<Record> {
         let inner = self.lock();
         let skip = usize::try_from(after.saturating_sub(inner.dropped)).unwrap_or(usize::MAX);
         inner.records.iter().skip(skip).cloned().collect()

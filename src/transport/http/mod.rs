@@ -111,14 +111,26 @@ impl HttpState {
 }
 
 /// The headers worth recording: the MCP ones and content negotiation.
-const RECORDED_HEADERS: [&str; 6] = [
-    "mcp-session-id",
-    "mcp-protocol-version",
-    "last-event-id",
-    "origin",
-    "accept",
-    "content-type",
+/// (Names parsed once: looking a header up by a `&str` parses the name on every call.)
+static RECORDED_HEADERS: [(&str, HeaderName); 6] = [
+    ("mcp-session-id", HeaderName::from_static("mcp-session-id")),
+    (
+        "mcp-protocol-version",
+        HeaderName::from_static("mcp-protocol-version"),
+    ),
+    ("last-event-id", HeaderName::from_static("last-event-id")),
+    ("origin", header::ORIGIN),
+    ("accept", header::ACCEPT),
+    ("content-type", header::CONTENT_TYPE),
 ];
+
+/// The recorded headers `headers` has, in [`RECORDED_HEADERS`] order.
+fn recorded_headers(headers: &HeaderMap) -> impl Iterator<Item = (&'static str, &str)> {
+    RECORDED_HEADERS.iter().filter_map(|(name, key)| {
+        let value = headers.get(key)?.to_str().ok()?;
+        Some((*name, value))
+    })
+}
 
 /// The `http` field of a traffic record for a request.
 pub fn http_meta(
@@ -128,10 +140,8 @@ pub fn http_meta(
     headers: &HeaderMap,
 ) -> Arc<HttpMeta> {
     let mut recorded = RecordedHeaders::with_capacity(128);
-    for name in RECORDED_HEADERS {
-        if let Some(value) = headers.get(name).and_then(|v| v.to_str().ok()) {
-            recorded.push(name, value);
-        }
+    for (name, value) in recorded_headers(headers) {
+        recorded.push(name, value);
     }
     Arc::new(HttpMeta {
         method: Some(static_or_owned(method.as_str(), &KNOWN_METHODS)),
@@ -139,6 +149,33 @@ pub fn http_meta(
         status: status.as_u16(),
         headers: Some(recorded),
     })
+}
+
+/// [`http_meta`], or the metadata in `last` when this request's is the same (a client's
+/// requests on one session mostly are): then the record shares it instead of allocating its
+/// own. `last` is kept up to date.
+pub fn http_meta_reusing(
+    last: &std::sync::Mutex<Option<Arc<HttpMeta>>>,
+    method: &Method,
+    path: &str,
+    status: StatusCode,
+    headers: &HeaderMap,
+) -> Arc<HttpMeta> {
+    let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
+    let same = last.as_ref().filter(|m| {
+        m.status == status.as_u16()
+            && m.method.as_deref() == Some(method.as_str())
+            && m.path.as_deref() == Some(path)
+            && m.headers
+                .as_ref()
+                .is_some_and(|h| h.iter().eq(recorded_headers(headers)))
+    });
+    if let Some(meta) = same {
+        return meta.clone();
+    }
+    let meta = http_meta(method, path, status, headers);
+    *last = Some(meta.clone());
+    meta
 }
 
 /// Methods and paths a record names without an allocation of its own.

@@ -8,6 +8,7 @@
 
 use crate::server::session::Session;
 use crate::server::sink::{Outlet, Undeliverable};
+use crate::traffic::HttpMeta;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Instant;
@@ -80,6 +81,9 @@ pub struct HttpSession {
     streams: Mutex<Streams>,
     /// When the client last did anything (for idle expiry).
     last_active: Mutex<Instant>,
+    /// The traffic metadata of the last POST, shared by the next one's record when its
+    /// headers are the same ([`super::http_meta_reusing`]).
+    pub last_post_meta: Mutex<Option<Arc<HttpMeta>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -126,6 +130,7 @@ impl HttpSession {
                 next_conn: 0,
             }),
             last_active: Mutex::new(Instant::now()),
+            last_post_meta: Mutex::default(),
         }
     }
 

@@ -6,7 +6,8 @@ use super::sessions::{
     parse_event_id, Attach, Event, HttpSession, SessionKind, StreamOutlet, STANDALONE,
 };
 use super::{
-    accepts, header_value, http_meta, is_json, read_body, record_exchange, sse, HttpState, Refusal,
+    accepts, header_value, http_meta, http_meta_reusing, is_json, read_body, record_exchange, sse,
+    HttpState, Refusal,
 };
 use crate::jsonrpc::Message;
 use crate::protocol::Revision;
@@ -234,11 +235,15 @@ async fn serve_request(
     decoded: Decoded,
     opens_session: bool,
 ) -> Response {
-    let http = state
-        .server
-        .recorder
-        .capturing()
-        .then(|| http_meta(&Method::POST, PATH, StatusCode::OK, headers));
+    let http = state.server.recorder.capturing().then(|| {
+        http_meta_reusing(
+            &session.last_post_meta,
+            &Method::POST,
+            PATH,
+            StatusCode::OK,
+            headers,
+        )
+    });
     let session_header = opens_session.then(|| header_value(&session.core.id));
     if state.config.json_response {
         let work = state
