@@ -443,22 +443,32 @@ pub fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// Whether `Accept` admits `mime` (exactly, by `type/*`, or by `*/*`).
-pub fn accepts(headers: &HeaderMap, mime: &str) -> bool {
-    let kind = mime.split('/').next().unwrap_or_default();
-    headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|item| {
+/// Whether `Accept` admits every one of `mimes` (each exactly, by `type/*`, or by `*/*`), in
+/// one pass over the header.
+pub fn accepts(headers: &HeaderMap, mimes: &[&str]) -> bool {
+    let mut admitted = 0u32; // bit i: mimes[i] is admitted
+    let all = (1u32 << mimes.len()) - 1;
+    for value in headers.get_all(header::ACCEPT) {
+        let Ok(value) = value.to_str() else { continue };
+        for item in value.split(',') {
             let range = item.split(';').next().unwrap_or_default().trim();
-            range.eq_ignore_ascii_case(mime)
-                || range == "*/*"
-                || range
-                    .strip_suffix("/*")
-                    .is_some_and(|t| t.eq_ignore_ascii_case(kind))
-        })
+            for (i, mime) in mimes.iter().enumerate() {
+                let kind = mime.split('/').next().unwrap_or_default();
+                if range.eq_ignore_ascii_case(mime)
+                    || range == "*/*"
+                    || range
+                        .strip_suffix("/*")
+                        .is_some_and(|t| t.eq_ignore_ascii_case(kind))
+                {
+                    admitted |= 1 << i;
+                }
+            }
+            if admitted == all {
+                return true;
+            }
+        }
+    }
+    admitted == all
 }
 
 /// Why a request body was not taken.

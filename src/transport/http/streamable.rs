@@ -24,10 +24,12 @@ use std::task::Poll;
 use tokio::sync::mpsc;
 
 const PATH: &str = "/mcp";
-const SESSION_HEADER: &str = "mcp-session-id";
-const VERSION_HEADER: &str = "mcp-protocol-version";
+/// (Header names are parsed once: a lookup by `&str` parses the name on every call.)
+static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+static VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+static LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
-fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+fn header_str<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
@@ -39,7 +41,7 @@ fn refuse(
     refusal: Refusal,
     body: &[u8],
 ) -> Response {
-    let conn = header_str(headers, SESSION_HEADER);
+    let conn = header_str(headers, &SESSION_HEADER);
     refusal.respond(
         state,
         TransportKind::Http,
@@ -58,7 +60,7 @@ fn find_session(
     body: &[u8],
 ) -> Result<Arc<HttpSession>, Box<Response>> {
     let fail = |refusal: Refusal| Err(Box::new(refuse(state, method, headers, refusal, body)));
-    let Some(id) = header_str(headers, SESSION_HEADER) else {
+    let Some(id) = header_str(headers, &SESSION_HEADER) else {
         return fail(Refusal::new(
             StatusCode::BAD_REQUEST,
             "Bad Request: Mcp-Session-Id header is required (only initialize may be sent without one)",
@@ -71,7 +73,7 @@ fn find_session(
     else {
         return fail(session_gone(id));
     };
-    if let Some(version) = header_str(headers, VERSION_HEADER) {
+    if let Some(version) = header_str(headers, &VERSION_HEADER) {
         let revisions = &state.server.config.revisions;
         if !version
             .parse::<Revision>()
@@ -112,7 +114,7 @@ pub async fn post(
     let (parts, body) = request.into_parts();
     let headers = parts.headers;
     let m = &Method::POST;
-    if !accepts(&headers, "application/json") || !accepts(&headers, "text/event-stream") {
+    if !accepts(&headers, &["application/json", "text/event-stream"]) {
         let r = Refusal::new(
             StatusCode::NOT_ACCEPTABLE,
             "Not Acceptable: Client must accept both application/json and text/event-stream",
@@ -139,7 +141,7 @@ pub async fn post(
             )
         }
     };
-    if header_str(&headers, SESSION_HEADER).is_none() {
+    if header_str(&headers, &SESSION_HEADER).is_none() {
         return initialize(&state, &headers, &body).await;
     }
     let session = match find_session(&state, m, &headers, &body) {
@@ -337,9 +339,7 @@ async fn serve_request(
         sse_response(state, priming.into_iter().collect(), rx, None)
     };
     if let Some(id) = session_header {
-        response
-            .headers_mut()
-            .insert(HeaderName::from_static(SESSION_HEADER), id);
+        response.headers_mut().insert(SESSION_HEADER.clone(), id);
     }
     response
 }
@@ -382,9 +382,7 @@ fn json_reply(
     )
         .into_response();
     if let Some(id) = session_header {
-        response
-            .headers_mut()
-            .insert(HeaderName::from_static(SESSION_HEADER), id);
+        response.headers_mut().insert(SESSION_HEADER.clone(), id);
     }
     response
 }
@@ -427,7 +425,7 @@ impl Drop for DetachGuard {
 /// `GET /mcp`: the standalone stream, or a resumed stream with `Last-Event-ID`.
 pub async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Response {
     let m = &Method::GET;
-    if !accepts(&headers, "text/event-stream") {
+    if !accepts(&headers, &["text/event-stream"]) {
         let r = Refusal::new(
             StatusCode::NOT_ACCEPTABLE,
             "Not Acceptable: Client must accept text/event-stream",
@@ -438,7 +436,7 @@ pub async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Res
         Ok(s) => s,
         Err(response) => return *response,
     };
-    let resume = match header_str(&headers, "last-event-id") {
+    let resume = match header_str(&headers, &LAST_EVENT_ID) {
         None => None,
         Some(id) => match parse_event_id(id) {
             Some(r) => Some(r),
