@@ -62,6 +62,8 @@ class Sizes:
     """How much of everything one run does (`--smoke` shrinks it all)."""
 
     rounds: int = 3
+    http_rounds: int = 5
+    """HTTP throughput gets more rounds: its 16-connection figure carries most targets."""
     cold_starts: int = 15
     stdio_requests: int = 20_000
     http_seconds: float = 4.0
@@ -76,6 +78,7 @@ class Sizes:
 
 SMOKE = Sizes(
     rounds=1,
+    http_rounds=1,
     cold_starts=1,
     stdio_requests=200,
     http_seconds=0.3,
@@ -335,7 +338,7 @@ def bench_stdio(cs: list[Contender], sizes: Sizes, out: Results) -> None:
 
 def bench_http(cs: list[Contender], sizes: Sizes, out: Results) -> None:
     runnable = [c for c in cs if c.http]
-    for r in range(sizes.rounds):
+    for r in range(sizes.http_rounds):
         for c in rotated(runnable, r):
             with serving(c) as (url, _pid):
                 extra = ["--no-handshake"] if c.name == "bare-axum" else []
@@ -455,13 +458,35 @@ class Target:
             return res.median(*self.measured)
         return ratio(res, self.measured, self.against)
 
+    def spread(self, res: Results) -> str:
+        """The min-max of the per-round values, for the report."""
+        got = round_ratios(res, self.measured, self.against) if self.against else []
+        if self.against is None:
+            got = res.samples.get(self.measured[0], {}).get(self.measured[1]) or []
+        return f" ({fmt(min(got))}-{fmt(max(got))})" if len(got) > 1 else ""
+
     def holds(self, value: float) -> bool:
         return {">=": value >= self.bound, "<=": value <= self.bound, "<": value < self.bound}[self.op]
 
 
 def ratio(res: Results, a: tuple[str, str], b: tuple[str, str]) -> float | None:
+    """`a` / `b`: the median of the per-round ratios when both have one sample per round (each
+    round runs the contenders back to back, so a round's pair saw the same machine and drift
+    between rounds cancels); otherwise the ratio of the medians."""
+    got = round_ratios(res, a, b)
+    if got:
+        return statistics.median(got)
     x, y = res.median(*a), res.median(*b)
     return None if x is None or y is None or y == 0 else x / y
+
+
+def round_ratios(res: Results, a: tuple[str, str], b: tuple[str, str]) -> list[float]:
+    """`a` / `b` round by round, when both figures have the same number of samples (else [])."""
+    xs = res.samples.get(a[0], {}).get(a[1]) or []
+    ys = res.samples.get(b[0], {}).get(b[1]) or []
+    if len(xs) != len(ys) or not xs or any(y == 0 for y in ys):
+        return []
+    return [x / y for x, y in zip(xs, ys, strict=True)]
 
 
 TARGETS = [
@@ -562,7 +587,7 @@ TARGETS = [
 
 
 def ratios(res: Results, sizes: Sizes) -> list[str]:
-    """Each figure as ours / peer (medians). Above 1 is better for rates, below 1 for times and
+    """Each figure as ours / peer (see `ratio`). Above 1 is better for rates, below 1 for times and
     memory; the `better` column says which way each row reads."""
     rows: list[tuple[str, str, str, str]] = [
         ("stdio cold start", "cold_start_ms", "ours", "lower"),
@@ -605,8 +630,9 @@ def report(res: Results, sizes: Sizes, who: list[str], command: str) -> str:
         f"- **Command:** `{command}`",
         f"- **Peers:** `{side_by_side.REF_PACKAGE}@{side_by_side.REF_VERSION}` (Node {node_version()}), "
         f"`{SDK_PIN}` (`MCPServer`, Python {platform.python_version()})",
-        f"- **Rounds:** {sizes.rounds} (cold start: {sizes.cold_starts}), contenders interleaved; "
-        "cells are `median (min-max)`.",
+        f"- **Rounds:** {sizes.rounds} (HTTP throughput: {sizes.http_rounds}; cold start: "
+        f"{sizes.cold_starts} per round), contenders interleaved; cells are `median (min-max)`; "
+        "ratios are the median (min-max) of the per-round ratios.",
         "",
         "## Targets",
         "",
@@ -615,7 +641,7 @@ def report(res: Results, sizes: Sizes, who: list[str], command: str) -> str:
     ]
     for t in TARGETS:
         v = t.measure(res)
-        shown = "not measured" if v is None else f"{fmt(v)} {t.unit}".strip()
+        shown = "not measured" if v is None else f"{fmt(v)} {t.unit}".strip() + t.spread(res)
         lines.append(f"| {t.text} | {shown} | {'-' if v is None else ('yes' if t.holds(v) else '**no**')} |")
     lines += ["", *ratios(res, sizes), "## Figures", ""]
     lines += table(res, "stdio", [("cold_start_ms", "cold start ms"), ("stdio_rps", "pipelined echo req/s")], who)
@@ -668,7 +694,10 @@ NOTES = """\
   `Server()` + `start_http()` + `stop()` in this process, and the relay's spawn to its first
   answer.
 - Rounds are interleaved (the contender order rotates each round), so machine drift hits all
-  alike. Cells show the median and the min-max of the rounds.
+  alike. Cells show the median and the min-max of the rounds. A ratio (ours / peer, and every
+  target that compares two figures) is the median of the per-round ratios: a round runs the
+  contenders back to back, so each pair saw the same machine, and drift between rounds (this
+  machine's speed moves by 10-20% over minutes) cancels instead of landing on one side.
 
 ## What made the HTTP path fast
 
@@ -753,7 +782,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write-docs", action="store_true", help=f"rewrite {DOCS.relative_to(ROOT)}")
     parser.add_argument("--only", help=f"comma-separated benchmarks: {', '.join(BENCHMARKS)}")
     parser.add_argument("--contenders", help=f"comma-separated: {', '.join(NAMES)} (default: all available)")
-    parser.add_argument("--rounds", type=int, help="rounds per figure (default 3)")
+    parser.add_argument("--rounds", type=int, help="rounds per figure (default 3; HTTP throughput 5)")
     parser.add_argument("--json", metavar="FILE", help="also write every sample as JSON")
     parser.add_argument("--from-json", metavar="FILE", help="measure nothing: report the samples a --json run wrote")
     ns = parser.parse_args(argv)
@@ -761,7 +790,7 @@ def main(argv: list[str] | None = None) -> int:
     if ns.smoke:
         LOADGEN_TIMEOUT[0] = 120.0
     if ns.rounds:
-        sizes = Sizes(**{**sizes.__dict__, "rounds": ns.rounds})
+        sizes = Sizes(**{**sizes.__dict__, "rounds": ns.rounds, "http_rounds": ns.rounds})
     wanted = set(ns.contenders.split(",")) if ns.contenders else set(NAMES)
     if unknown := wanted - set(NAMES):
         parser.error(f"unknown contenders: {', '.join(sorted(unknown))}")
