@@ -124,7 +124,8 @@ class StdioPeer:
         if line is None:
             tail = b"".join(self.stderr[-20:]).decode(errors="replace")
             raise DriverError(f"{self.cmd[0]}: the server closed stdout; stderr tail:\n{tail}")
-        return json.loads(line)
+        message: dict[str, Any] = json.loads(line)
+        return message
 
     def _answer(self, request: dict[str, Any]) -> None:
         """Answer a server->client request trivially."""
