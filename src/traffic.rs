@@ -313,10 +313,11 @@ pub struct Recorder {
 struct Inner {
     /// The last `seq` given out.
     seq: u64,
-    /// The records in memory; `records[i].seq == dropped + i + 1`. Held by value, one after
-    /// another: a record costs no allocation of its own, and evicting the oldest touches
-    /// memory in order rather than a scattered heap object (both showed under load).
-    records: VecDeque<Record>,
+    /// The records in memory; `records[i].seq == dropped + i + 1`. Pointers, so that the
+    /// work under the lock stays in memory that is hot: a record is allocated before the lock
+    /// is taken and freed after it is released. (Held by value instead, the ring's cold slots
+    /// were written and read under the lock, and contention grew.)
+    records: VecDeque<Arc<Record>>,
     /// How many records were dropped from the front (by `clear` or the `keep` limit).
     dropped: u64,
     /// The `--record` file.
@@ -329,8 +330,9 @@ struct Inner {
 
 /// A record built outside the recorder's lock; [`Recorder::commit`] fills in its place.
 struct Draft {
-    /// The record, `seq`/`ts`/`t_ns` still unset.
-    record: Record,
+    /// The record, `seq`/`ts`/`t_ns` still unset; already in the `Arc` it is kept in (not
+    /// shared until committed).
+    record: Arc<Record>,
     /// What it does to the requests awaiting a response.
     open: OpenStep,
 }
@@ -369,7 +371,7 @@ impl Draft {
             }
             _ => OpenStep::Nothing,
         };
-        let record = Record {
+        let record = Arc::new(Record {
             v: FORMAT_VERSION,
             seq: 0,
             ts: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
@@ -389,7 +391,7 @@ impl Draft {
             method: parsed.method,
             id: parsed.id,
             latency_ms: None,
-        };
+        });
         Self { record, open }
     }
 }
@@ -473,9 +475,11 @@ impl Recorder {
         let mut draft = Draft::new(meta, raw.into(), parsed);
         let mut inner = self.lock();
         let delivered = deliver();
-        match &delivered {
-            Ok(id) => draft.record.event_id = id.clone(),
-            Err(_) => draft.record.error = Some("not delivered: the connection is closed".into()),
+        if let Some(record) = Arc::get_mut(&mut draft.record) {
+            match &delivered {
+                Ok(id) => record.event_id = id.clone(),
+                Err(_) => record.error = Some("not delivered: the connection is closed".into()),
+            }
         }
         let (seq, evicted) = self.commit(&mut inner, draft);
         drop(inner);
@@ -504,13 +508,13 @@ impl Recorder {
     /// Gives `draft` its place (`seq`, timestamps, the request it answers) and keeps it;
     /// returns its `seq` and the record that fell off the front, for the caller to free after
     /// unlocking.
-    fn commit(&self, inner: &mut Inner, mut draft: Draft) -> (u64, Option<Record>) {
+    fn commit(&self, inner: &mut Inner, mut draft: Draft) -> (u64, Option<Arc<Record>>) {
         // The time is taken under the lock so that `t_ns` never decreases along `seq`.
         let t_ns = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
         inner.seq += 1;
         let seq = inner.seq;
-        {
-            let record = &mut draft.record;
+        // Not shared yet: `Draft::new` made the only reference.
+        if let Some(record) = Arc::get_mut(&mut draft.record) {
             record.seq = seq;
             record.ts = self.wall_start + chrono::TimeDelta::nanoseconds(t_ns as i64);
             record.t_ns = t_ns;
@@ -533,7 +537,7 @@ impl Recorder {
         }
         let record = draft.record;
         if let Some(file) = inner.file.as_mut() {
-            let mut line = serde_json::to_vec(&record).unwrap_or_default();
+            let mut line = serde_json::to_vec(&*record).unwrap_or_default();
             line.push(b'\n');
             if let Err(e) = file.write_all(&line) {
                 tracing::error!("traffic record file: write failed, recording to it stops: {e}");
@@ -595,7 +599,7 @@ impl Recorder {
     }
 
     /// Records still in memory with `seq > after`, in order.
-    pub fn since(&self, after: u64) -> Vec<Record> {
+    pub fn since(&self, after: u64) -> Vec<Arc<Record>> {
         let inner = self.lock();
         let skip = usize::try_from(after.saturating_sub(inner.dropped)).unwrap_or(usize::MAX);
         inner.records.iter().skip(skip).cloned().collect()
