@@ -193,6 +193,11 @@ pub fn parse_json(bytes: &[u8]) -> Result<Value, Invalid> {
     let text = std::str::from_utf8(bytes).map_err(|e| {
         Invalid::anonymous(ErrorObject::parse_error(format!("invalid UTF-8 ({e})")))
     })?;
+    parse_json_str(text)
+}
+
+/// [`parse_json`] of text already known to be UTF-8.
+pub fn parse_json_str(text: &str) -> Result<Value, Invalid> {
     if text.trim().is_empty() {
         return Err(Invalid::anonymous(ErrorObject::parse_error(
             "empty message",

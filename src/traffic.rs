@@ -436,7 +436,7 @@ impl Recorder {
     }
 
     /// Records one frame and returns its sequence number.
-    pub fn record(&self, meta: &FrameMeta, raw: &str, parsed: Parsed) -> u64 {
+    pub fn record(&self, meta: &FrameMeta, raw: impl Into<Arc<str>>, parsed: Parsed) -> u64 {
         self.keep(meta, raw, parsed, || {
             Ok::<_, std::convert::Infallible>(None)
         })
@@ -578,7 +578,7 @@ impl Recorder {
             method: None,
             id: None,
         };
-        self.record(meta, &raw, parsed)
+        self.record(meta, raw, parsed)
     }
 
     /// Resolves once a record with `seq > after` exists.

@@ -52,8 +52,9 @@ const METHODS: &[&str] = &[
 /// something first (HTTP: the status code, whether a session is needed) look at it, then hand
 /// it to [`Server::accept`].
 pub struct Decoded {
-    /// The frame as text (invalid UTF-8 replaced), for the record.
-    text: String,
+    /// The frame as text (invalid UTF-8 replaced), for the record (which keeps this very
+    /// allocation).
+    text: Arc<str>,
     /// Whether `text` is the frame exactly (no invalid UTF-8 was replaced).
     exact: bool,
     /// The decision: messages to handle, or the error to answer with.
@@ -103,10 +104,17 @@ impl Server {
     /// `session` is `None` for a frame that arrived outside any session (an HTTP POST without
     /// `Mcp-Session-Id`): batches are refused there.
     pub fn decode(&self, session: Option<&Session>, raw: &[u8]) -> Decoded {
-        let text = String::from_utf8_lossy(raw);
-        let exact = matches!(text, std::borrow::Cow::Borrowed(_));
-        let text = text.into_owned();
-        let value = match jsonrpc::parse_json(raw) {
+        // UTF-8 is checked once: valid text is parsed as it is, invalid is refused by
+        // `parse_json` (and recorded with the bad bytes replaced).
+        let (text, exact, value) = match std::str::from_utf8(raw) {
+            Ok(valid) => (Arc::from(valid), true, jsonrpc::parse_json_str(valid)),
+            Err(_) => (
+                Arc::from(String::from_utf8_lossy(raw)),
+                false,
+                jsonrpc::parse_json(raw),
+            ),
+        };
+        let value = match value {
             Ok(v) => v,
             Err(invalid) => {
                 return Decoded {
@@ -155,12 +163,12 @@ impl Server {
         match frame {
             Err(invalid) => {
                 self.recorder
-                    .record(&meta, &text, invalid_parsed(&invalid, exact));
+                    .record(&meta, text, invalid_parsed(&invalid, exact));
                 Work::Reply(Outgoing::One(invalid.into_message()))
             }
             Ok(Frame::Single(message)) => {
                 let parsed = Parsed::of_message(&message);
-                self.recorder.record(&meta, &text, parsed);
+                self.recorder.record(&meta, text, parsed);
                 self.handle_message(session, sink, message)
             }
             Ok(Frame::Batch(items)) => {
@@ -171,7 +179,7 @@ impl Server {
                     method: None,
                     id: None,
                 };
-                self.recorder.record(&meta, &text, batch);
+                self.recorder.record(&meta, text, batch);
                 self.receive_batch(session, sink, items)
             }
         }

@@ -236,7 +236,7 @@ impl Refusal {
             method: None,
             id: None,
         };
-        state.server.recorder.record(&meta_in, &text, parsed);
+        state.server.recorder.record(&meta_in, &*text, parsed);
         let reply = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": self.code, "message": self.message } });
         let out = reply.to_string();
         let meta_out = FrameMeta {
@@ -251,7 +251,10 @@ impl Refusal {
             method: None,
             id: None,
         };
-        state.server.recorder.record(&meta_out, &out, parsed);
+        state
+            .server
+            .recorder
+            .record(&meta_out, out.as_str(), parsed);
         (
             self.status,
             [(header::CONTENT_TYPE, "application/json")],
