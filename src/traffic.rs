@@ -203,44 +203,15 @@ impl Parsed {
     }
 }
 
-/// The MCP methods, whose names records share instead of each allocating a copy.
-const METHODS: [&str; 29] = [
-    "initialize",
-    "ping",
-    "logging/setLevel",
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-    "sampling/createMessage",
-    "elicitation/create",
-    "roots/list",
-    "tasks/get",
-    "tasks/result",
-    "tasks/list",
-    "tasks/cancel",
-    "notifications/initialized",
-    "notifications/cancelled",
-    "notifications/progress",
-    "notifications/message",
-    "notifications/resources/updated",
-    "notifications/resources/list_changed",
-    "notifications/tools/list_changed",
-    "notifications/prompts/list_changed",
-    "notifications/roots/list_changed",
-];
-
-/// A method name as a record holds it: one shared allocation per MCP method for the whole
-/// process, a fresh one for any other name.
+/// A method name as a record holds it: one shared allocation per MCP method
+/// ([`crate::protocol::methods`]) for the whole process, a fresh one for any other name.
 pub fn method_name(name: &str) -> Arc<str> {
     static SHARED: std::sync::LazyLock<crate::FastMap<&'static str, Arc<str>>> =
-        std::sync::LazyLock::new(|| METHODS.iter().map(|m| (*m, Arc::from(*m))).collect());
+        std::sync::LazyLock::new(|| {
+            crate::protocol::methods::all()
+                .map(|m| (m, Arc::from(m)))
+                .collect()
+        });
     SHARED.get(name).cloned().unwrap_or_else(|| Arc::from(name))
 }
 

@@ -1,8 +1,10 @@
 //! What the protocol itself says: revisions and their features, version negotiation, the
-//! capability objects, and the small vocabularies (log levels) shared by every handler.
+//! capability objects, and the small vocabularies (log levels, method names) shared by every
+//! handler.
 
 pub mod capabilities;
 pub mod logging;
+pub mod methods;
 pub mod revision;
 pub mod shape;
 

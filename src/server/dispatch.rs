@@ -30,24 +30,6 @@ pub enum Work {
     Task(BoxFuture<Option<Outgoing>>),
 }
 
-/// Every method this server serves in the handshake era. Anything else is `-32601`, before and
-/// after `initialize` (a 2.x client probes with `server/discover` and must not wait).
-const METHODS: &[&str] = &[
-    "initialize",
-    "ping",
-    "logging/setLevel",
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-];
-
 /// One incoming frame, decoded but not yet recorded or acted on. Transports that must decide
 /// something first (HTTP: the status code, whether a session is needed) look at it, then hand
 /// it to [`Server::accept`].
@@ -96,7 +78,8 @@ impl Decoded {
 impl Server {
     /// Whether this server serves `method` (anything else is `-32601`).
     pub fn knows_method(&self, method: &str) -> bool {
-        METHODS.contains(&method) || self.registry().methods.contains_key(method)
+        crate::protocol::methods::CLIENT_REQUESTS.contains(&method)
+            || self.registry().methods.contains_key(method)
     }
 
     /// Decodes one incoming frame of `session` (batches are refused here unless the session's
