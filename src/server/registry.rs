@@ -100,15 +100,8 @@ impl Tool {
     /// Builds a tool from its definition (which must have a string `name` and an object
     /// `inputSchema`) and handler; fails when the schema does not compile.
     pub fn new(definition: Value, handler: ToolFn) -> Result<Self, Error> {
-        let Value::Object(definition) = definition else {
-            return Err(Error::Definition(
-                "a tool definition must be a JSON object".into(),
-            ));
-        };
-        let name = definition
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let definition = definition_object(definition, "a tool")?;
+        let name = string_field(&definition, "name");
         if name.is_empty() {
             return Err(Error::Definition(
                 "a tool needs a non-empty string \"name\"".into(),
@@ -133,10 +126,7 @@ impl Tool {
 
     /// The tool's name.
     pub fn name(&self) -> &str {
-        self.definition
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
+        string_field(&self.definition, "name")
     }
 }
 
@@ -152,10 +142,7 @@ pub struct Resource {
 impl Resource {
     /// The resource's URI.
     pub fn uri(&self) -> &str {
-        self.definition
-            .get("uri")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
+        string_field(&self.definition, "uri")
     }
 }
 
@@ -174,23 +161,34 @@ impl ResourceTemplate {
     /// A template from its definition (which must have a string `uriTemplate`, parsed here
     /// into the matcher) and handler.
     pub fn new(definition: Value, handler: TemplateFn) -> Result<Self, Error> {
-        let Value::Object(definition) = definition else {
-            return Err(Error::Definition(
-                "a template definition must be a JSON object".into(),
-            ));
-        };
-        let uri_template = definition
-            .get("uriTemplate")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let definition = definition_object(definition, "a template")?;
         let template =
-            super::uri_template::UriTemplate::parse(uri_template).map_err(Error::Definition)?;
+            super::uri_template::UriTemplate::parse(string_field(&definition, "uriTemplate"))
+                .map_err(Error::Definition)?;
         Ok(Self {
             definition,
             template,
             handler,
         })
     }
+}
+
+/// The map of a definition given as JSON, or an error naming `what` (e.g. "a tool") needed one.
+fn definition_object(definition: Value, what: &str) -> Result<Map<String, Value>, Error> {
+    match definition {
+        Value::Object(m) => Ok(m),
+        _ => Err(Error::Definition(format!(
+            "{what} definition must be a JSON object"
+        ))),
+    }
+}
+
+/// A string member of a definition (`""` when absent or not a string).
+fn string_field<'a>(definition: &'a Map<String, Value>, key: &str) -> &'a str {
+    definition
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// A prompt: its `prompts/list` entry and how to render it.
@@ -205,10 +203,7 @@ pub struct Prompt {
 impl Prompt {
     /// The prompt's name.
     pub fn name(&self) -> &str {
-        self.definition
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
+        string_field(&self.definition, "name")
     }
     /// Names of the arguments marked `required`.
     pub fn required_arguments(&self) -> Vec<String> {
