@@ -110,24 +110,28 @@ impl HttpState {
     }
 }
 
+/// The MCP headers, as names parsed once: looking a header up by a `&str` parses the name on
+/// every call.
+pub static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+/// `MCP-Protocol-Version`.
+pub static VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+/// `Last-Event-ID` (SSE resumption).
+pub static LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+
 /// The headers worth recording: the MCP ones and content negotiation.
-/// (Names parsed once: looking a header up by a `&str` parses the name on every call.)
-static RECORDED_HEADERS: [(&str, HeaderName); 6] = [
-    ("mcp-session-id", HeaderName::from_static("mcp-session-id")),
-    (
-        "mcp-protocol-version",
-        HeaderName::from_static("mcp-protocol-version"),
-    ),
-    ("last-event-id", HeaderName::from_static("last-event-id")),
-    ("origin", header::ORIGIN),
-    ("accept", header::ACCEPT),
-    ("content-type", header::CONTENT_TYPE),
+static RECORDED_HEADERS: [(&str, &HeaderName); 6] = [
+    ("mcp-session-id", &SESSION_HEADER),
+    ("mcp-protocol-version", &VERSION_HEADER),
+    ("last-event-id", &LAST_EVENT_ID),
+    ("origin", &header::ORIGIN),
+    ("accept", &header::ACCEPT),
+    ("content-type", &header::CONTENT_TYPE),
 ];
 
 /// The recorded headers `headers` has, in [`RECORDED_HEADERS`] order.
 fn recorded_headers(headers: &HeaderMap) -> impl Iterator<Item = (&'static str, &str)> {
     RECORDED_HEADERS.iter().filter_map(|(name, key)| {
-        let value = headers.get(key)?.to_str().ok()?;
+        let value = headers.get(*key)?.to_str().ok()?;
         Some((*name, value))
     })
 }
@@ -330,10 +334,7 @@ async fn health() -> impl IntoResponse {
 
 /// The whole HTTP app: `/mcp`, `/sse`, `/message`, `/health`, with CORS and the guard.
 pub fn app(state: Arc<HttpState>) -> Router {
-    let mcp_headers = [
-        HeaderName::from_static("mcp-session-id"),
-        HeaderName::from_static("mcp-protocol-version"),
-    ];
+    let mcp_headers = [SESSION_HEADER.clone(), VERSION_HEADER.clone()];
     let cors = CorsLayer::new()
         .allow_origin(AllowOrigin::mirror_request())
         .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])

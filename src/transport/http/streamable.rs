@@ -7,7 +7,7 @@ use super::sessions::{
 };
 use super::{
     accepts, header_value, http_meta, http_meta_reusing, is_json, read_body, record_exchange, sse,
-    HttpState, Refusal,
+    HttpState, Refusal, LAST_EVENT_ID, SESSION_HEADER, VERSION_HEADER,
 };
 use crate::jsonrpc::Message;
 use crate::protocol::Revision;
@@ -24,10 +24,6 @@ use std::task::Poll;
 use tokio::sync::mpsc;
 
 const PATH: &str = "/mcp";
-/// (Header names are parsed once: a lookup by `&str` parses the name on every call.)
-static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
-static VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
-static LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
 fn header_str<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
