@@ -443,19 +443,14 @@ impl Recorder {
             return (self.count_only(), delivered);
         }
         // Everything that does not decide the order is built before the lock is taken.
-        let mut draft = Draft::new(meta, raw.into(), parsed);
+        let draft = Draft::new(meta, raw.into(), parsed);
         let mut inner = self.lock();
-        let delivered = deliver();
-        if let Some(record) = Arc::get_mut(&mut draft.record) {
-            match &delivered {
-                Ok(id) => record.event_id = id.clone(),
-                Err(_) => record.error = Some("not delivered: the connection is closed".into()),
-            }
-        }
-        let (seq, evicted) = self.commit(&mut inner, draft);
+        let delivered = deliver().map_err(|_| ());
+        let ok = delivered.is_ok();
+        let (seq, evicted) = self.commit(&mut inner, draft, delivered);
         drop(inner);
         drop(evicted); // freeing the oldest record need not hold the lock
-        (seq, delivered.is_ok())
+        (seq, ok)
     }
 
     /// A frame seen while nothing captures: it only takes a `seq`.
@@ -476,10 +471,15 @@ impl Recorder {
         }
     }
 
-    /// Gives `draft` its place (`seq`, timestamps, the request it answers) and keeps it;
-    /// returns its `seq` and the record that fell off the front, for the caller to free after
-    /// unlocking.
-    fn commit(&self, inner: &mut Inner, mut draft: Draft) -> (u64, Option<Arc<Record>>) {
+    /// Gives `draft` its place (`seq`, timestamps, the request it answers) and what its
+    /// delivery gave (the SSE event id, or the failure), and keeps it; returns its `seq` and
+    /// the record that fell off the front, for the caller to free after unlocking.
+    fn commit(
+        &self,
+        inner: &mut Inner,
+        mut draft: Draft,
+        delivered: Result<Option<Arc<str>>, ()>,
+    ) -> (u64, Option<Arc<Record>>) {
         // The time is taken under the lock so that `t_ns` never decreases along `seq`.
         let t_ns = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
         inner.seq += 1;
@@ -489,6 +489,12 @@ impl Recorder {
             record.seq = seq;
             record.ts = self.wall_start + chrono::TimeDelta::nanoseconds(t_ns as i64);
             record.t_ns = t_ns;
+            match delivered {
+                Ok(id) => record.event_id = id,
+                Err(()) => {
+                    record.error = Some("not delivered: the connection is closed".into());
+                }
+            }
             match draft.open {
                 OpenStep::Start(key) => {
                     let method = record.method.clone().unwrap_or_else(|| "".into());
