@@ -460,9 +460,10 @@ class Target:
 
     def spread(self, res: Results) -> str:
         """The min-max of the per-round values, for the report."""
-        got = round_ratios(res, self.measured, self.against) if self.against else []
         if self.against is None:
             got = res.samples.get(self.measured[0], {}).get(self.measured[1]) or []
+        else:
+            got = round_ratios(res, self.measured, self.against)
         return f" ({fmt(min(got))}-{fmt(max(got))})" if len(got) > 1 else ""
 
     def holds(self, value: float) -> bool:
