@@ -6,6 +6,7 @@
 //! The format is documented (and versioned) in `docs/traffic-format.md`.
 
 use crate::jsonrpc::{Message, RequestId};
+use crate::protocol::methods::NotificationMethod;
 use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -328,7 +329,7 @@ impl Draft {
                 OpenStep::Finish((meta.conn.clone(), meta.dir.reverse(), id.clone()))
             }
             (None, Kind::Notification)
-                if parsed.method.as_deref() == Some("notifications/cancelled") =>
+                if parsed.method.as_deref() == Some(NotificationMethod::Cancelled.as_str()) =>
             {
                 serde_json::from_str::<Value>(&raw)
                     .ok()

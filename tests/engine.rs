@@ -710,3 +710,23 @@ async fn batches_of_notifications_and_responses_get_no_reply() {
         .unwrap();
     assert_eq!(batch.error, None);
 }
+
+/// Every built-in method name routes to a handler: none of them is answered `-32601`, whatever
+/// its params (a name listed without a route would be).
+#[tokio::test]
+async fn every_listed_method_routes_to_a_handler() {
+    use _core::protocol::methods::ClientRequest;
+    let s = server(None);
+    let mut c = Client::new(&s);
+    c.initialize("2025-11-25").await;
+    for (id, method) in (1..).zip(ClientRequest::ALL) {
+        let r = c.request(id, method.as_str(), json!({})).await;
+        assert_eq!(r["id"], id, "{method}: {r}");
+        assert_ne!(
+            r["error"]["code"], -32601,
+            "{method} is listed but not routed: {r}"
+        );
+    }
+    let r = c.request(99, "server/discover", json!({})).await;
+    assert_eq!(r["error"]["code"], -32601);
+}

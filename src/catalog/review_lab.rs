@@ -14,6 +14,7 @@
 use super::text_result;
 use crate::error::Error;
 use crate::jsonrpc::Message;
+use crate::protocol::methods::NotificationMethod;
 use crate::server::registry::{resource_fn, tool_fn, ListKind, Registry, Resource, Tool};
 use crate::server::session::Session;
 use crate::server::Server;
@@ -231,7 +232,7 @@ async fn update_after(
     ));
     if session.state().subscriptions.contains(&uri) {
         session.sink.send(&Message::notification(
-            "notifications/resources/updated",
+            NotificationMethod::ResourceUpdated.as_str(),
             Some(json!({ "uri": uri })),
         ));
         trace(format_args!(

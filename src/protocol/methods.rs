@@ -1,46 +1,153 @@
-//! The MCP method names of the handshake era (2024-11-05 to 2025-11-25), by who sends them.
+//! The MCP method names, as types: one enum per direction ([`ClientRequest`], [`ServerRequest`],
+//! [`NotificationMethod`]). The dispatcher routes a [`ClientRequest`] with an exhaustive `match`
+//! (`server::methods::call`), so a method added here without a handler does not compile, where a
+//! name added to a list of strings would silently have become `-32601`. The served-method list,
+//! the recorder's shared names and every notification the server sends are derived from these.
 
-/// Requests a client sends a server: every one this server serves. Anything else is `-32601`
-/// (unless registered as a custom method), before and after `initialize`: a 2.x client probes
-/// with `server/discover` and must not wait.
-pub const CLIENT_REQUESTS: &[&str] = &[
-    "initialize",
-    "ping",
-    "logging/setLevel",
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-];
+/// Defines an enum of method names: each variant maps to its wire name (`as_str`) and back
+/// (`parse`), and `ALL` lists every variant in declaration order.
+macro_rules! method_names {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $( $(#[$vmeta:meta])* $variant:ident = $wire:literal, )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $( $(#[$vmeta])* $variant, )*
+        }
 
-/// Requests a server sends a client.
-pub const SERVER_REQUESTS: &[&str] =
-    &["sampling/createMessage", "elicitation/create", "roots/list"];
+        impl $name {
+            /// Every variant, in declaration order.
+            pub const ALL: &'static [Self] = &[$(Self::$variant,)*];
 
-/// Notifications, either way.
-pub const NOTIFICATIONS: &[&str] = &[
-    "notifications/initialized",
-    "notifications/cancelled",
-    "notifications/progress",
-    "notifications/message",
-    "notifications/resources/updated",
-    "notifications/resources/list_changed",
-    "notifications/tools/list_changed",
-    "notifications/prompts/list_changed",
-    "notifications/roots/list_changed",
-];
+            /// The method name on the wire.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $wire,)*
+                }
+            }
+
+            /// The variant named `name` on the wire, if any (case-sensitive, as JSON-RPC).
+            pub fn parse(name: &str) -> Option<Self> {
+                match name {
+                    $($wire => Some(Self::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+method_names! {
+    /// Requests a client sends a server: every one this server serves. Anything else is `-32601`
+    /// (unless registered as a custom method), before and after `initialize`: a 2.x client
+    /// probes with `server/discover` and must not wait.
+    pub enum ClientRequest {
+        /// Opens a handshake-era session and negotiates the revision.
+        Initialize = "initialize",
+        /// Liveness check, answered `{}` in any phase.
+        Ping = "ping",
+        /// Sets the session's minimum level for `notifications/message`.
+        SetLogLevel = "logging/setLevel",
+        /// Lists the tools the client can see.
+        ListTools = "tools/list",
+        /// Runs a tool.
+        CallTool = "tools/call",
+        /// Lists concrete resources.
+        ListResources = "resources/list",
+        /// Lists resource templates.
+        ListResourceTemplates = "resources/templates/list",
+        /// Reads a resource (concrete or templated).
+        ReadResource = "resources/read",
+        /// Subscribes to `notifications/resources/updated` for one URI.
+        Subscribe = "resources/subscribe",
+        /// Ends such a subscription.
+        Unsubscribe = "resources/unsubscribe",
+        /// Lists prompts.
+        ListPrompts = "prompts/list",
+        /// Renders a prompt.
+        GetPrompt = "prompts/get",
+        /// Completes a prompt argument or a template variable.
+        Complete = "completion/complete",
+    }
+}
+
+method_names! {
+    /// Requests a server sends a client (through `RequestContext::ask_client`).
+    pub enum ServerRequest {
+        /// Asks the client's LLM.
+        CreateMessage = "sampling/createMessage",
+        /// Asks the user, through the client (form or URL mode).
+        Elicit = "elicitation/create",
+        /// Asks the client for its roots.
+        ListRoots = "roots/list",
+    }
+}
+
+method_names! {
+    /// Notifications, either way.
+    pub enum NotificationMethod {
+        /// Client → server: the handshake is complete.
+        Initialized = "notifications/initialized",
+        /// Either way: a request is cancelled.
+        Cancelled = "notifications/cancelled",
+        /// Either way: progress of a request that carried a `progressToken`.
+        Progress = "notifications/progress",
+        /// Server → client: a log message.
+        Message = "notifications/message",
+        /// Server → client: a subscribed resource changed.
+        ResourceUpdated = "notifications/resources/updated",
+        /// Server → client: the resource (or template) list changed.
+        ResourceListChanged = "notifications/resources/list_changed",
+        /// Server → client: the tool list changed.
+        ToolListChanged = "notifications/tools/list_changed",
+        /// Server → client: the prompt list changed.
+        PromptListChanged = "notifications/prompts/list_changed",
+        /// Client → server: the client's roots changed.
+        RootsListChanged = "notifications/roots/list_changed",
+    }
+}
 
 /// Every method name above.
 pub fn all() -> impl Iterator<Item = &'static str> {
-    CLIENT_REQUESTS
-        .iter()
-        .chain(SERVER_REQUESTS)
-        .chain(NOTIFICATIONS)
-        .copied()
+    let client = ClientRequest::ALL.iter().map(|m| m.as_str());
+    let server = ServerRequest::ALL.iter().map(|m| m.as_str());
+    let notes = NotificationMethod::ALL.iter().map(|m| m.as_str());
+    client.chain(server).chain(notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_parses_back_to_its_variant() {
+        for m in ClientRequest::ALL {
+            assert_eq!(ClientRequest::parse(m.as_str()), Some(*m));
+        }
+        for m in ServerRequest::ALL {
+            assert_eq!(ServerRequest::parse(m.as_str()), Some(*m));
+        }
+        for m in NotificationMethod::ALL {
+            assert_eq!(NotificationMethod::parse(m.as_str()), Some(*m));
+        }
+        assert_eq!(ClientRequest::parse("server/discover"), None);
+        assert_eq!(ClientRequest::parse("Tools/List"), None);
+    }
+
+    #[test]
+    fn names_are_unique() {
+        let names: Vec<_> = all().collect();
+        let unique: std::collections::HashSet<_> = names.iter().collect();
+        assert_eq!(names.len(), unique.len());
+    }
 }

@@ -7,6 +7,7 @@ use super::session::Session;
 use super::sink::Sink;
 use crate::jsnum;
 use crate::jsonrpc::{ErrorObject, Message, RequestId};
+use crate::protocol::methods::{NotificationMethod, ServerRequest};
 use crate::protocol::{LogLevel, Revision};
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -31,17 +32,20 @@ pub fn missing_capability(
     };
     let param = |key: &str| params.and_then(|p| p.get(key));
     let url_mode = param("mode").and_then(Value::as_str) == Some("url");
-    let needed: &[&'static str] = match method {
-        "sampling/createMessage" if param("tools").is_some() => &["sampling", "sampling.tools"],
-        "sampling/createMessage" => &["sampling"],
-        "elicitation/create" if url_mode => &["elicitation", "elicitation.url"],
-        "elicitation/create" => &["elicitation"],
-        "roots/list" => &["roots"],
-        _ => &[],
+    let request = ServerRequest::parse(method);
+    let needed: &[&'static str] = match request {
+        Some(ServerRequest::CreateMessage) if param("tools").is_some() => {
+            &["sampling", "sampling.tools"]
+        }
+        Some(ServerRequest::CreateMessage) => &["sampling"],
+        Some(ServerRequest::Elicit) if url_mode => &["elicitation", "elicitation.url"],
+        Some(ServerRequest::Elicit) => &["elicitation"],
+        Some(ServerRequest::ListRoots) => &["roots"],
+        None => &[],
     };
     let missing = needed.iter().copied().find(|c| !has(c));
     // A client that lists elicitation modes, but not `form`, cannot take a form.
-    if missing.is_none() && method == "elicitation/create" && !url_mode {
+    if missing.is_none() && request == Some(ServerRequest::Elicit) && !url_mode {
         let modes = capabilities.get("elicitation").and_then(Value::as_object);
         if modes.is_some_and(|m| !m.is_empty() && !m.contains_key("form")) {
             return Some("elicitation.form");
@@ -95,7 +99,7 @@ impl RequestContext {
             params.insert("message".into(), m.into());
         }
         self.sink.send(&Message::notification(
-            "notifications/progress",
+            NotificationMethod::Progress.as_str(),
             Some(Value::Object(params)),
         ));
     }
@@ -145,18 +149,20 @@ impl RequestContext {
 
     /// `sampling/createMessage`: asks the client's LLM.
     pub async fn sample(&self, params: Value) -> Result<Value, ErrorObject> {
-        self.ask_client("sampling/createMessage", Some(params))
+        self.ask_client(ServerRequest::CreateMessage.as_str(), Some(params))
             .await
     }
 
     /// `elicitation/create`: asks the user, through the client (form or URL mode).
     pub async fn elicit(&self, params: Value) -> Result<Value, ErrorObject> {
-        self.ask_client("elicitation/create", Some(params)).await
+        self.ask_client(ServerRequest::Elicit.as_str(), Some(params))
+            .await
     }
 
     /// `roots/list`: asks the client for its roots.
     pub async fn list_roots(&self) -> Result<Value, ErrorObject> {
-        self.ask_client("roots/list", None).await
+        self.ask_client(ServerRequest::ListRoots.as_str(), None)
+            .await
     }
 
     /// Ends this request's stream without ending the request (SEP-1699 polling): over

@@ -6,7 +6,7 @@
 //! tool does not block `ping` or `notifications/cancelled`.
 
 use super::context::RequestContext;
-use super::methods;
+use super::methods::{self, Route};
 use super::registry::BoxFuture;
 use super::session::{Phase, Session};
 use super::sink::{Outgoing, Sink};
@@ -14,6 +14,7 @@ use super::Server;
 use crate::jsonrpc::{
     self, ErrorObject, Frame, Invalid, Message, Notification, Request, RequestId,
 };
+use crate::protocol::methods::{ClientRequest, NotificationMethod};
 use crate::traffic::{Direction, FrameMeta, HttpMeta, Kind, Parsed};
 use futures::FutureExt;
 use serde_json::{Map, Value};
@@ -76,10 +77,23 @@ impl Decoded {
 }
 
 impl Server {
+    /// What serves `method`: a built-in MCP request or a registered custom method; `None`
+    /// means `-32601`.
+    pub fn route(&self, method: &str) -> Option<Route> {
+        match ClientRequest::parse(method) {
+            Some(builtin) => Some(Route::Builtin(builtin)),
+            None => self
+                .registry()
+                .methods
+                .get(method)
+                .cloned()
+                .map(Route::Custom),
+        }
+    }
+
     /// Whether this server serves `method` (anything else is `-32601`).
     pub fn knows_method(&self, method: &str) -> bool {
-        crate::protocol::methods::CLIENT_REQUESTS.contains(&method)
-            || self.registry().methods.contains_key(method)
+        ClientRequest::parse(method).is_some() || self.registry().methods.contains_key(method)
     }
 
     /// Decodes one incoming frame of `session` (batches are refused here unless the session's
@@ -264,22 +278,25 @@ impl Server {
     /// Applies the lifecycle rules to a request, then answers or schedules it.
     fn handle_request(self: &Arc<Self>, session: &Arc<Session>, sink: &Sink, req: Request) -> Work {
         let reply = |m: Message| Work::Reply(Outgoing::One(m));
-        if !self.knows_method(&req.method) {
+        let Some(route) = self.route(&req.method) else {
             return reply(Message::error(
                 Some(req.id),
                 ErrorObject::method_not_found(&req.method),
             ));
-        }
+        };
         let params = match split_params(req.params) {
             Ok(p) => p,
             Err(e) => return reply(Message::error(Some(req.id), e)),
         };
-        match req.method.as_str() {
-            "initialize" => {
+        // Answered in frame order, before anything that follows them is decided.
+        match route {
+            Route::Builtin(ClientRequest::Initialize) => {
                 let result = methods::lifecycle::initialize(self, session, &params);
                 return reply(outcome_message(req.id, result));
             }
-            "ping" => return reply(Message::response(req.id, Value::Object(Map::new()))),
+            Route::Builtin(ClientRequest::Ping) => {
+                return reply(outcome_message(req.id, methods::lifecycle::ping()))
+            }
             _ => {}
         }
         if session.phase() == Phase::New {
@@ -316,8 +333,7 @@ impl Server {
         let session = session.clone();
         Work::Task(Box::pin(async move {
             let id = req.id;
-            let serve =
-                AssertUnwindSafe(methods::call(&server, ctx, &req.method, params)).catch_unwind();
+            let serve = AssertUnwindSafe(methods::call(&server, ctx, route, params)).catch_unwind();
             let result = tokio::select! {
                 biased;
                 () = cancel.cancelled() => None,
@@ -338,8 +354,8 @@ impl Server {
 
     /// Handles a client notification (never answered).
     fn handle_notification(self: &Arc<Self>, session: &Arc<Session>, n: Notification) {
-        match n.method.as_str() {
-            "notifications/initialized" => {
+        match NotificationMethod::parse(&n.method) {
+            Some(NotificationMethod::Initialized) => {
                 let changed = session.update(|s| {
                     let was = s.phase;
                     if was == Phase::Initializing {
@@ -359,7 +375,7 @@ impl Server {
                     Phase::Ready => {}
                 }
             }
-            "notifications/cancelled" => {
+            Some(NotificationMethod::Cancelled) => {
                 let id = n
                     .params
                     .as_ref()
@@ -376,10 +392,11 @@ impl Server {
                     }
                 }
             }
-            other => {
-                tracing::debug!(conn = %session.id, method = other, "notification received");
+            _ => {
+                let method = n.method.as_str();
+                tracing::debug!(conn = %session.id, method, "notification received");
                 for hook in &self.registry().on_notification {
-                    hook(self.clone(), session.clone(), other, n.params.as_ref());
+                    hook(self.clone(), session.clone(), method, n.params.as_ref());
                 }
             }
         }

@@ -13,6 +13,7 @@ pub mod uri_template;
 use crate::catalog;
 use crate::error::Error;
 use crate::jsonrpc::Message;
+use crate::protocol::methods::NotificationMethod;
 use crate::protocol::Revision;
 use crate::traffic::{Recorder, TransportKind};
 use registry::{
@@ -223,7 +224,7 @@ impl Server {
     /// how many were notified.
     pub fn notify_resource_updated(&self, uri: &str) -> usize {
         let note = Message::notification(
-            "notifications/resources/updated",
+            NotificationMethod::ResourceUpdated.as_str(),
             Some(json!({ "uri": uri })),
         );
         let mut n = 0;

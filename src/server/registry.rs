@@ -9,6 +9,7 @@ use super::session::Session;
 use super::Server;
 use crate::error::Error;
 use crate::jsonrpc::ErrorObject;
+use crate::protocol::methods::NotificationMethod;
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 use std::future::Future;
@@ -299,10 +300,11 @@ impl ListKind {
     /// The notification method.
     pub fn notification(self) -> &'static str {
         match self {
-            Self::Tools => "notifications/tools/list_changed",
-            Self::Resources => "notifications/resources/list_changed",
-            Self::Prompts => "notifications/prompts/list_changed",
+            Self::Tools => NotificationMethod::ToolListChanged,
+            Self::Resources => NotificationMethod::ResourceListChanged,
+            Self::Prompts => NotificationMethod::PromptListChanged,
         }
+        .as_str()
     }
 }
 

@@ -6,6 +6,7 @@
 use super::registry::Resource;
 use super::sink::Sink;
 use crate::jsonrpc::{ErrorObject, Message, RequestId};
+use crate::protocol::methods::NotificationMethod;
 use crate::protocol::{LogLevel, Revision};
 use crate::traffic::TransportKind;
 use serde_json::Value;
@@ -222,7 +223,7 @@ impl Session {
         }
         params.insert("data".into(), data);
         sink.send(&Message::notification(
-            "notifications/message",
+            NotificationMethod::Message.as_str(),
             Some(Value::Object(params)),
         ))
     }
@@ -236,7 +237,7 @@ impl Session {
             own.push(resource);
         }
         self.sink.send(&Message::notification(
-            "notifications/resources/list_changed",
+            NotificationMethod::ResourceListChanged.as_str(),
             None,
         ));
     }

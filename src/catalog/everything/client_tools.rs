@@ -9,6 +9,7 @@ use super::{annotations, definition, pretty};
 use crate::catalog::text_result;
 use crate::error::Error;
 use crate::jsonrpc::{ErrorObject, Message};
+use crate::protocol::methods::{NotificationMethod, ServerRequest};
 use crate::protocol::LogLevel;
 use crate::server::registry::{tool_fn, HandlerError, Registry, Tool};
 use crate::server::session::Session;
@@ -34,7 +35,10 @@ struct Roots(Mutex<Option<Vec<Value>>>);
 /// Asks the client for its roots (on the session's own stream), caches and logs them.
 async fn sync_roots(session: Arc<Session>) -> Option<Vec<Value>> {
     let sink = session.sink.clone();
-    match session.request(&sink, "roots/list", None).await {
+    match session
+        .request(&sink, ServerRequest::ListRoots.as_str(), None)
+        .await
+    {
         Ok(result) => {
             let roots = result
                 .get("roots")
@@ -81,7 +85,7 @@ pub fn hooks(registry: &mut Registry) {
             .count();
         for _ in 0..visible {
             session.sink.send(&Message::notification(
-                "notifications/tools/list_changed",
+                NotificationMethod::ToolListChanged.as_str(),
                 None,
             ));
         }
@@ -98,7 +102,7 @@ pub fn hooks(registry: &mut Registry) {
     registry
         .on_notification
         .push(Arc::new(|_server, session, method, _params| {
-            if method == "notifications/roots/list_changed"
+            if method == NotificationMethod::RootsListChanged.as_str()
                 && session.read(|s| s.client_capabilities.get("roots").is_some())
             {
                 tokio::spawn(sync_roots(session));

@@ -5,6 +5,7 @@ use super::{annotations, definition, session_label};
 use crate::catalog::{clock_seed, random_log, session_id, text_result};
 use crate::error::Error;
 use crate::jsonrpc::Message;
+use crate::protocol::methods::NotificationMethod;
 use crate::server::context::RequestContext;
 use crate::server::registry::{tool_fn, HandlerError, Tool};
 use crate::server::session::Session;
@@ -112,7 +113,7 @@ pub fn toggle_subscriber_updates() -> Result<Tool, Error> {
                         uris.sort();
                         for uri in uris {
                             let note = Message::notification(
-                                "notifications/resources/updated",
+                                NotificationMethod::ResourceUpdated.as_str(),
                                 Some(json!({ "uri": uri })),
                             );
                             session.sink.send(&note);

@@ -1,4 +1,4 @@
-//! `initialize`: version negotiation, capabilities, `serverInfo`, `instructions`.
+//! `initialize` and `ping`: version negotiation, capabilities, `serverInfo`, `instructions`.
 
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::capabilities::server_capabilities;
@@ -7,6 +7,11 @@ use crate::server::session::{Phase, Session};
 use crate::server::Server;
 use serde_json::{Map, Value};
 use std::sync::Arc;
+
+/// Answers `ping`: an empty result, in any phase.
+pub fn ping() -> Result<Value, ErrorObject> {
+    Ok(Value::Object(Map::new()))
+}
 
 /// Answers `initialize` and moves the session to [`Phase::Initializing`]. A second
 /// `initialize` on the same connection is refused with `-32600`.

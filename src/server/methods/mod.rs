@@ -1,4 +1,4 @@
-//! One module per MCP method family; [`call`] routes a request to its handler.
+//! One module per MCP method family; [`call`] routes a request ([`Route`]) to its handler.
 
 pub mod completion;
 pub mod lifecycle;
@@ -8,35 +8,48 @@ pub mod resources;
 pub mod tools;
 
 use super::context::RequestContext;
-use super::registry::HandlerError;
+use super::registry::{HandlerError, MethodFn};
 use super::Server;
 use crate::jsonrpc::ErrorObject;
+use crate::protocol::methods::ClientRequest;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
-/// Serves one request (after the lifecycle checks in `dispatch`).
+/// What a request's method name refers to: a built-in MCP method or a registered custom one.
+#[derive(Clone)]
+pub enum Route {
+    /// One of the MCP requests this server implements.
+    Builtin(ClientRequest),
+    /// A method registered at runtime (`Server::add_method`), e.g. a vendor extension.
+    Custom(MethodFn),
+}
+
+/// Serves one request (after the lifecycle checks in `dispatch`). The `match` is exhaustive
+/// over [`ClientRequest`]: a method added there must be routed here to compile.
 pub async fn call(
     server: &Arc<Server>,
     ctx: RequestContext,
-    method: &str,
+    route: Route,
     params: Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
+    let method = match route {
+        Route::Builtin(method) => method,
+        Route::Custom(custom) => return custom(ctx, params).await.map_err(handler_error),
+    };
     match method {
-        "logging/setLevel" => logging::set_level(&ctx, &params),
-        "tools/list" => tools::list(server, &ctx, &params),
-        "tools/call" => tools::call(server, ctx, params).await,
-        "resources/list" => resources::list(server, &ctx, &params),
-        "resources/templates/list" => resources::list_templates(server, &ctx, &params),
-        "resources/read" => resources::read(server, ctx, &params).await,
-        "resources/subscribe" => resources::subscribe(server, &ctx, &params, true),
-        "resources/unsubscribe" => resources::subscribe(server, &ctx, &params, false),
-        "prompts/list" => prompts::list(server, &ctx, &params),
-        "prompts/get" => prompts::get(server, ctx, &params).await,
-        "completion/complete" => completion::complete(server, &params).await,
-        other => match server.registry().methods.get(other).cloned() {
-            Some(custom) => custom(ctx, params).await.map_err(handler_error),
-            None => Err(ErrorObject::method_not_found(other)),
-        },
+        ClientRequest::Initialize => lifecycle::initialize(server, &ctx.session, &params),
+        ClientRequest::Ping => lifecycle::ping(),
+        ClientRequest::SetLogLevel => logging::set_level(&ctx, &params),
+        ClientRequest::ListTools => tools::list(server, &ctx, &params),
+        ClientRequest::CallTool => tools::call(server, ctx, params).await,
+        ClientRequest::ListResources => resources::list(server, &ctx, &params),
+        ClientRequest::ListResourceTemplates => resources::list_templates(server, &ctx, &params),
+        ClientRequest::ReadResource => resources::read(server, ctx, &params).await,
+        ClientRequest::Subscribe => resources::subscribe(server, &ctx, &params, true),
+        ClientRequest::Unsubscribe => resources::subscribe(server, &ctx, &params, false),
+        ClientRequest::ListPrompts => prompts::list(server, &ctx, &params),
+        ClientRequest::GetPrompt => prompts::get(server, ctx, &params).await,
+        ClientRequest::Complete => completion::complete(server, &params).await,
     }
 }
 

@@ -10,6 +10,7 @@ use super::{
     HttpState, Refusal, LAST_EVENT_ID, SESSION_HEADER, VERSION_HEADER,
 };
 use crate::jsonrpc::Message;
+use crate::protocol::methods::ClientRequest;
 use crate::protocol::Revision;
 use crate::server::dispatch::{Decoded, Work};
 use crate::server::sink::{Outgoing, Sink};
@@ -170,7 +171,7 @@ pub async fn post(
 async fn initialize(state: &Arc<HttpState>, headers: &HeaderMap, body: &[u8]) -> Response {
     let m = &Method::POST;
     let decoded = state.server.decode(None, body);
-    if decoded.method() != Some("initialize") || !decoded.expects_reply() {
+    if decoded.method() != Some(ClientRequest::Initialize.as_str()) || !decoded.expects_reply() {
         let (code, message) = match (decoded.error(), decoded.method()) {
             (Some(e), _) => (e.code, e.message.clone()),
             // An unknown method is -32601 at once, session or not: a 2.x client probes with
