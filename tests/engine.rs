@@ -1,7 +1,8 @@
 //! End-to-end tests of the protocol engine over in-memory connections: lifecycle, batches,
 //! cancellation, progress, logging, server → client requests, pagination, list_changed.
 
-use _core::server::registry::{tool_fn, HandlerError, Tool};
+use _core::server::handler::{tool_fn, HandlerError};
+use _core::server::registry::Tool;
 use _core::server::{Server, ServerConfig};
 use _core::transport::memory::{self, MemoryConnection};
 use serde_json::{json, Value};
@@ -602,9 +603,8 @@ async fn subscriptions_get_resource_updates() {
 
 #[tokio::test]
 async fn resources_prompts_and_templates_are_served_and_announced() {
-    use _core::server::registry::{
-        prompt_fn, resource_fn, template_fn, Prompt, Resource, ResourceTemplate,
-    };
+    use _core::server::handler::{prompt_fn, resource_fn, template_fn};
+    use _core::server::registry::{Prompt, Resource, ResourceTemplate};
     use _core::server::uri_template::UriTemplate;
 
     let s = server(None);

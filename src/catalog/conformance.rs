@@ -6,10 +6,8 @@ use super::{js_string, object, schema, string_arg, text_result};
 use crate::error::Error;
 use crate::protocol::LogLevel;
 use crate::server::context::RequestContext;
-use crate::server::registry::{
-    prompt_fn, resource_fn, template_fn, tool_fn, HandlerError, Prompt, Registry, Resource,
-    ResourceTemplate, Tool,
-};
+use crate::server::handler::{prompt_fn, resource_fn, template_fn, tool_fn, HandlerError};
+use crate::server::registry::{Prompt, Registry, Resource, ResourceTemplate, Tool};
 use serde_json::{json, Value};
 use std::time::Duration;
 

@@ -15,10 +15,12 @@ use crate::error::Error;
 use crate::jsnum;
 use crate::jsonrpc::{code, ErrorObject};
 use crate::protocol::LogLevel;
+use crate::server::handler::{
+    complete_fn, prompt_fn, resource_fn, template_fn, tool_fn, HandlerError, ToolFn,
+};
 use crate::server::pagination::Page;
 use crate::server::registry::{
-    complete_fn, prompt_fn, resource_fn, template_fn, tool_fn, CompletionKey, ErrorDialect,
-    HandlerError, Prompt, Registry, Resource, ResourceTemplate, Tool, ToolFn,
+    CompletionKey, ErrorDialect, Prompt, Registry, Resource, ResourceTemplate, Tool,
 };
 use crate::server::session::Session;
 use crate::server::Server;
@@ -920,7 +922,7 @@ const PROMPT_COMPLETIONS: [(&str, &[&str]); 3] = [
 /// Resource ids offered for `ref/resource` completion.
 const RESOURCE_ID_COMPLETIONS: &[&str] = &["1", "2", "3", "4", "5"];
 
-fn prefix_completer(values: &'static [&'static str]) -> crate::server::registry::CompleteFn {
+fn prefix_completer(values: &'static [&'static str]) -> crate::server::handler::CompleteFn {
     complete_fn(move |_, value, _| async move { Ok(starts_with(values, &value)) })
 }
 

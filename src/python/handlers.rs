@@ -6,7 +6,7 @@
 
 use super::wait::{deadline_after, wait_interruptibly, Waited};
 use crate::server::context::RequestContext;
-use crate::server::registry::{BoxFuture, HandlerError, HandlerResult};
+use crate::server::handler::{BoxFuture, HandlerError, HandlerResult};
 use pyo3::prelude::*;
 use serde_json::Value;
 use std::sync::Arc;

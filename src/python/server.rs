@@ -7,10 +7,10 @@ use super::errors::{to_py, ConfigError};
 use super::handlers::call_invoker;
 use super::wait::{deadline_after, wait_detached, wait_interruptibly, Waited};
 use crate::protocol::Revision;
-use crate::server::registry::{
-    prompt_fn, resource_fn, template_fn, tool_fn, HandlerError, HandlerResult, ListKind, Prompt,
-    Resource, ResourceTemplate, Tool,
+use crate::server::handler::{
+    prompt_fn, resource_fn, template_fn, tool_fn, HandlerError, HandlerResult,
 };
+use crate::server::registry::{ListKind, Prompt, Resource, ResourceTemplate, Tool};
 use crate::server::{Server as CoreServer, ServerConfig};
 use crate::transport::http::{self, guard::Allowlist, HttpConfig, HttpState};
 use crate::transport::{memory, relay, stdio};
@@ -418,7 +418,7 @@ impl Server {
         }
         let invoker = Arc::new(invoker);
         let handle = self.handle.clone();
-        let method: crate::server::registry::MethodFn = Arc::new(move |ctx, params| {
+        let method: crate::server::handler::MethodFn = Arc::new(move |ctx, params| {
             call_invoker(
                 invoker.clone(),
                 handle.clone(),
@@ -435,7 +435,7 @@ impl Server {
     /// values_json`.
     fn add_completion(&self, ref_type: &str, ref_name: &str, argument: &str, invoker: Py<PyAny>) {
         let invoker = Arc::new(invoker);
-        let complete = crate::server::registry::complete_fn(move |_arg, value, context| {
+        let complete = crate::server::handler::complete_fn(move |_arg, value, context| {
             let invoker = invoker.clone();
             async move {
                 let joined = tokio::task::spawn_blocking(move || {

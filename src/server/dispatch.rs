@@ -6,8 +6,8 @@
 //! tool does not block `ping` or `notifications/cancelled`.
 
 use super::context::RequestContext;
+use super::handler::BoxFuture;
 use super::methods::{self, Route};
-use super::registry::BoxFuture;
 use super::session::{Phase, Session};
 use super::sink::{Outgoing, Sink};
 use super::Server;

@@ -3,6 +3,7 @@
 
 pub mod context;
 pub mod dispatch;
+pub mod handler;
 pub mod methods;
 pub mod pagination;
 pub mod registry;
@@ -16,9 +17,8 @@ use crate::jsonrpc::Message;
 use crate::protocol::methods::NotificationMethod;
 use crate::protocol::Revision;
 use crate::traffic::{Recorder, TransportKind};
-use registry::{
-    CompleteFn, CompletionKey, ListKind, Prompt, Registry, Resource, ResourceTemplate, Tool,
-};
+use handler::CompleteFn;
+use registry::{CompletionKey, ListKind, Prompt, Registry, Resource, ResourceTemplate, Tool};
 use serde_json::{json, Value};
 use session::{Phase, Session};
 use sink::{Outlet, Sink};
@@ -333,7 +333,7 @@ impl Server {
     }
 
     /// Adds (or replaces) a custom JSON-RPC method.
-    pub fn add_method(&self, name: &str, method: registry::MethodFn) {
+    pub fn add_method(&self, name: &str, method: handler::MethodFn) {
         self.change_registry(None, |r| {
             r.methods.insert(name.to_string(), method);
         });

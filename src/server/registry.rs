@@ -1,71 +1,20 @@
 //! What a server offers: tools, resources, resource templates, prompts and completion
-//! providers, each a definition (what `*/list` shows) plus a handler (what runs).
+//! providers, each a definition (what `*/list` shows) plus a handler (what runs, typed in
+//! [`super::handler`]).
 //!
-//! Handlers are plain async closures over a [`RequestContext`], so a Rust catalog entry and a
+//! Handlers are plain async closures over a `RequestContext`, so a Rust catalog entry and a
 //! Python callable (wrapped by the binding) look the same to the dispatcher.
 
-use super::context::RequestContext;
-use super::session::Session;
-use super::Server;
+use super::handler::{
+    CompleteFn, MethodFn, NotificationHook, PromptFn, ResourceFn, SessionHook, SubscribeHook,
+    TemplateFn, ToolFn,
+};
 use crate::error::Error;
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::methods::NotificationMethod;
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-
-/// A boxed, sendable future: what every handler returns.
-pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
-
-/// How a handler fails.
-#[derive(Debug, Clone, PartialEq)]
-pub enum HandlerError {
-    /// A failure the caller should see as content: for tools an `isError: true` result (per the
-    /// spec, tool execution errors are results), elsewhere a `-32603` error.
-    Failed(String),
-    /// A specific JSON-RPC error to send as is.
-    Rpc(ErrorObject),
-}
-
-impl HandlerError {
-    /// A failure with this text.
-    pub fn failed(text: impl Into<String>) -> Self {
-        Self::Failed(text.into())
-    }
-}
-
-/// Result of a handler.
-pub type HandlerResult<T> = Result<T, HandlerError>;
-
-/// Runs a tool: `(context, arguments) -> CallToolResult` (a JSON object).
-pub type ToolFn = Arc<
-    dyn Fn(RequestContext, Map<String, Value>) -> BoxFuture<HandlerResult<Value>> + Send + Sync,
->;
-/// Serves a custom JSON-RPC method: `(context, params) -> result` (a JSON value).
-pub type MethodFn = Arc<
-    dyn Fn(RequestContext, Map<String, Value>) -> BoxFuture<HandlerResult<Value>> + Send + Sync,
->;
-/// Reads a resource: `(context, uri) -> contents array`.
-pub type ResourceFn =
-    Arc<dyn Fn(RequestContext, String) -> BoxFuture<HandlerResult<Vec<Value>>> + Send + Sync>;
-/// Reads a templated resource: `(context, uri, variables) -> contents array`.
-pub type TemplateFn = Arc<
-    dyn Fn(RequestContext, String, Map<String, Value>) -> BoxFuture<HandlerResult<Vec<Value>>>
-        + Send
-        + Sync,
->;
-/// Renders a prompt: `(context, arguments) -> GetPromptResult` (a JSON object).
-pub type PromptFn = Arc<
-    dyn Fn(RequestContext, Map<String, Value>) -> BoxFuture<HandlerResult<Value>> + Send + Sync,
->;
-/// Completes an argument: `(argument name, partial value, other arguments) -> candidates`.
-pub type CompleteFn = Arc<
-    dyn Fn(String, String, Map<String, Value>) -> BoxFuture<HandlerResult<Vec<String>>>
-        + Send
-        + Sync,
->;
 
 /// A tool: its `tools/list` entry, a compiled validator for its input, and its handler.
 #[derive(Clone)]
@@ -274,17 +223,6 @@ pub struct ErrorDialect {
     pub unknown_prompt: fn(&str) -> ErrorObject,
 }
 
-/// A hook run on a client notification: `(server, session, method, params)`.
-pub type NotificationHook =
-    Arc<dyn Fn(Arc<Server>, Arc<Session>, &str, Option<&Value>) + Send + Sync>;
-
-/// A hook run for a session (see [`Registry::on_initialized`]); spawn anything long-running,
-/// and stop it when `session.closed` fires.
-pub type SessionHook = Arc<dyn Fn(Arc<Server>, Arc<Session>) + Send + Sync>;
-
-/// A hook run on (un)subscription: `(server, session, uri, subscribed)`.
-pub type SubscribeHook = Arc<dyn Fn(Arc<Server>, Arc<Session>, String, bool) + Send + Sync>;
-
 /// Which `notifications/*/list_changed` a registry change calls for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ListKind {
@@ -306,49 +244,4 @@ impl ListKind {
         }
         .as_str()
     }
-}
-
-/// Wraps an async closure as a [`ToolFn`].
-pub fn tool_fn<F, Fut>(f: F) -> ToolFn
-where
-    F: Fn(RequestContext, Map<String, Value>) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = HandlerResult<Value>> + Send + 'static,
-{
-    Arc::new(move |ctx, args| Box::pin(f(ctx, args)))
-}
-
-/// Wraps an async closure as a [`ResourceFn`].
-pub fn resource_fn<F, Fut>(f: F) -> ResourceFn
-where
-    F: Fn(RequestContext, String) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = HandlerResult<Vec<Value>>> + Send + 'static,
-{
-    Arc::new(move |ctx, uri| Box::pin(f(ctx, uri)))
-}
-
-/// Wraps an async closure as a [`TemplateFn`].
-pub fn template_fn<F, Fut>(f: F) -> TemplateFn
-where
-    F: Fn(RequestContext, String, Map<String, Value>) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = HandlerResult<Vec<Value>>> + Send + 'static,
-{
-    Arc::new(move |ctx, uri, vars| Box::pin(f(ctx, uri, vars)))
-}
-
-/// Wraps an async closure as a [`PromptFn`].
-pub fn prompt_fn<F, Fut>(f: F) -> PromptFn
-where
-    F: Fn(RequestContext, Map<String, Value>) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = HandlerResult<Value>> + Send + 'static,
-{
-    Arc::new(move |ctx, args| Box::pin(f(ctx, args)))
-}
-
-/// Wraps an async closure as a [`CompleteFn`].
-pub fn complete_fn<F, Fut>(f: F) -> CompleteFn
-where
-    F: Fn(String, String, Map<String, Value>) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = HandlerResult<Vec<String>>> + Send + 'static,
-{
-    Arc::new(move |arg, value, ctx| Box::pin(f(arg, value, ctx)))
 }

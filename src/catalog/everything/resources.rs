@@ -6,10 +6,8 @@ use crate::catalog::{object, session_id, starts_with, string_arg, user_text};
 use crate::error::Error;
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::LogLevel;
-use crate::server::registry::{
-    complete_fn, prompt_fn, resource_fn, template_fn, CompletionKey, HandlerError, Prompt,
-    Registry, Resource, ResourceTemplate,
-};
+use crate::server::handler::{complete_fn, prompt_fn, resource_fn, template_fn, HandlerError};
+use crate::server::registry::{CompletionKey, Prompt, Registry, Resource, ResourceTemplate};
 use base64::Engine;
 use serde_json::{json, Value};
 use std::sync::Arc;

@@ -8,7 +8,7 @@ pub mod resources;
 pub mod tools;
 
 use super::context::RequestContext;
-use super::registry::{HandlerError, MethodFn};
+use super::handler::{HandlerError, MethodFn};
 use super::Server;
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::methods::ClientRequest;

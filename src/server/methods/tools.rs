@@ -5,8 +5,8 @@ use super::{required_str, take_optional_object};
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::shape::Shape;
 use crate::server::context::RequestContext;
+use crate::server::handler::HandlerError;
 use crate::server::pagination::list_page;
-use crate::server::registry::HandlerError;
 use crate::server::Server;
 use serde_json::{json, Map, Value};
 
