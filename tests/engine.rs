@@ -2,6 +2,7 @@
 //! cancellation, progress, logging, server → client requests, pagination, list_changed.
 
 use _core::server::handler::{tool_fn, HandlerError};
+use _core::server::registry::Registry;
 use _core::server::registry::Tool;
 use _core::server::{Server, ServerConfig};
 use _core::transport::memory::{self, MemoryConnection};
@@ -64,10 +65,9 @@ impl Client {
 fn server(page_size: Option<usize>) -> Arc<Server> {
     let config = ServerConfig {
         page_size,
-        catalogs: vec!["none".into()],
         ..ServerConfig::default()
     };
-    let s = Server::new(config).unwrap();
+    let s = Server::new(config, Registry::default()).unwrap();
     s.add_tool(_core::catalog::everything::echo().unwrap());
     s.add_tool(_core::catalog::everything::get_sum().unwrap());
     s.add_tool(slow_tool());
@@ -349,7 +349,9 @@ async fn lists_paginate_with_opaque_cursors() {
 
 #[tokio::test]
 async fn registry_changes_notify_initialized_sessions() {
-    let s = Server::new(ServerConfig::default()).unwrap();
+    let options = _core::catalog::Options::default();
+    let registry = _core::catalog::registry(&["everything"], &options).unwrap();
+    let s = Server::new(ServerConfig::default(), registry).unwrap();
     let mut ready = Client::new(&s);
     ready.initialize("2025-11-25").await;
     let fresh = Client::new(&s);

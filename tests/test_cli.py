@@ -110,3 +110,29 @@ def test_bare_stdio_without_a_parser_has_every_option_the_parser_gives() -> None
 
     parsed = vars(cli._parser("stdio").parse_args(["stdio"]))
     assert parsed == {"command": "stdio", **cli._server_defaults()}
+
+
+def test_cli_help_prints_the_core_defaults() -> None:
+    """The CLI restates no default: its help shows what the Rust core would use."""
+    from everything_mcp import DEFAULTS
+
+    out = subprocess.run(
+        [*SERVER_CMD, "http", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        env={**os.environ, "COLUMNS": "400"},
+    )
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    for expected in [
+        f"address to bind (default: {DEFAULTS['host']})",
+        f"most concurrent sessions (default {DEFAULTS['max_sessions']})",
+        f"0 never (default {DEFAULTS['session_idle_timeout']:g})",
+        f"Last-Event-ID resumption (default {DEFAULTS['event_store_capacity']})",
+        f"(default: {DEFAULTS['max_message_bytes'] // 2**20} MiB)",
+        f"default {DEFAULTS['update_delay']:g})",
+        f"(default: {','.join(DEFAULTS['catalogs'])})",
+    ]:
+        assert expected in text
+    assert DEFAULTS["session_idle_timeout"] == 1800.0 and DEFAULTS["max_sessions"] == 1000

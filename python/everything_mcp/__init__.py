@@ -10,6 +10,7 @@
 
 from ._core import (
     CATALOGS,
+    DEFAULTS,
     SUPPORTED_REVISIONS,
     ClientError,
     ConfigError,
@@ -36,6 +37,7 @@ _LAZY = {
 
 __all__ = [
     "CATALOGS",
+    "DEFAULTS",
     "SUPPORTED_REVISIONS",
     "Call",
     "ClientError",

@@ -3,10 +3,11 @@
 import os
 from collections.abc import Callable
 from types import TracebackType
-from typing import final
+from typing import Any, final
 
 __all__ = [
     "CATALOGS",
+    "DEFAULTS",
     "SUPPORTED_REVISIONS",
     "ClientError",
     "ConfigError",
@@ -22,6 +23,8 @@ __all__ = [
 __version__: str
 SUPPORTED_REVISIONS: list[str]
 CATALOGS: list[str]
+DEFAULTS: dict[str, Any]
+"""Every setting's default (durations in seconds; ``None``: unset), read from the Rust core."""
 
 class EverythingMcpError(Exception):
     """Base class of every everything-mcp error."""
@@ -75,29 +78,29 @@ class Server:
         title: str | None = None,
         version: str | None = None,
         instructions: str | None = None,
-        worker_threads: int = 2,
+        worker_threads: int | None = None,
         tick: float | None = None,
-        update_delay: float = 5.0,
-        send_list_changed: bool = False,
-        expose_env: bool = False,
+        update_delay: float | None = None,
+        send_list_changed: bool | None = None,
+        expose_env: bool | None = None,
     ) -> Server: ...
     def run_stdio(self) -> None:
         """Serve stdin/stdout until stdin closes; a signal handler's exception propagates."""
     def start_http(
         self,
-        host: str = "127.0.0.1",
+        host: str | None = None,
         port: int = 0,
         *,
         strict_port: bool = False,
-        json_response: bool = False,
+        json_response: bool | None = None,
         allow_hosts: list[str] = ...,
         allow_origins: list[str] = ...,
-        max_sessions: int = 1000,
-        session_idle_timeout: float | None = ...,
-        event_store_capacity: int = 1024,
-        sse_retry: float = 1.0,
-        keepalive: float = 15.0,
-        standalone_stream: bool = True,
+        max_sessions: int | None = None,
+        session_idle_timeout: float | None = None,
+        event_store_capacity: int | None = None,
+        sse_retry: float | None = None,
+        keepalive: float | None = None,
+        standalone_stream: bool | None = None,
     ) -> tuple[str, int]:
         """Serve /mcp, /sse, /message and /health; return the bound (host, port)."""
     def start_relay(self, directory: str | os.PathLike[str]) -> str:

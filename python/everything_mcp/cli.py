@@ -38,7 +38,11 @@ class _Terminated(Exception):
 
 def _server_defaults() -> dict[str, Any]:
     """The default of every option `stdio`, `http` and `sse` share: the parser's (through
-    ``set_defaults``) and the bare ``stdio`` command's, which is served without a parser."""
+    ``set_defaults``) and the bare ``stdio`` command's, which is served without a parser.
+    ``None`` leaves the setting to the core, whose defaults (``_core.DEFAULTS``) are written
+    once, in Rust; only the reference lab's environment variables are read here."""
+    delay = os.environ.get("MCP_TEST_UPDATE_DELAY_SECONDS")
+    list_changed = os.environ.get("MCP_TEST_SEND_LIST_CHANGED")
     return {
         "record": None,
         "log_level": "warn",
@@ -46,9 +50,9 @@ def _server_defaults() -> dict[str, Any]:
         "page_size": None,
         "max_message_bytes": None,
         "tick_ms": None,
-        "update_delay": float(os.environ.get("MCP_TEST_UPDATE_DELAY_SECONDS", "5") or 5),
-        "send_list_changed": os.environ.get("MCP_TEST_SEND_LIST_CHANGED", "").lower() == "true",
-        "expose_env": False,
+        "update_delay": float(delay) if delay else None,
+        "send_list_changed": list_changed.lower() == "true" if list_changed else None,
+        "expose_env": None,
         "catalog": None,
     }
 
@@ -153,7 +157,8 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
         "--max-message-bytes",
         metavar="N",
         type=_count,
-        help="largest accepted frame or HTTP body; larger ones are refused (default: 64 MiB)",
+        help="largest accepted frame or HTTP body; larger ones are refused"
+        f" (default: {_core.DEFAULTS['max_message_bytes'] // 2**20} MiB)",
     )
     p.add_argument(
         "--tick-ms",
@@ -165,7 +170,8 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
         "--update-delay",
         metavar="SECONDS",
         type=float,
-        help="review-lab: seconds from a subscription to the update ($MCP_TEST_UPDATE_DELAY_SECONDS, default 5)",
+        help="review-lab: seconds from a subscription to the update"
+        f" ($MCP_TEST_UPDATE_DELAY_SECONDS, default {_core.DEFAULTS['update_delay']:g})",
     )
     p.add_argument(
         "--send-list-changed",
@@ -182,12 +188,14 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
         metavar="NAMES",
         action="append",
         type=_catalogs,
-        help=f"catalogs to serve, comma-separated or repeated: {', '.join(_core.CATALOGS)} (default: everything)",
+        help=f"catalogs to serve, comma-separated or repeated: {', '.join(_core.CATALOGS)}"
+        f" (default: {','.join(_core.DEFAULTS['catalogs'])})",
     )
 
 
 def _add_http_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    defaults = _core.DEFAULTS
+    p.add_argument("--host", help=f"address to bind (default: {defaults['host']})")
     p.add_argument(
         "--port",
         type=_port,
@@ -215,21 +223,22 @@ def _add_http_options(p: argparse.ArgumentParser) -> None:
         help="also accept this Origin, e.g. https://app.example (repeatable; * for any)",
     )
     p.add_argument(
-        "--max-sessions", metavar="N", type=_count, default=1000, help="most concurrent sessions (default 1000)"
+        "--max-sessions",
+        metavar="N",
+        type=_count,
+        help=f"most concurrent sessions (default {defaults['max_sessions']})",
     )
     p.add_argument(
         "--session-timeout",
         metavar="SECONDS",
         type=float,
-        default=1800.0,
-        help="end sessions idle this long; 0 never (default 1800)",
+        help=f"end sessions idle this long; 0 never (default {defaults['session_idle_timeout']:g})",
     )
     p.add_argument(
         "--event-store",
         metavar="N",
         type=_count,
-        default=1024,
-        help="SSE events kept per session for Last-Event-ID resumption (default 1024)",
+        help=f"SSE events kept per session for Last-Event-ID resumption (default {defaults['event_store_capacity']})",
     )
     p.add_argument(
         "--no-standalone-stream",
@@ -277,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The binding itself, not `Server`: the authoring machinery `Server` brings along would
         # add a third to the start-up time of every stdio client's spawn.
         server = _core.Server(
-            catalogs=[name for names in ns.catalog or [["everything"]] for name in names],
+            catalogs=[name for names in ns.catalog for name in names] if ns.catalog else None,
             record=ns.record,
             revisions=ns.revision,
             page_size=ns.page_size,
@@ -293,13 +302,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ns.host,
                 ns.port,
                 strict_port=ns.strict_port,
-                json_response=ns.json_response,
+                json_response=ns.json_response or None,
                 allow_hosts=ns.allow_host,
                 allow_origins=ns.allow_origin,
                 max_sessions=ns.max_sessions,
-                session_idle_timeout=ns.session_timeout or None,
+                session_idle_timeout=ns.session_timeout,
                 event_store_capacity=ns.event_store,
-                standalone_stream=not ns.no_standalone_stream,
+                standalone_stream=False if ns.no_standalone_stream else None,
             )
     except (_core.EverythingMcpError, OSError) as e:
         print(f"everything-mcp: {e}", file=sys.stderr)

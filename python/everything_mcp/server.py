@@ -44,14 +44,18 @@ class Server:
     process's stdin/stdout with :meth:`run_stdio`, or open in-process connections with
     :meth:`connect`.  Every frame in and out is recorded: read it with :attr:`traffic`.
 
+    Every argument is optional; an omitted one (``None``) takes the core's default, listed in
+    :data:`everything_mcp.DEFAULTS`.
+
     Args:
-        catalogs: built-in surfaces to load (``"everything"``, ``"none"``).
+        catalogs: built-in surfaces to load (``"everything"``, ``"none"``, ...; see
+            ``everything_mcp.CATALOGS``).
         record: also append every frame to this JSON-lines file.
         revisions: protocol revisions to accept (default: all).
         page_size: items per ``*/list`` page (default: one page).
         max_message_bytes: largest accepted frame (default 64 MiB).
         keep_traffic: most records kept in memory, oldest dropped first (default 10,000, so a
-            load test's memory stays flat; ``None`` keeps all; a ``record`` file gets every one).
+            load test's memory stays flat; a ``record`` file gets every one).
         name, title, version, instructions: what ``initialize`` reports (a custom ``name``
             without ``title`` reports no title).
         worker_threads: threads of the server's runtime.
@@ -66,24 +70,24 @@ class Server:
     def __init__(
         self,
         *,
-        catalogs: Sequence[str] = ("everything",),
+        catalogs: Sequence[str] | None = None,
         record: str | os.PathLike[str] | None = None,
         revisions: Sequence[str] | None = None,
         page_size: int | None = None,
         max_message_bytes: int | None = None,
-        keep_traffic: int | None = 10_000,
+        keep_traffic: int | None = None,
         name: str | None = None,
         title: str | None = None,
         version: str | None = None,
         instructions: str | None = None,
-        worker_threads: int = 2,
+        worker_threads: int | None = None,
         tick: float | None = None,
-        update_delay: float = 5.0,
-        send_list_changed: bool = False,
-        expose_env: bool = False,
+        update_delay: float | None = None,
+        send_list_changed: bool | None = None,
+        expose_env: bool | None = None,
     ) -> None:
         self._core = _core.Server(
-            catalogs=list(catalogs),
+            catalogs=list(catalogs) if catalogs is not None else None,
             record=os.fspath(record) if record is not None else None,
             revisions=list(revisions) if revisions is not None else None,
             page_size=page_size,
@@ -114,19 +118,19 @@ class Server:
 
     def start_http(
         self,
-        host: str = "127.0.0.1",
+        host: str | None = None,
         port: int = 0,
         *,
         strict_port: bool = False,
-        json_response: bool = False,
+        json_response: bool | None = None,
         allow_hosts: Sequence[str] = (),
         allow_origins: Sequence[str] = (),
-        max_sessions: int = 1000,
-        session_idle_timeout: float | None = 1800.0,
-        event_store_capacity: int = 1024,
-        sse_retry: float = 1.0,
-        keepalive: float = 15.0,
-        standalone_stream: bool = True,
+        max_sessions: int | None = None,
+        session_idle_timeout: float | None = None,
+        event_store_capacity: int | None = None,
+        sse_retry: float | None = None,
+        keepalive: float | None = None,
+        standalone_stream: bool | None = None,
     ) -> str:
         """Serve HTTP in this process and return the Streamable HTTP URL (``…/mcp``).
 
@@ -135,6 +139,8 @@ class Server:
         moves on to the next of 20 unless ``strict_port``. Only loopback ``Host``/``Origin``
         values are accepted unless widened with ``allow_hosts``/``allow_origins`` (``"*"``: any).
         ``json_response`` answers POSTed requests with ``application/json`` instead of SSE.
+        Omitted settings take the defaults in :data:`everything_mcp.DEFAULTS` (loopback host,
+        1000 sessions, idle sessions ended after 1800 s; ``session_idle_timeout=0``: never).
         :meth:`stop` closes open streams and frees the port.
         """
         self._core.start_http(

@@ -2,7 +2,7 @@
 //! the handshake era, with the texts of the suite's own reference server: tools `test_*`,
 //! resources `test://…`, prompts `test_*_prompt…`.
 
-use super::{js_string, object, schema, string_arg, text_result};
+use super::{js_string, object, schema, string_arg, text_result, Options};
 use crate::error::Error;
 use crate::protocol::LogLevel;
 use crate::server::context::RequestContext;
@@ -22,7 +22,7 @@ pub const TEST_AUDIO_BASE64: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAA
 const STEP: Duration = Duration::from_millis(50);
 
 /// Registers every fixture.
-pub fn load(registry: &mut Registry) -> Result<(), Error> {
+pub fn load(registry: &mut Registry, _options: &Options) -> Result<(), Error> {
     for tool in tools()? {
         registry.tools.insert(tool.name().to_string(), tool);
     }

@@ -10,10 +10,11 @@
 //! core's JSON Schema validator. See `docs/catalog-everything-v1.md` for the deliberate
 //! differences from the reference.
 
-use super::{js_string, object, schema, starts_with, string_arg, text_result, user_text};
+use super::{js_string, object, schema, starts_with, string_arg, text_result, user_text, Options};
 use crate::error::Error;
 use crate::jsnum;
 use crate::jsonrpc::{code, ErrorObject};
+use crate::protocol::methods::{NotificationMethod, ServerRequest};
 use crate::protocol::LogLevel;
 use crate::server::handler::{
     complete_fn, prompt_fn, resource_fn, template_fn, tool_fn, HandlerError, ToolFn,
@@ -23,7 +24,6 @@ use crate::server::registry::{
     CompletionKey, ErrorDialect, Prompt, Registry, Resource, ResourceTemplate, Tool,
 };
 use crate::server::session::Session;
-use crate::server::Server;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use serde_json::{json, Map, Value};
@@ -58,8 +58,8 @@ getResourceReference, getResourceLinks, structuredContent, zip, and (for clients
 properly passed server instructions to the LLM. This demonstrates MCP's instructions feature in action.\"";
 
 /// Registers this catalog.
-pub fn load(registry: &mut Registry) -> Result<(), Error> {
-    for tool in tools()? {
+pub fn load(registry: &mut Registry, options: &Options) -> Result<(), Error> {
+    for tool in tools(options)? {
         registry.tools.insert(tool.name().to_string(), tool);
     }
     for id in 1..=RESOURCE_COUNT {
@@ -91,7 +91,12 @@ pub fn load(registry: &mut Registry) -> Result<(), Error> {
     registry
         .instructions
         .get_or_insert_with(|| INSTRUCTIONS.to_string());
-    registry.on_initialized.push(Arc::new(on_initialized));
+    let intervals = (options.tick(UPDATE_INTERVAL), options.tick(LOG_INTERVAL));
+    registry
+        .on_initialized
+        .push(Arc::new(move |_server, session| {
+            on_initialized(session, intervals)
+        }));
     Ok(())
 }
 
@@ -359,12 +364,12 @@ pub fn resource_page(len: usize, params: &Map<String, Value>) -> Result<Page, Er
 // ---------------------------------------------------------------------------------------------
 // Tools
 
-fn tools() -> Result<Vec<Tool>, Error> {
+fn tools(options: &Options) -> Result<Vec<Tool>, Error> {
     Ok(vec![
         echo()?,
         add()?,
         long_running_operation()?,
-        print_env()?,
+        print_env(options.expose_env)?,
         sample_llm()?,
         get_tiny_image()?,
         annotated_message()?,
@@ -432,7 +437,7 @@ fn long_running_operation() -> Result<Tool, Error> {
     )
 }
 
-fn print_env() -> Result<Tool, Error> {
+fn print_env(expose_env: bool) -> Result<Tool, Error> {
     v1_tool(
         json!({
             "name": "printEnv",
@@ -440,9 +445,7 @@ fn print_env() -> Result<Tool, Error> {
             "inputSchema": schema(json!({}), &[])
         }),
         &[],
-        tool_fn(
-            |ctx, _| async move { Ok(text_result(super::env_json(ctx.server.config.expose_env))) },
-        ),
+        tool_fn(move |_, _| async move { Ok(text_result(super::env_json(expose_env))) }),
     )
 }
 
@@ -952,15 +955,16 @@ fn completions(registry: &mut Registry) {
 // ---------------------------------------------------------------------------------------------
 // Per-session timers and roots
 
-/// On `notifications/initialized`: the roots handshake and the two automatic timers.
-fn on_initialized(server: Arc<Server>, session: Arc<Session>) {
+/// On `notifications/initialized`: the roots handshake and the two automatic timers, ticking
+/// every `(update, log)` interval.
+fn on_initialized(session: Arc<Session>, (update, log): (Duration, Duration)) {
     let capabilities = session.read(|s| s.client_capabilities.clone());
     if capabilities.get("roots").is_some() {
         let session = session.clone();
         tokio::spawn(async move {
             let asked = tokio::time::timeout(
                 ROOTS_TIMEOUT,
-                session.request(&session.sink, "roots/list", None),
+                session.request(&session.sink, ServerRequest::ListRoots.as_str(), None),
             )
             .await
             .unwrap_or_else(|_| Err(ErrorObject::new(code::INTERNAL_ERROR, "Request timed out")));
@@ -991,36 +995,26 @@ fn on_initialized(server: Arc<Server>, session: Arc<Session>) {
         );
     }
 
-    super::every(
-        &session,
-        server.tick(UPDATE_INTERVAL),
-        session.closed.clone(),
-        |session| {
-            let mut uris: Vec<String> = session.state().subscriptions.into_iter().collect();
-            uris.sort();
-            for uri in uris {
-                session.sink.send(&crate::jsonrpc::Message::notification(
-                    "notifications/resources/updated",
-                    Some(json!({ "uri": uri })),
-                ));
-            }
-        },
-    );
+    super::every(&session, update, session.closed.clone(), |session| {
+        let mut uris: Vec<String> = session.state().subscriptions.into_iter().collect();
+        uris.sort();
+        for uri in uris {
+            session.sink.send(&crate::jsonrpc::Message::notification(
+                NotificationMethod::ResourceUpdated.as_str(),
+                Some(json!({ "uri": uri })),
+            ));
+        }
+    });
 
     let mut seed = super::clock_seed();
-    super::every(
-        &session,
-        server.tick(LOG_INTERVAL),
-        session.closed.clone(),
-        move |session| {
-            let (level, text) = super::random_log(&mut seed);
-            let data = match super::session_id(session) {
-                Some(id) => format!("{text} - SessionId {id}"),
-                None => text.to_string(),
-            };
-            session.log_to(&session.sink, level, Value::String(data), None);
-        },
-    );
+    super::every(&session, log, session.closed.clone(), move |session| {
+        let (level, text) = super::random_log(&mut seed);
+        let data = match super::session_id(session) {
+            Some(id) => format!("{text} - SessionId {id}"),
+            None => text.to_string(),
+        };
+        session.log_to(&session.sink, level, Value::String(data), None);
+    });
 }
 
 #[cfg(test)]

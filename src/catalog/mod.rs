@@ -1,5 +1,7 @@
 //! Built-in surfaces, selectable by name and combinable. Each catalog adds its tools,
-//! resources and prompts to a registry.
+//! resources and prompts to a registry, which the caller hands to `Server::new`: the core
+//! knows no catalog, and the settings only catalogs read live here ([`Options`]), not in
+//! `ServerConfig`.
 
 pub mod conformance;
 pub mod data_url;
@@ -15,29 +17,81 @@ use crate::server::registry::Registry;
 use crate::server::session::Session;
 use crate::traffic::TransportKind;
 use serde_json::{json, Map, Value};
+use std::time::Duration;
 
-/// Catalog names accepted by [`load`].
-pub const NAMES: &[&str] = &[
-    "everything",
-    "everything-v1",
-    "conformance",
-    "review-lab",
-    "none",
+/// Settings that only catalogs read (the core never does): each catalog takes what it needs
+/// when it is loaded and captures it in its handlers and hooks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// `get-env` / `printEnv` show secret-looking variables instead of `<redacted>`.
+    pub expose_env: bool,
+    /// When set, every periodic timer of the catalogs (simulated logs, subscription updates,
+    /// roots sync) uses this interval instead of the reference's 5–15 s, so tests need not wait.
+    pub tick: Option<Duration>,
+    /// `review-lab`: how long after a subscription the watched resource changes
+    /// (`MCP_TEST_UPDATE_DELAY_SECONDS` in the reference lab).
+    pub update_delay: Duration,
+    /// `review-lab`: also send `notifications/resources/list_changed` with the update
+    /// (`MCP_TEST_SEND_LIST_CHANGED=true` in the reference lab).
+    pub send_list_changed: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            expose_env: false,
+            tick: None,
+            update_delay: Duration::from_secs(5),
+            send_list_changed: false,
+        }
+    }
+}
+
+impl Options {
+    /// The interval of a periodic timer whose reference interval is `reference`: the configured
+    /// `tick` if there is one.
+    pub fn tick(&self, reference: Duration) -> Duration {
+        self.tick.unwrap_or(reference)
+    }
+}
+
+/// Adds one catalog's tools, resources, prompts and hooks to a registry.
+pub type Load = fn(&mut Registry, &Options) -> Result<(), Error>;
+
+/// Every catalog, by the name `--catalog` and `Server(catalogs=...)` take, in the order the
+/// docs list them.
+pub const CATALOGS: &[(&str, Load)] = &[
+    ("everything", everything::load),
+    ("everything-v1", everything_v1::load),
+    ("conformance", conformance::load),
+    ("review-lab", review_lab::load),
+    ("none", |_, _| Ok(())),
 ];
 
+/// The catalog names, in [`CATALOGS`] order.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    CATALOGS.iter().map(|(name, _)| *name)
+}
+
 /// Adds catalog `name` to `registry`.
-pub fn load(name: &str, registry: &mut Registry) -> Result<(), Error> {
-    match name {
-        "everything" => everything::load(registry),
-        "everything-v1" => everything_v1::load(registry),
-        "conformance" => conformance::load(registry),
-        "review-lab" => review_lab::load(registry),
-        "none" => Ok(()),
-        other => Err(Error::Config(format!(
-            "unknown catalog {other:?} (known: {})",
-            NAMES.join(", ")
-        ))),
+pub fn load(name: &str, registry: &mut Registry, options: &Options) -> Result<(), Error> {
+    let Some((_, load)) = CATALOGS.iter().find(|(n, _)| *n == name) else {
+        let known: Vec<_> = names().collect();
+        return Err(Error::Config(format!(
+            "unknown catalog {name:?} (known: {})",
+            known.join(", ")
+        )));
+    };
+    load(registry, options)
+}
+
+/// A registry holding the catalogs `names`, loaded in that order.
+pub fn registry<S: AsRef<str>>(names: &[S], options: &Options) -> Result<Registry, Error> {
+    let mut registry = Registry::default();
+    for name in names {
+        load(name.as_ref(), &mut registry, options)?;
     }
+    Ok(registry)
 }
 
 /// A `CallToolResult` with one text block.

@@ -2,23 +2,22 @@
 //! version 2 a while after it is subscribed to, and subscribers are told.
 //!
 //! The version is **per session**: every session starts at version 1, and only its own
-//! `resources/subscribe` starts its timer (`ServerConfig::update_delay`). When the timer fires
+//! `resources/subscribe` starts its timer (`catalog::Options::update_delay`). When the timer fires
 //! the session's resource becomes version 2 and that session alone is sent
 //! `notifications/resources/updated` (if it is still subscribed) and, with
-//! `ServerConfig::send_list_changed`, `notifications/resources/list_changed`. Unsubscribing
+//! `catalog::Options::send_list_changed`, `notifications/resources/list_changed`. Unsubscribing
 //! before the delay elapses cancels the update; closing the session stops the timer.
 //!
 //! Each step is also written to stderr as one human-readable line (`[resources/read] ...`), so
 //! a person watching an agent's session can follow what the server saw and sent.
 
-use super::text_result;
+use super::{text_result, Options};
 use crate::error::Error;
 use crate::jsonrpc::Message;
 use crate::protocol::methods::NotificationMethod;
 use crate::server::handler::{resource_fn, tool_fn};
 use crate::server::registry::{ListKind, Registry, Resource, Tool};
 use crate::server::session::Session;
-use crate::server::Server;
 use serde_json::{json, Value};
 use std::io::Write;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -83,7 +82,7 @@ fn trace(line: std::fmt::Arguments<'_>) {
 }
 
 /// Registers this catalog.
-pub fn load(registry: &mut Registry) -> Result<(), Error> {
+pub fn load(registry: &mut Registry, options: &Options) -> Result<(), Error> {
     registry
         .resources
         .insert(STATUS_URI.to_string(), status_resource());
@@ -103,7 +102,12 @@ pub fn load(registry: &mut Registry) -> Result<(), Error> {
             session.id
         ));
     }));
-    registry.on_subscribe.push(Arc::new(on_subscribe));
+    let (delay, list_changed) = (options.update_delay, options.send_list_changed);
+    registry
+        .on_subscribe
+        .push(Arc::new(move |_server, session, uri, subscribed| {
+            on_subscribe(session, uri, subscribed, delay, list_changed);
+        }));
     Ok(())
 }
 
@@ -157,8 +161,15 @@ fn status_tool() -> Result<Tool, Error> {
     )
 }
 
-/// Starts (on subscribe) or cancels (on unsubscribe) the session's pending update.
-fn on_subscribe(server: Arc<Server>, session: Arc<Session>, uri: String, subscribed: bool) {
+/// Starts (on subscribe) or cancels (on unsubscribe) the session's pending update, which
+/// comes `delay` after the subscription (with `list_changed`, a resource list change too).
+fn on_subscribe(
+    session: Arc<Session>,
+    uri: String,
+    subscribed: bool,
+    delay: Duration,
+    list_changed: bool,
+) {
     if uri != STATUS_URI {
         return;
     }
@@ -186,7 +197,6 @@ fn on_subscribe(server: Arc<Server>, session: Arc<Session>, uri: String, subscri
         // Already at version 2, or an update is on its way: nothing more to schedule.
         return;
     }
-    let delay = server.config.update_delay;
     let stop = session.closed.child_token();
     inner.pending = Some(stop.clone());
     drop(inner);
@@ -195,7 +205,6 @@ fn on_subscribe(server: Arc<Server>, session: Arc<Session>, uri: String, subscri
         delay.as_secs_f64(),
         session.id
     ));
-    let list_changed = server.config.send_list_changed;
     // The task holds neither the session nor the server: it ends when the session closes, and
     // a closed session's memory is freed right away.
     let weak = Arc::downgrade(&session);
@@ -257,19 +266,20 @@ async fn update_after(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::ServerConfig;
+    use crate::catalog;
+    use crate::server::{Server, ServerConfig};
     use crate::transport::memory::{self, MemoryConnection};
 
     const WAIT: Duration = Duration::from_secs(5);
 
     fn lab(delay: Duration, send_list_changed: bool) -> Arc<Server> {
-        Server::new(ServerConfig {
-            catalogs: vec!["review-lab".into()],
+        let options = catalog::Options {
             update_delay: delay,
             send_list_changed,
-            ..ServerConfig::default()
-        })
-        .unwrap()
+            ..catalog::Options::default()
+        };
+        let registry = catalog::registry(&["review-lab"], &options).unwrap();
+        Server::new(ServerConfig::default(), registry).unwrap()
     }
 
     fn send(conn: &MemoryConnection, v: Value) {

@@ -4,6 +4,7 @@
 
 mod args;
 mod connection;
+mod defaults;
 mod errors;
 mod handlers;
 mod server;
@@ -34,7 +35,8 @@ pub mod _core {
             "SUPPORTED_REVISIONS",
             crate::protocol::Revision::ALL.map(|r| r.as_str()).to_vec(),
         )?;
-        m.add("CATALOGS", crate::catalog::NAMES.to_vec())?;
+        m.add("CATALOGS", crate::catalog::names().collect::<Vec<_>>())?;
+        m.add("DEFAULTS", super::defaults::dict(m.py())?)?;
         Ok(())
     }
 }

@@ -6,6 +6,7 @@ use super::connection::Connection;
 use super::errors::{to_py, ConfigError};
 use super::handlers::call_invoker;
 use super::wait::{deadline_after, wait_detached, wait_interruptibly, Waited};
+use crate::catalog;
 use crate::protocol::Revision;
 use crate::server::handler::{
     prompt_fn, resource_fn, template_fn, tool_fn, HandlerError, HandlerResult,
@@ -64,8 +65,10 @@ fn parse_revisions(revisions: Option<Vec<String>>) -> PyResult<Vec<Revision>> {
 
 #[pymethods]
 impl Server {
+    /// Every parameter is optional: an omitted one takes its default from the Rust type that
+    /// owns it (`_core.DEFAULTS` lists them), so no default is restated in Python.
     #[new]
-    #[pyo3(signature = (*, catalogs=None, record=None, revisions=None, page_size=None, max_message_bytes=None, keep_traffic=None, name=None, title=None, version=None, instructions=None, worker_threads=2, tick=None, update_delay=5.0, send_list_changed=false, expose_env=false))]
+    #[pyo3(signature = (*, catalogs=None, record=None, revisions=None, page_size=None, max_message_bytes=None, keep_traffic=None, name=None, title=None, version=None, instructions=None, worker_threads=None, tick=None, update_delay=None, send_list_changed=None, expose_env=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -79,11 +82,11 @@ impl Server {
         title: Option<String>,
         version: Option<String>,
         instructions: Option<String>,
-        worker_threads: usize,
+        worker_threads: Option<usize>,
         tick: Option<f64>,
-        update_delay: f64,
-        send_list_changed: bool,
-        expose_env: bool,
+        update_delay: Option<f64>,
+        send_list_changed: Option<bool>,
+        expose_env: Option<bool>,
     ) -> PyResult<Self> {
         let defaults = ServerConfig::default();
         // A custom name without a title gets no title (not ours).
@@ -94,19 +97,36 @@ impl Server {
             version: version.unwrap_or(defaults.version),
             instructions: instructions.or(defaults.instructions),
             revisions: parse_revisions(revisions)?,
-            catalogs: catalogs.unwrap_or(defaults.catalogs),
-            page_size,
+            page_size: page_size.or(defaults.page_size),
             max_message_bytes: max_message_bytes.unwrap_or(defaults.max_message_bytes),
             record_path: record,
-            keep_traffic,
-            tick: tick.map(|t| seconds("tick", t)).transpose()?,
-            update_delay: seconds("update_delay", update_delay)?,
-            send_list_changed,
-            expose_env,
+            keep_traffic: keep_traffic.or(defaults.keep_traffic),
         };
-        let core = py.detach(|| CoreServer::new(config)).map_err(to_py)?;
+        let option_defaults = catalog::Options::default();
+        let options = catalog::Options {
+            expose_env: expose_env.unwrap_or(option_defaults.expose_env),
+            tick: tick.map(|t| seconds("tick", t)).transpose()?,
+            update_delay: update_delay
+                .map(|d| seconds("update_delay", d))
+                .transpose()?
+                .unwrap_or(option_defaults.update_delay),
+            send_list_changed: send_list_changed.unwrap_or(option_defaults.send_list_changed),
+        };
+        let catalogs = catalogs.unwrap_or_else(|| {
+            super::defaults::CATALOGS
+                .iter()
+                .map(|c| c.to_string())
+                .collect()
+        });
+        let core = py
+            .detach(|| CoreServer::new(config, catalog::registry(&catalogs, &options)?))
+            .map_err(to_py)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(worker_threads.max(1))
+            .worker_threads(
+                worker_threads
+                    .unwrap_or(super::defaults::WORKER_THREADS)
+                    .max(1),
+            )
             .thread_name("everything-mcp")
             .enable_all()
             .build()?;
@@ -146,24 +166,25 @@ impl Server {
 
     /// Serves Streamable HTTP (`/mcp`), legacy SSE (`/sse`, `/message`) and `/health` on
     /// `host:port` (0: any free port; a busy port moves to the next of 20 unless
-    /// `strict_port`). Returns the bound `(host, port)`.
-    #[pyo3(signature = (host="127.0.0.1", port=0, *, strict_port=false, json_response=false, allow_hosts=Vec::new(), allow_origins=Vec::new(), max_sessions=1000, session_idle_timeout=Some(1800.0), event_store_capacity=1024, sse_retry=1.0, keepalive=15.0, standalone_stream=true))]
+    /// `strict_port`). Returns the announced `(host, port)`. Omitted settings take the
+    /// defaults of `HttpConfig`; `session_idle_timeout=0` means never.
+    #[pyo3(signature = (host=None, port=0, *, strict_port=false, json_response=None, allow_hosts=Vec::new(), allow_origins=Vec::new(), max_sessions=None, session_idle_timeout=None, event_store_capacity=None, sse_retry=None, keepalive=None, standalone_stream=None))]
     #[allow(clippy::too_many_arguments)]
     fn start_http(
         &self,
         py: Python<'_>,
-        host: &str,
+        host: Option<&str>,
         port: u16,
         strict_port: bool,
-        json_response: bool,
+        json_response: Option<bool>,
         allow_hosts: Vec<String>,
         allow_origins: Vec<String>,
-        max_sessions: usize,
+        max_sessions: Option<usize>,
         session_idle_timeout: Option<f64>,
-        event_store_capacity: usize,
-        sse_retry: f64,
-        keepalive: f64,
-        standalone_stream: bool,
+        event_store_capacity: Option<usize>,
+        sse_retry: Option<f64>,
+        keepalive: Option<f64>,
+        standalone_stream: Option<bool>,
     ) -> PyResult<(String, u16)> {
         self.ensure_running()?;
         let mut running = self
@@ -175,46 +196,34 @@ impl Server {
                 "HTTP is already being served; stop() first",
             ));
         }
-        let handle = &self.handle;
-        let listener = py.detach(|| handle.block_on(http::bind(host, port, strict_port)))?;
-        let bound = listener.local_addr()?;
-        // The address clients are told to use, which the Host guard must then accept: a
-        // wildcard bind is reached on loopback; a specific non-loopback address is allowed.
+        let defaults = HttpConfig::default();
+        let duration = |name: &str, value: Option<f64>, default: Duration| {
+            value.map_or(Ok(default), |v| seconds(name, v))
+        };
         let mut allow = Allowlist {
             hosts: allow_hosts,
             origins: allow_origins,
         };
-        let ip = bound.ip();
-        let reachable = if ip.is_unspecified() {
-            let loopback: std::net::IpAddr = if ip.is_ipv4() {
-                std::net::Ipv4Addr::LOCALHOST.into()
-            } else {
-                std::net::Ipv6Addr::LOCALHOST.into()
-            };
-            std::net::SocketAddr::new(loopback, bound.port())
-        } else {
-            if !ip.is_loopback() {
-                allow.hosts.push(if ip.is_ipv6() {
-                    format!("[{ip}]")
-                } else {
-                    ip.to_string()
-                });
-            }
-            bound
+        let host = host.unwrap_or(http::DEFAULT_HOST);
+        let handle = &self.handle;
+        let (listener, reachable) =
+            py.detach(|| handle.block_on(http::listen(host, port, strict_port, &mut allow)))?;
+        let session_idle_timeout = match session_idle_timeout {
+            None => defaults.session_idle_timeout,
+            // 0 means never, as on the command line.
+            Some(t) if t == 0.0 => None,
+            Some(t) => Some(seconds("session_idle_timeout", t)?),
         };
         let config = HttpConfig {
-            json_response,
+            json_response: json_response.unwrap_or(defaults.json_response),
             allow,
-            max_sessions,
-            // 0 means never, as on the command line.
-            session_idle_timeout: session_idle_timeout
-                .filter(|t| *t > 0.0)
-                .map(|t| seconds("session_idle_timeout", t))
-                .transpose()?,
-            event_store_capacity,
-            sse_retry: seconds("sse_retry", sse_retry)?,
-            keepalive: seconds("keepalive", keepalive)?.max(Duration::from_millis(10)),
-            standalone_stream,
+            max_sessions: max_sessions.unwrap_or(defaults.max_sessions),
+            session_idle_timeout,
+            event_store_capacity: event_store_capacity.unwrap_or(defaults.event_store_capacity),
+            sse_retry: duration("sse_retry", sse_retry, defaults.sse_retry)?,
+            keepalive: duration("keepalive", keepalive, defaults.keepalive)?
+                .max(Duration::from_millis(10)),
+            standalone_stream: standalone_stream.unwrap_or(defaults.standalone_stream),
         };
         let state = HttpState::new(self.core.clone(), config, self.shutdown.child_token());
         let task = self.handle.spawn(http::serve(listener, state));
@@ -246,11 +255,7 @@ impl Server {
             .http
             .lock_py_attached(py)
             .unwrap_or_else(|e| e.into_inner());
-        // Not `SocketAddr`'s own display: an IPv6 scope id (`%2`) has no place in a URL.
-        running.as_ref().map(|r| match r.addr {
-            std::net::SocketAddr::V4(a) => format!("http://{a}"),
-            std::net::SocketAddr::V6(a) => format!("http://[{}]:{}", a.ip(), a.port()),
-        })
+        running.as_ref().map(|r| http::base_url(r.addr))
     }
 
     /// Blocks until `stop()` is called (from another thread) or a signal handler raises.

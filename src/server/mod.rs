@@ -11,7 +11,6 @@ pub mod session;
 pub mod sink;
 pub mod uri_template;
 
-use crate::catalog;
 use crate::error::Error;
 use crate::jsonrpc::Message;
 use crate::protocol::methods::NotificationMethod;
@@ -25,13 +24,14 @@ use sink::{Outlet, Sink};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
-use std::time::Duration;
 
 /// Default cap on one incoming frame (a stdio line, an HTTP body): large enough for any real
 /// payload, small enough that a runaway client cannot exhaust memory.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
-/// How a server is set up. `Default` is the `everything` catalog, every revision, no recording.
+/// How a server is set up. `Default` is every revision, no recording. What it offers is not
+/// configured here: it is the [`Registry`] given to [`Server::new`] (built from catalogs by
+/// `catalog::registry`, or by hand).
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
     /// `serverInfo.name`.
@@ -42,30 +42,18 @@ pub struct ServerConfig {
     pub version: String,
     /// `instructions` in the `initialize` result; `None`: the catalog's (or a generic text).
     pub instructions: Option<String>,
-    /// `get-env` / `printEnv` show secret-looking variables instead of `<redacted>`.
-    pub expose_env: bool,
     /// Revisions this server accepts (a client asking for another gets the newest of these).
     pub revisions: Vec<Revision>,
-    /// Catalogs loaded at start, by name (see [`catalog::NAMES`]).
-    pub catalogs: Vec<String>,
     /// Items per page for `*/list`; `None` returns everything in one page.
     pub page_size: Option<usize>,
     /// Largest accepted frame in bytes; larger ones get `-32600` and are not parsed.
     pub max_message_bytes: usize,
     /// Also write traffic to this JSON-lines file.
     pub record_path: Option<PathBuf>,
-    /// Most traffic records kept in memory, oldest dropped first (`None`: all). The CLI keeps
-    /// none (nothing reads them; the file has everything), tests keep all.
+    /// Most traffic records kept in memory, oldest dropped first (`None`: all). 10,000 by
+    /// default, so a load test's memory stays flat while a test still sees its whole exchange;
+    /// the CLI keeps none (nothing reads them; the record file has everything).
     pub keep_traffic: Option<usize>,
-    /// When set, every periodic timer of the catalogs (simulated logs, subscription updates,
-    /// roots sync) uses this interval instead of the reference's 5–15 s, so tests need not wait.
-    pub tick: Option<Duration>,
-    /// `review-lab`: how long after a subscription the watched resource changes
-    /// (`MCP_TEST_UPDATE_DELAY_SECONDS`, default 5 s).
-    pub update_delay: Duration,
-    /// `review-lab`: also send `notifications/resources/list_changed` with the update
-    /// (`MCP_TEST_SEND_LIST_CHANGED=true`).
-    pub send_list_changed: bool,
 }
 
 impl Default for ServerConfig {
@@ -76,15 +64,10 @@ impl Default for ServerConfig {
             version: env!("CARGO_PKG_VERSION").into(),
             instructions: None,
             revisions: Revision::ALL.to_vec(),
-            catalogs: vec!["everything".into()],
             page_size: None,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             record_path: None,
-            keep_traffic: None,
-            expose_env: false,
-            tick: None,
-            update_delay: Duration::from_secs(5),
-            send_list_changed: false,
+            keep_traffic: Some(10_000),
         }
     }
 }
@@ -105,9 +88,9 @@ pub struct Server {
 }
 
 impl Server {
-    /// A server with `config`'s catalogs loaded; fails on an unknown catalog, a bad limit, or
-    /// a record file that cannot be opened.
-    pub fn new(config: ServerConfig) -> Result<Arc<Self>, Error> {
+    /// A server offering `registry`; fails on a bad limit or a record file that cannot be
+    /// opened.
+    pub fn new(config: ServerConfig, registry: Registry) -> Result<Arc<Self>, Error> {
         if config.revisions.is_empty() {
             return Err(Error::Config(
                 "at least one protocol revision must be allowed".into(),
@@ -118,10 +101,6 @@ impl Server {
         }
         if config.page_size == Some(0) {
             return Err(Error::Config("page_size must be positive".into()));
-        }
-        let mut registry = Registry::default();
-        for name in &config.catalogs {
-            catalog::load(name, &mut registry)?;
         }
         let recorder =
             Recorder::new(config.record_path.as_deref(), config.keep_traffic).map_err(|e| {
@@ -180,12 +159,6 @@ impl Server {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&session.id);
-    }
-
-    /// The interval of a periodic timer whose reference interval is `reference`: the configured
-    /// `tick` if there is one.
-    pub fn tick(&self, reference: Duration) -> Duration {
-        self.config.tick.unwrap_or(reference)
     }
 
     /// The `instructions` sent in `initialize`.

@@ -6,7 +6,7 @@
 //! `notifications/roots/list_changed`).
 
 use super::{annotations, definition, pretty};
-use crate::catalog::text_result;
+use crate::catalog::{text_result, Options};
 use crate::error::Error;
 use crate::jsonrpc::{ErrorObject, Message};
 use crate::protocol::methods::{NotificationMethod, ServerRequest};
@@ -75,31 +75,33 @@ async fn sync_roots(session: Arc<Session>) -> Option<Vec<Value>> {
 }
 
 /// After `initialized`: announce the capability-gated tools this client sees, and sync roots.
-pub fn hooks(registry: &mut Registry) {
-    registry.on_initialized.push(Arc::new(|server, session| {
-        let capabilities = session.read(|s| s.client_capabilities.clone());
-        let visible = server
-            .registry()
-            .tools
-            .values()
-            .filter(|t| t.requires.is_some() && t.visible_to(&capabilities))
-            .count();
-        for _ in 0..visible {
-            session.sink.send(&Message::notification(
-                NotificationMethod::ToolListChanged.as_str(),
-                None,
-            ));
-        }
-        if capabilities.get("roots").is_some() {
-            let delay = server.tick(Duration::from_millis(350));
-            tokio::spawn(async move {
-                tokio::select! {
-                    () = session.closed.cancelled() => {}
-                    () = tokio::time::sleep(delay) => { sync_roots(session).await; }
-                }
-            });
-        }
-    }));
+pub fn hooks(registry: &mut Registry, options: &Options) {
+    let delay = options.tick(Duration::from_millis(350));
+    registry
+        .on_initialized
+        .push(Arc::new(move |server, session| {
+            let capabilities = session.read(|s| s.client_capabilities.clone());
+            let visible = server
+                .registry()
+                .tools
+                .values()
+                .filter(|t| t.requires.is_some() && t.visible_to(&capabilities))
+                .count();
+            for _ in 0..visible {
+                session.sink.send(&Message::notification(
+                    NotificationMethod::ToolListChanged.as_str(),
+                    None,
+                ));
+            }
+            if capabilities.get("roots").is_some() {
+                tokio::spawn(async move {
+                    tokio::select! {
+                        () = session.closed.cancelled() => {}
+                        () = tokio::time::sleep(delay) => { sync_roots(session).await; }
+                    }
+                });
+            }
+        }));
     registry
         .on_notification
         .push(Arc::new(|_server, session, method, _params| {

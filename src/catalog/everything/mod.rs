@@ -9,7 +9,7 @@ mod resources;
 mod timers;
 mod tools;
 
-use crate::catalog::session_id;
+use crate::catalog::{session_id, Options};
 use crate::error::Error;
 use crate::server::registry::{Registry, Tool};
 use crate::server::session::Session;
@@ -26,14 +26,14 @@ pub const TINY_IMAGE: &str = "iVBORw0KGgoAAAANSUhEUgAAABQAAAAUCAYAAACNiR0NAAAAKk
 pub const INSTRUCTIONS: &str = include_str!("docs/instructions.md");
 
 /// Registers this catalog, in the reference's `tools/list` order.
-pub fn load(registry: &mut Registry) -> Result<(), Error> {
-    let mut all: Vec<Tool> = tools::static_tools()?;
+pub fn load(registry: &mut Registry, options: &Options) -> Result<(), Error> {
+    let mut all: Vec<Tool> = tools::static_tools(options)?;
     all.extend(client_tools::tools()?);
     for tool in all {
         registry.tools.insert(tool.name().to_string(), tool);
     }
     resources::load(registry)?;
-    client_tools::hooks(registry);
+    client_tools::hooks(registry, options);
     registry
         .instructions
         .get_or_insert_with(|| INSTRUCTIONS.to_string());

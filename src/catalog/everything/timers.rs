@@ -2,7 +2,7 @@
 //! `toggle-subscriber-updates`, and `trigger-long-running-operation` (progress).
 
 use super::{annotations, definition, session_label};
-use crate::catalog::{clock_seed, random_log, session_id, text_result};
+use crate::catalog::{clock_seed, random_log, session_id, text_result, Options};
 use crate::error::Error;
 use crate::jsonrpc::Message;
 use crate::protocol::methods::NotificationMethod;
@@ -55,7 +55,8 @@ impl Toggle {
 
 /// `toggle-simulated-logging`: starts (one message now, then one every 5 s, at random levels
 /// the session's `logging/setLevel` filters) or stops simulated logging for this session.
-pub fn toggle_simulated_logging() -> Result<Tool, Error> {
+pub fn toggle_simulated_logging(options: &Options) -> Result<Tool, Error> {
+    let pace = options.tick(PACE);
     Tool::new(
         definition(
             "toggle-simulated-logging",
@@ -64,9 +65,8 @@ pub fn toggle_simulated_logging() -> Result<Tool, Error> {
             json!({ "type": "object", "properties": {} }),
             annotations(false, false, false, false),
         ),
-        tool_fn(|ctx, _args| async move {
+        tool_fn(move |ctx, _args| async move {
             let label = session_label(&ctx.session);
-            let pace = ctx.server.tick(PACE);
             let seed = Mutex::new(clock_seed());
             let started =
                 ctx.session
@@ -92,7 +92,8 @@ pub fn toggle_simulated_logging() -> Result<Tool, Error> {
 
 /// `toggle-subscriber-updates`: starts (now, then every 5 s: `notifications/resources/updated`
 /// for every URI the session subscribed to) or stops simulated resource updates.
-pub fn toggle_subscriber_updates() -> Result<Tool, Error> {
+pub fn toggle_subscriber_updates(options: &Options) -> Result<Tool, Error> {
+    let pace = options.tick(PACE);
     Tool::new(
         definition(
             "toggle-subscriber-updates",
@@ -101,9 +102,8 @@ pub fn toggle_subscriber_updates() -> Result<Tool, Error> {
             json!({ "type": "object", "properties": {} }),
             annotations(false, false, false, false),
         ),
-        tool_fn(|ctx, _args| async move {
+        tool_fn(move |ctx, _args| async move {
             let label = session_label(&ctx.session);
-            let pace = ctx.server.tick(PACE);
             let started =
                 ctx.session
                     .extension::<SubscriberUpdates>()

@@ -4,7 +4,7 @@
 
 use super::resources::{blob_resource, text_resource, BLOB_BASE, TEXT_BASE};
 use super::{annotations, definition, timers, TINY_IMAGE};
-use crate::catalog::{string_arg, text_result};
+use crate::catalog::{string_arg, text_result, Options};
 use crate::error::Error;
 use crate::jsnum;
 use crate::server::handler::{resource_fn, tool_fn, HandlerError};
@@ -14,19 +14,19 @@ use serde_json::{json, Value};
 use std::io::Write;
 
 /// Every always-visible tool, in the reference's order.
-pub fn static_tools() -> Result<Vec<Tool>, Error> {
+pub fn static_tools(options: &Options) -> Result<Vec<Tool>, Error> {
     Ok(vec![
         echo()?,
         get_annotated_message()?,
-        get_env()?,
+        get_env(options.expose_env)?,
         get_resource_links()?,
         get_resource_reference()?,
         get_structured_content()?,
         get_sum()?,
         get_tiny_image()?,
         gzip_file_as_resource()?,
-        timers::toggle_simulated_logging()?,
-        timers::toggle_subscriber_updates()?,
+        timers::toggle_simulated_logging(options)?,
+        timers::toggle_subscriber_updates(options)?,
         timers::trigger_long_running_operation()?,
     ])
 }
@@ -135,7 +135,7 @@ fn get_annotated_message() -> Result<Tool, Error> {
     )
 }
 
-fn get_env() -> Result<Tool, Error> {
+fn get_env(expose_env: bool) -> Result<Tool, Error> {
     let input = json!({ "type": "object", "properties": {} });
     Tool::new(
         definition(
@@ -145,11 +145,7 @@ fn get_env() -> Result<Tool, Error> {
             input,
             read_only(),
         ),
-        tool_fn(|ctx, _| async move {
-            Ok(text_result(crate::catalog::env_json(
-                ctx.server.config.expose_env,
-            )))
-        }),
+        tool_fn(move |_, _| async move { Ok(text_result(crate::catalog::env_json(expose_env))) }),
     )
 }
 

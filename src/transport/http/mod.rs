@@ -379,6 +379,51 @@ async fn cors_for_browsers(
     }
 }
 
+/// The address a listener binds by default: loopback only, so a test server is not reachable
+/// from the network unless asked.
+pub const DEFAULT_HOST: &str = "127.0.0.1";
+
+/// Binds `host:port` (as [`bind`]) and returns the listener with the address clients are told
+/// to use, which the Host guard must then accept: a wildcard bind (`0.0.0.0`, `::`) is
+/// announced as loopback; a specific non-loopback address is added to `allow`'s hosts.
+pub async fn listen(
+    host: &str,
+    port: u16,
+    strict: bool,
+    allow: &mut guard::Allowlist,
+) -> std::io::Result<(TcpListener, SocketAddr)> {
+    let listener = bind(host, port, strict).await?;
+    let bound = listener.local_addr()?;
+    let ip = bound.ip();
+    let reachable = if ip.is_unspecified() {
+        let loopback: std::net::IpAddr = if ip.is_ipv4() {
+            std::net::Ipv4Addr::LOCALHOST.into()
+        } else {
+            std::net::Ipv6Addr::LOCALHOST.into()
+        };
+        SocketAddr::new(loopback, bound.port())
+    } else {
+        if !ip.is_loopback() {
+            allow.hosts.push(if ip.is_ipv6() {
+                format!("[{ip}]")
+            } else {
+                ip.to_string()
+            });
+        }
+        bound
+    };
+    Ok((listener, reachable))
+}
+
+/// `http://host:port` for `addr`, IPv6 in brackets. Not `SocketAddr`'s own display: an IPv6
+/// scope id (`%2`) has no place in a URL.
+pub fn base_url(addr: SocketAddr) -> String {
+    match addr {
+        SocketAddr::V4(a) => format!("http://{a}"),
+        SocketAddr::V6(a) => format!("http://[{}]:{}", a.ip(), a.port()),
+    }
+}
+
 /// Binds `host:port`; when the port is taken (and `strict` is false), tries the next 20.
 /// Port 0 asks the OS for a free one.
 pub async fn bind(host: &str, port: u16, strict: bool) -> std::io::Result<TcpListener> {
