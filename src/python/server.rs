@@ -211,7 +211,7 @@ impl Server {
         let session_idle_timeout = match session_idle_timeout {
             None => defaults.session_idle_timeout,
             // 0 means never, as on the command line.
-            Some(t) if t == 0.0 => None,
+            Some(0.0) => None,
             Some(t) => Some(seconds("session_idle_timeout", t)?),
         };
         let config = HttpConfig {
