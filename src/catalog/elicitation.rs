@@ -1,7 +1,7 @@
 //! The elicitation form of the reference server's `trigger-elicitation-request` (v2) and
 //! `startElicitation` (v1), and the result both build from the client's answer.
 
-use super::js_string;
+use super::{js_string, pretty};
 use serde_json::{json, Value};
 
 /// The form both reference surfaces ask the user to fill (v2 `trigger-elicitation-request`,
@@ -82,9 +82,6 @@ pub fn summary(result: &Value) -> Vec<Value> {
         Some("cancel") => content.push(text("⚠️ User cancelled the elicitation dialog.".into())),
         _ => {}
     }
-    content.push(text(format!(
-        "\nRaw result: {}",
-        serde_json::to_string_pretty(result).unwrap_or_default()
-    )));
+    content.push(text(format!("\nRaw result: {}", pretty(result))));
     content
 }

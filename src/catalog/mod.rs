@@ -9,6 +9,7 @@ pub mod elicitation;
 pub mod everything;
 pub mod everything_v1;
 pub mod review_lab;
+pub mod roots;
 
 use crate::error::Error;
 use crate::jsnum;
@@ -18,6 +19,10 @@ use crate::server::session::Session;
 use crate::traffic::TransportKind;
 use serde_json::{json, Map, Value};
 use std::time::Duration;
+
+/// The `$schema` the reference's zod-to-json-schema puts on tool input and output schemas
+/// (both surfaces).
+pub const DRAFT_07: &str = "http://json-schema.org/draft-07/schema#";
 
 /// Settings that only catalogs read (the core never does): each catalog takes what it needs
 /// when it is loaded and captures it in its handlers and hooks.
@@ -151,6 +156,36 @@ pub fn sum_text(a: f64, b: f64) -> String {
     )
 }
 
+/// The content of the reference's annotated message (`get-annotated-message`, v1
+/// `annotatedMessage`): one text block annotated by `message_type` (`error`, `success`, anything
+/// else reads as debug), then, if `image` (base64 PNG) is given, that image annotated for the user.
+pub fn annotated_message(message_type: &str, image: Option<&str>) -> Value {
+    let (text, priority, audience) = match message_type {
+        "error" => (
+            "Error: Operation failed",
+            json!(1),
+            json!(["user", "assistant"]),
+        ),
+        "success" => (
+            "Operation completed successfully",
+            json!(0.7),
+            json!(["user"]),
+        ),
+        _ => (
+            "Debug: Cache hit ratio 0.95, latency 150ms",
+            json!(0.3),
+            json!(["assistant"]),
+        ),
+    };
+    let mut content = vec![
+        json!({ "type": "text", "text": text, "annotations": { "priority": priority, "audience": audience } }),
+    ];
+    if let Some(image) = image {
+        content.push(json!({ "type": "image", "data": image, "mimeType": "image/png", "annotations": { "priority": 0.5, "audience": ["user"] } }));
+    }
+    json!({ "content": content })
+}
+
 /// The reference's long-running operation (`trigger-long-running-operation`, v1
 /// `longRunningOperation`): `steps` progress notifications spread over `duration` seconds,
 /// then the closing text result; `None` if the request was cancelled first.
@@ -202,7 +237,12 @@ pub fn env_json(expose: bool) -> String {
             (k, Value::String(v))
         })
         .collect();
-    serde_json::to_string_pretty(&env).unwrap_or_default()
+    pretty(&Value::Object(env))
+}
+
+/// `JSON.stringify(value, null, 2)`.
+pub fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default()
 }
 
 /// A JSON value as JavaScript's `String(value)` prints it (strings bare, numbers the JS way).

@@ -5,8 +5,8 @@
 //! registers them then), and the roots sync (350 ms after `initialized`, and again on
 //! `notifications/roots/list_changed`).
 
-use super::{annotations, definition, pretty};
-use crate::catalog::{text_result, Options};
+use super::{annotations, definition};
+use crate::catalog::{pretty, text_result, Options};
 use crate::error::Error;
 use crate::jsonrpc::{ErrorObject, Message};
 use crate::protocol::methods::{NotificationMethod, ServerRequest};
@@ -128,23 +128,15 @@ fn get_roots_list() -> Result<Tool, Error> {
                 Some(r) if !r.is_empty() => r,
                 _ => sync_roots(ctx.session.clone()).await.unwrap_or_default(),
             };
-            if roots.is_empty() {
-                return Ok(text_result("The client supports roots but no roots are currently configured.\n\nThis could mean:\n1. The client hasn't provided any roots yet\n2. The client provided an empty roots list\n3. The roots configuration is still being loaded".into()));
-            }
-            let items: Vec<String> = roots
+            let entries: Vec<(&str, String)> = roots
                 .iter()
-                .enumerate()
-                .map(|(i, r)| {
+                .map(|r| {
                     let name = r.get("name").and_then(Value::as_str).unwrap_or("Unnamed Root");
                     let uri = r.get("uri").and_then(Value::as_str).unwrap_or_default();
-                    format!("{}. {name}\n   URI: {uri}", i + 1)
+                    (name, uri.to_string())
                 })
                 .collect();
-            Ok(text_result(format!(
-                "Current MCP Roots ({} total):\n\n{}\n\nNote: This server demonstrates the roots protocol capability but doesn't actually access files. The roots are provided by the MCP client and can be used by servers that need file system access.",
-                roots.len(),
-                items.join("\n\n")
-            )))
+            Ok(text_result(crate::catalog::roots::listing(&entries)))
         }),
     )
 }

@@ -9,7 +9,7 @@ mod resources;
 mod timers;
 mod tools;
 
-use crate::catalog::{session_id, Options};
+use crate::catalog::{session_id, Options, DRAFT_07};
 use crate::error::Error;
 use crate::server::registry::{Registry, Tool};
 use crate::server::session::Session;
@@ -55,10 +55,7 @@ fn definition(
 ) -> Value {
     let mut schema = input;
     if let Some(s) = schema.as_object_mut() {
-        s.insert(
-            "$schema".into(),
-            "http://json-schema.org/draft-07/schema#".into(),
-        );
+        s.insert("$schema".into(), DRAFT_07.into());
     }
     json!({
         "name": name,
@@ -73,9 +70,4 @@ fn definition(
 /// The session id as the reference server prints it: `undefined` on stdio (it has none).
 fn session_label(session: &Session) -> String {
     session_id(session).unwrap_or("undefined").to_string()
-}
-
-/// `JSON.stringify(value, null, 2)`.
-fn pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_default()
 }

@@ -4,7 +4,7 @@
 
 use super::resources::{blob_resource, text_resource, BLOB_BASE, TEXT_BASE};
 use super::{annotations, definition, timers, TINY_IMAGE};
-use crate::catalog::{string_arg, text_result, Options};
+use crate::catalog::{string_arg, text_result, Options, DRAFT_07};
 use crate::error::Error;
 use crate::jsnum;
 use crate::server::handler::{resource_fn, tool_fn, HandlerError};
@@ -107,30 +107,12 @@ fn get_annotated_message() -> Result<Tool, Error> {
             read_only(),
         ),
         tool_fn(|_ctx, args| async move {
-            let (text, priority, audience) = match args.get("messageType").and_then(Value::as_str) {
-                Some("error") => (
-                    "Error: Operation failed",
-                    json!(1),
-                    json!(["user", "assistant"]),
-                ),
-                Some("success") => (
-                    "Operation completed successfully",
-                    json!(0.7),
-                    json!(["user"]),
-                ),
-                _ => (
-                    "Debug: Cache hit ratio 0.95, latency 150ms",
-                    json!(0.3),
-                    json!(["assistant"]),
-                ),
-            };
-            let mut content = vec![
-                json!({ "type": "text", "text": text, "annotations": { "priority": priority, "audience": audience } }),
-            ];
-            if args.get("includeImage").and_then(Value::as_bool) == Some(true) {
-                content.push(json!({ "type": "image", "data": TINY_IMAGE, "mimeType": "image/png", "annotations": { "priority": 0.5, "audience": ["user"] } }));
-            }
-            Ok(json!({ "content": content }))
+            let message_type = args.get("messageType").and_then(Value::as_str);
+            let image = args.get("includeImage").and_then(Value::as_bool) == Some(true);
+            Ok(crate::catalog::annotated_message(
+                message_type.unwrap_or_default(),
+                image.then_some(TINY_IMAGE),
+            ))
         }),
     )
 }
@@ -259,7 +241,7 @@ fn get_structured_content() -> Result<Tool, Error> {
         },
         "required": ["temperature", "conditions", "humidity"],
         "additionalProperties": false,
-        "$schema": "http://json-schema.org/draft-07/schema#"
+        "$schema": DRAFT_07
     });
     Tool::new(
         def,
