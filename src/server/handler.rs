@@ -36,14 +36,15 @@ impl HandlerError {
 /// Result of a handler.
 pub type HandlerResult<T> = Result<T, HandlerError>;
 
+/// A handler of an object of arguments: `(context, arguments) -> JSON value`. Tools, prompts
+/// and custom methods all have this shape (one type, so one wrapper serves all three).
+pub type ObjectFn = Arc<
+    dyn Fn(RequestContext, Map<String, Value>) -> BoxFuture<HandlerResult<Value>> + Send + Sync,
+>;
 /// Runs a tool: `(context, arguments) -> CallToolResult` (a JSON object).
-pub type ToolFn = Arc<
-    dyn Fn(RequestContext, Map<String, Value>) -> BoxFuture<HandlerResult<Value>> + Send + Sync,
->;
+pub type ToolFn = ObjectFn;
 /// Serves a custom JSON-RPC method: `(context, params) -> result` (a JSON value).
-pub type MethodFn = Arc<
-    dyn Fn(RequestContext, Map<String, Value>) -> BoxFuture<HandlerResult<Value>> + Send + Sync,
->;
+pub type MethodFn = ObjectFn;
 /// Reads a resource: `(context, uri) -> contents array`.
 pub type ResourceFn =
     Arc<dyn Fn(RequestContext, String) -> BoxFuture<HandlerResult<Vec<Value>>> + Send + Sync>;
@@ -54,9 +55,7 @@ pub type TemplateFn = Arc<
         + Sync,
 >;
 /// Renders a prompt: `(context, arguments) -> GetPromptResult` (a JSON object).
-pub type PromptFn = Arc<
-    dyn Fn(RequestContext, Map<String, Value>) -> BoxFuture<HandlerResult<Value>> + Send + Sync,
->;
+pub type PromptFn = ObjectFn;
 /// Completes an argument: `(argument name, partial value, other arguments) -> candidates`.
 pub type CompleteFn = Arc<
     dyn Fn(String, String, Map<String, Value>) -> BoxFuture<HandlerResult<Vec<String>>>
@@ -75,8 +74,9 @@ pub type SessionHook = Arc<dyn Fn(Arc<Server>, Arc<Session>) + Send + Sync>;
 /// A hook run on (un)subscription: `(server, session, uri, subscribed)`.
 pub type SubscribeHook = Arc<dyn Fn(Arc<Server>, Arc<Session>, String, bool) + Send + Sync>;
 
-/// Wraps an async closure as a [`ToolFn`].
-pub fn tool_fn<F, Fut>(f: F) -> ToolFn
+/// Wraps an async closure as an [`ObjectFn`]: a [`ToolFn`], a [`PromptFn`] or a [`MethodFn`]
+/// (also named `tool_fn`, `prompt_fn` and `method_fn`, for the reader of a catalog).
+pub fn object_fn<F, Fut>(f: F) -> ObjectFn
 where
     F: Fn(RequestContext, Map<String, Value>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = HandlerResult<Value>> + Send + 'static,
@@ -102,15 +102,6 @@ where
     Arc::new(move |ctx, uri, vars| Box::pin(f(ctx, uri, vars)))
 }
 
-/// Wraps an async closure as a [`PromptFn`].
-pub fn prompt_fn<F, Fut>(f: F) -> PromptFn
-where
-    F: Fn(RequestContext, Map<String, Value>) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = HandlerResult<Value>> + Send + 'static,
-{
-    Arc::new(move |ctx, args| Box::pin(f(ctx, args)))
-}
-
 /// Wraps an async closure as a [`CompleteFn`].
 pub fn complete_fn<F, Fut>(f: F) -> CompleteFn
 where
@@ -119,3 +110,7 @@ where
 {
     Arc::new(move |arg, value, ctx| Box::pin(f(arg, value, ctx)))
 }
+
+pub use object_fn as method_fn;
+pub use object_fn as prompt_fn;
+pub use object_fn as tool_fn;
