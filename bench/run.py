@@ -1,11 +1,12 @@
-"""Benchmarks side by side with the peers, in one run: `python bench/run.py [--write-docs]`.
+"""Benchmarks side by side with the peers, in one run: `python -m bench.run [--write-docs]`
+(from the repository root).
 
 Contenders (each figure is measured for those it applies to):
 
 - `ours`: `python -m everything_mcp` (the CLI: stdio, or HTTP with the in-memory tape off);
 - `ours-tape`: an in-process `Server` with the traffic tape on, as a test suite holds it;
 - `ours-py`: the same with `echo` registered as a plain Python function;
-- `reference`: `@modelcontextprotocol/server-everything` (Node), pinned like `side_by_side.py`;
+- `reference`: `@modelcontextprotocol/server-everything` (Node), pinned like `bench.side_by_side`;
 - `python-sdk`: the official `mcp` SDK's `MCPServer` with the same `echo`, pinned, own venv;
 - `bare-axum`: the machine's ceiling: an axum endpoint that parses the JSON-RPC body and answers
   the same SSE frames with no MCP logic (`bench/rust`).
@@ -35,14 +36,14 @@ import sys
 import time
 import venv
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from . import side_by_side  # the reference's pinned install is shared with it
+
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-sys.path.insert(0, str(BENCH))
-import side_by_side  # noqa: E402  (the reference's pinned install is shared with it)
 
 CACHE = ROOT / ".cache" / "bench"
 SDK_PIN = "mcp==2.3.0"
@@ -74,6 +75,8 @@ class Sizes:
     load_requests: tuple[int, int] = (10_000, 200_000)
     fixture_runs: int = 200
     relay_runs: int = 20
+    loadgen_timeout: float = 1200.0
+    """Seconds one loadgen run may take (`--smoke` lowers it: CI must never hang on a stuck server)."""
 
 
 SMOKE = Sizes(
@@ -89,6 +92,7 @@ SMOKE = Sizes(
     load_requests=(200, 400),
     fixture_runs=5,
     relay_runs=2,
+    loadgen_timeout=120.0,
 )
 
 
@@ -131,15 +135,12 @@ def build_rust_tools() -> None:
     )
 
 
-LOADGEN_TIMEOUT = [1200.0]
-"""Seconds one loadgen run may take (`--smoke` lowers it: CI must never hang on a stuck server)."""
-
-
-def loadgen(*args: str | int | float) -> dict[str, Any]:
-    """Runs the load generator; raises if it fails or any request failed."""
+def loadgen(sizes: Sizes, *args: str | int | float) -> dict[str, Any]:
+    """Runs the load generator (for at most `sizes.loadgen_timeout`); raises if it fails or any
+    request failed."""
     command = " ".join(map(str, args))
     done = subprocess.run(
-        [str(LOADGEN), *map(str, args)], capture_output=True, text=True, timeout=LOADGEN_TIMEOUT[0], check=False
+        [str(LOADGEN), *map(str, args)], capture_output=True, text=True, timeout=sizes.loadgen_timeout, check=False
     )
     if done.returncode != 0:
         raise RuntimeError(f"loadgen {command} failed: {done.stderr.strip()}")
@@ -332,7 +333,7 @@ def bench_stdio(cs: list[Contender], sizes: Sizes, out: Results) -> None:
         for c in rotated(runnable, r):
             assert c.stdio is not None
             n = sizes.stdio_requests
-            got = loadgen("stdio", "--count", n, "--warmup", min(1000, n), "--", *c.stdio)
+            got = loadgen(sizes, "stdio", "--count", n, "--warmup", min(1000, n), "--", *c.stdio)
             out.add("stdio_rps", c.name, got["rps"])
 
 
@@ -344,7 +345,7 @@ def bench_http(cs: list[Contender], sizes: Sizes, out: Results) -> None:
                 extra = ["--no-handshake"] if c.name == "bare-axum" else []
                 for conns in sizes.connections:
                     got = loadgen(
-                        "http", "--url", url, "--connections", conns, "--duration", sizes.http_seconds,
+                        sizes, "http", "--url", url, "--connections", conns, "--duration", sizes.http_seconds,
                         "--warmup", sizes.http_warmup, *extra,
                     )  # fmt: skip
                     out.add(f"http_rps_c{conns}", c.name, got["rps"])
@@ -357,7 +358,7 @@ def bench_sessions(cs: list[Contender], sizes: Sizes, out: Results) -> None:
     for r in range(sizes.rounds):
         for c in rotated(runnable, r):
             with serving(c) as (url, _pid):
-                got = loadgen("initialize", "--url", url, "--connections", 16, "--count", sizes.init_sessions)
+                got = loadgen(sizes, "initialize", "--url", url, "--connections", 16, "--count", sizes.init_sessions)
                 out.add("initialize_per_s", c.name, got["per_second"])
     # Memory per idle session: once per contender (each 10k-session run takes a while).
     small, large = sizes.memory_sessions
@@ -365,11 +366,11 @@ def bench_sessions(cs: list[Contender], sizes: Sizes, out: Results) -> None:
         if c.name == "python-sdk":
             continue  # not a target; its sessions cost as much as the reference's to create
         with serving(c) as (url, pid):
-            loadgen("initialize", "--url", url, "--connections", 4, "--count", 10)  # warm the code paths
+            loadgen(sizes, "initialize", "--url", url, "--connections", 4, "--count", 10)  # warm the code paths
             base = rss_mb(pid)
-            loadgen("initialize", "--url", url, "--connections", 16, "--count", small)
+            loadgen(sizes, "initialize", "--url", url, "--connections", 16, "--count", small)
             at_small = rss_mb(pid)
-            loadgen("initialize", "--url", url, "--connections", 16, "--count", large - small)
+            loadgen(sizes, "initialize", "--url", url, "--connections", 16, "--count", large - small)
             at_large = rss_mb(pid)
             out.add("session_kb_small", c.name, (at_small - base) * 1024 / small)
             out.add("session_kb_large", c.name, (at_large - base) * 1024 / large)
@@ -382,9 +383,9 @@ def bench_memory(cs: list[Contender], sizes: Sizes, out: Results) -> None:
             continue
         with serving(c) as (url, pid):
             out.add("rss_idle_mb", c.name, rss_mb(pid))
-            loadgen("http", "--url", url, "--connections", 16, "--count", small)
+            loadgen(sizes, "http", "--url", url, "--connections", 16, "--count", small)
             out.add("rss_small_mb", c.name, rss_mb(pid))
-            loadgen("http", "--url", url, "--connections", 16, "--count", large - small)
+            loadgen(sizes, "http", "--url", url, "--connections", 16, "--count", large - small)
             out.add("rss_large_mb", c.name, rss_mb(pid))
 
 
@@ -490,7 +491,7 @@ def round_ratios(res: Results, a: tuple[str, str], b: tuple[str, str]) -> list[f
     return [x / y for x, y in zip(xs, ys, strict=True)]
 
 
-TARGETS = [
+TARGETS = (
     Target(
         "stdio cold start >= 8x faster than the reference",
         ("cold_start_ms", "reference"),
@@ -584,7 +585,7 @@ TARGETS = [
     ),
     Target("in-process create + start + stop < 5 ms", ("fixture_ms", "ours"), None, "<", 5, "ms"),
     Target("relay start → first answer < 60 ms", ("relay_ms", "ours"), None, "<", 60, "ms"),
-]
+)
 
 
 def ratios(res: Results, sizes: Sizes) -> list[str]:
@@ -624,7 +625,7 @@ def report(res: Results, sizes: Sizes, who: list[str], command: str) -> str:
     lines = [
         "# Benchmarks",
         "",
-        "<!-- Written by `python bench/run.py --write-docs`; do not edit by hand. -->",
+        "<!-- Written by `python -m bench.run --write-docs`; do not edit by hand. -->",
         "",
         f"- **Date:** {datetime.date.today().isoformat()}",
         f"- **Machine:** {machine()}",
@@ -791,11 +792,13 @@ BENCHMARKS: dict[str, Callable[[list[Contender], Sizes, Results], None]] = {
     "memory": bench_memory,
     "fixture": lambda _cs, sizes, out: bench_fixture(sizes, out),
 }
-NAMES = ["ours", "ours-tape", "ours-py", "reference", "python-sdk", "bare-axum"]
+NAMES = ("ours", "ours-tape", "ours-py", "reference", "python-sdk", "bare-axum")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--smoke", action="store_true", help="every benchmark once, tiny sizes (for the test command)")
     parser.add_argument("--write-docs", action="store_true", help=f"rewrite {DOCS.relative_to(ROOT)}")
     parser.add_argument("--only", help=f"comma-separated benchmarks: {', '.join(BENCHMARKS)}")
@@ -805,10 +808,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--from-json", metavar="FILE", help="measure nothing: report the samples a --json run wrote")
     ns = parser.parse_args(argv)
     sizes = SMOKE if ns.smoke else Sizes()
-    if ns.smoke:
-        LOADGEN_TIMEOUT[0] = 120.0
     if ns.rounds:
-        sizes = Sizes(**{**sizes.__dict__, "rounds": ns.rounds, "http_rounds": ns.rounds})
+        sizes = replace(sizes, rounds=ns.rounds, http_rounds=ns.rounds)
     wanted = set(ns.contenders.split(",")) if ns.contenders else set(NAMES)
     if unknown := wanted - set(NAMES):
         parser.error(f"unknown contenders: {', '.join(sorted(unknown))}")
@@ -818,7 +819,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if ns.from_json:
         res = Results(samples=json.loads(Path(ns.from_json).read_text()))
-        text = report(res, sizes, [n for n in NAMES if n in wanted], "python bench/run.py --write-docs")
+        text = report(res, sizes, [n for n in NAMES if n in wanted], "python -m bench.run --write-docs")
         print(text)
         if ns.write_docs:
             DOCS.write_text(text + "\n")
@@ -839,7 +840,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: {name} ...", file=sys.stderr, flush=True)
         BENCHMARKS[name](cs, sizes, res)
         print(f"bench: {name} done in {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
-    command = "python bench/run.py" + (" --smoke" if ns.smoke else "") + (f" --only {ns.only}" if ns.only else "")
+    command = "python -m bench.run" + (" --smoke" if ns.smoke else "") + (f" --only {ns.only}" if ns.only else "")
     command += " --write-docs" if ns.write_docs else ""
     text = report(res, sizes, [c.name for c in cs], command)
     print(text)

@@ -7,7 +7,7 @@ base64 masked), then compared structurally. Each difference is either covered by
 ``ALLOWED`` -- the documented, deliberate differences (see docs/side-by-side.md) -- or it is reported
 as a real difference.
 
-    python bench/side_by_side.py [--install] [--json]
+    python -m bench.side_by_side [--install] [--json]
 
 Exit status: 0 when every difference is an allowed one, 1 when a real difference was found, 2 when the
 reference is not installed (run with --install) or a server could not be driven.
@@ -641,7 +641,7 @@ def as_json(reports: list[ItemReport]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.side_by_side", description=__doc__.split("\n\n")[0])
     parser.add_argument("--install", action="store_true", help=f"npm-install {REF_PACKAGE}@{REF_VERSION} if needed")
     parser.add_argument("--json", action="store_true", help="print a JSON report instead of the diffs")
     args = parser.parse_args(argv)

@@ -81,7 +81,7 @@ run prerelease-2025-11-25 "$cache/prerelease/node_modules/.bin/conformance" --re
 REFERENCE=2026.8.31
 install "$PWD/.cache/reference" "@modelcontextprotocol/server-everything@$REFERENCE"
 echo "== side by side with @modelcontextprotocol/server-everything@$REFERENCE"
-if ! "$PYTHON" bench/side_by_side.py >"$log/side-by-side.log" 2>&1; then
+if ! "$PYTHON" -m bench.side_by_side >"$log/side-by-side.log" 2>&1; then
   failed=1
   cat "$log/side-by-side.log"
 fi

@@ -6,8 +6,11 @@
 //! - [`server`]: the server, its sessions, the dispatcher, `RequestContext`, the registry, and
 //!   one module per method family under `server::methods`.
 //! - [`catalog`]: built-in surfaces (`everything`, ...), e.g. `catalog::everything::echo`.
-//! - [`transport`]: stdio and in-memory connections.
+//! - [`transport`]: stdio, in-memory connections, Streamable HTTP and legacy HTTP+SSE (one axum
+//!   app), and the relay socket through which a stdio process reaches an in-process server.
 //! - [`traffic`]: the recorder of every frame in and out.
+//! - [`error`]: failures of the server itself (protocol errors are JSON-RPC error objects).
+//! - [`jsnum`]: numbers printed as JavaScript prints them, as the reference server's texts do.
 //! - [`python`]: the PyO3 binding, the only module that knows Python.
 
 /// mimalloc instead of the C library's allocator: the request path allocates small JSON values

@@ -1,6 +1,6 @@
 """Side by side with the real reference server (bench/side_by_side.py): every difference must be a
 documented, deliberate one (docs/side-by-side.md). Skipped unless the reference is installed in
-.cache/reference (`python bench/side_by_side.py --install`), so a machine without npm still passes."""
+.cache/reference (`python -m bench.side_by_side --install`), so a machine without npm still passes."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ sbs = load_script()
     not sbs.reference_installed(),
     reason=(
         f"the reference {sbs.REF_PACKAGE}@{sbs.REF_VERSION} is not installed in .cache/reference "
-        "(or node is missing): run `python bench/side_by_side.py --install`"
+        "(or node is missing): run `python -m bench.side_by_side --install`"
     ),
 )
 def test_only_deliberate_differences_from_the_reference() -> None:

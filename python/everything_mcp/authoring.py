@@ -1,9 +1,10 @@
 """Tools, resources and prompts written as plain Python functions.
 
 The server calls a function through an *invoker* that takes JSON text and returns JSON text:
-arguments are decoded here, the function runs (sync functions on the server's worker thread,
-``async def`` functions on the package's event-loop thread), and the return value is converted to
-the MCP result here. Each decorated function becomes a :class:`Handle` that records its calls.
+arguments are decoded here, the function runs (sync functions on a thread of tokio's blocking
+pool, ``async def`` functions on the package's event-loop thread, awaited from that blocking-pool
+thread), and the return value is converted to the MCP result here. Each decorated function
+becomes a :class:`Handle` that records its calls.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-//! `_core.Server`: owns a tokio runtime and a core [`Server`]; serves stdio or in-process
-//! connections; exposes the recorded traffic.
+//! `_core.Server`: owns a tokio runtime and a core [`Server`]; serves stdio, in-process
+//! connections, HTTP (Streamable and legacy HTTP+SSE) and the stdio relay socket; registers
+//! Python callables as tools, resources and prompts; exposes the recorded traffic.
 
 use super::args;
 use super::connection::Connection;
@@ -235,7 +236,7 @@ impl Server {
     }
 
     /// Serves stdio connections relayed over a Unix socket in `directory` (see
-    /// `python -m everything_mcp relay`); returns the socket's path.
+    /// `python -m everything_mcp.relay`); returns the socket's path.
     fn start_relay(&self, py: Python<'_>, directory: PathBuf) -> PyResult<String> {
         self.ensure_running()?;
         let core = self.core.clone();

@@ -1,5 +1,7 @@
 //! The server: configuration, the registry of what it offers, its live sessions, and the
-//! recorder. Transports feed it frames through [`Server::receive`] (see [`dispatch`]).
+//! recorder. Transports feed it frames through [`Server::receive`], or, when the answer's HTTP
+//! status must be known before the frame is recorded, [`Server::decode`] then [`Server::accept`]
+//! (see [`dispatch`]).
 
 pub mod context;
 pub mod dispatch;

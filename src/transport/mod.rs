@@ -1,5 +1,6 @@
-//! Transports move frames between a client and the [`Server`]. Each one reads frames, hands
-//! them to [`drive`], and writes what the connection's sink produces.
+//! Transports move frames between a client and the [`Server`]. The stream transports (stdio,
+//! in-memory, the relay) read frames, hand them to [`drive`], and write what the connection's
+//! sink produces; the HTTP transports ([`http`]) take one frame per request instead.
 
 pub mod http;
 pub mod memory;

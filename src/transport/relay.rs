@@ -1,4 +1,4 @@
-//! The relay socket: lets a separate stdio process (`python -m everything_mcp relay SOCKET`,
+//! The relay socket: lets a separate stdio process (`python -m everything_mcp.relay SOCKET`,
 //! spawned by an MCP client) reach a server running inside another process (a test). Each
 //! connection on the Unix socket is one stdio connection of the server, so Python-registered
 //! tools, traffic capture and triggers work for stdio clients too.

@@ -6,6 +6,8 @@ pub mod guard;
 pub mod legacy_sse;
 pub mod sessions;
 pub mod sse;
+#[cfg(test)]
+mod status_tests;
 pub mod streamable;
 
 use crate::server::Server;
