@@ -3,6 +3,7 @@
 //! real sockets by `tests/test_http.py`; here a wrong status fails `cargo test` already.
 
 use super::{app, HttpConfig, HttpState};
+use crate::server::registry::Registry;
 use crate::server::{Server, ServerConfig};
 use axum::body::{to_bytes, Body};
 use axum::http::{header, HeaderMap, Method, Request, StatusCode};
@@ -15,9 +16,10 @@ const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 const MISSING_SESSION: &str =
     "Bad Request: Mcp-Session-Id header is required (only initialize may be sent without one)";
 
-/// The whole app over a fresh server with `server` and `http` settings.
+/// The whole app over a fresh server (offering nothing: status codes do not depend on what is
+/// registered) with `server` and `http` settings.
 fn app_with(server: ServerConfig, http: HttpConfig) -> Router {
-    let server = Server::new(server).expect("server config");
+    let server = Server::new(server, Registry::default()).expect("server config");
     app(HttpState::new(server, http, CancellationToken::new()))
 }
 
