@@ -86,6 +86,17 @@ def messages(r: httpx.Response) -> list[Any]:
     return [json.loads(e["data"]) for e in parse_sse(r.text) if e.get("data")]
 
 
+def sse_events(r: httpx.Response) -> Iterator[dict[str, str]]:
+    """The events of a streamed SSE response as they arrive (`parse_sse`'s shape)."""
+    lines: list[str] = []
+    for line in r.iter_lines():
+        if line:
+            lines.append(line)
+        elif lines:
+            yield from parse_sse("\n".join(lines))
+            lines = []
+
+
 # --- the official client -------------------------------------------------------------------
 
 
@@ -410,6 +421,32 @@ def test_standalone_stream_can_be_disabled() -> None:
             session = initialize(http)
             r = http.get("/mcp", headers={"accept": "text/event-stream", "mcp-session-id": session})
             assert r.status_code == 405
+
+
+# --- traffic records name the stream -------------------------------------------------------
+
+
+def test_records_name_the_stream_each_frame_went_on(server: Server, http: httpx.Client) -> None:
+    session = initialize(http)
+    r = post(http, rpc(1, "tools/call", {"name": "echo", "arguments": {"message": "x"}}), session)
+    _, answer = parse_sse(r.text)
+    server.notify_list_changed("tools")  # for the standalone stream; kept for the next GET
+    out = [r for r in server.traffic if r.dir == "out"]
+    response = next(r for r in out if r.kind == "response" and r.id == 1)
+    assert (response.stream, response.event_id) == (answer["id"].split("-")[0], answer["id"])
+    assert response.stream not in ("0", "")
+    changed = next(r for r in out if r.method == "notifications/tools/list_changed")
+    assert changed.stream == "0" and changed.event_id is not None and changed.event_id.startswith("0-")
+    assert changed.http is None
+    with http.stream("GET", "/mcp", headers={"accept": "text/event-stream", "mcp-session-id": session}) as get:
+        assert next(sse_events(get))["id"] == changed.event_id
+    # A JSON response body is no SSE event: it names no stream.
+    with Server() as srv:
+        srv.start_http(json_response=True)
+        with httpx.Client(base_url=srv.base_url or "", timeout=WAIT) as client:
+            post(client, rpc(1, "initialize", init_params()))
+        (body,) = [r for r in srv.traffic if r.dir == "out"]
+        assert (body.stream, body.event_id, body.http) == (None, None, {"status": 200})
 
 
 # --- legacy HTTP+SSE -----------------------------------------------------------------------
