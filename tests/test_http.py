@@ -74,8 +74,11 @@ def post(http: httpx.Client, body: Any, session: str | None = None, **headers: s
     return http.post("/mcp", content=content, headers=h)
 
 
-def initialize(http: httpx.Client, version: str = "2025-11-25") -> str:
-    r = post(http, rpc(0, "initialize", init_params(version)))
+def initialize(http: httpx.Client, version: str = "2025-11-25", capabilities: dict[str, Any] | None = None) -> str:
+    params = init_params(version)
+    if capabilities is not None:
+        params["capabilities"] = capabilities
+    r = post(http, rpc(0, "initialize", params))
     assert r.status_code == 200, r.text
     session = r.headers["mcp-session-id"]
     assert post(http, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session).status_code == 202
@@ -84,6 +87,17 @@ def initialize(http: httpx.Client, version: str = "2025-11-25") -> str:
 
 def messages(r: httpx.Response) -> list[Any]:
     return [json.loads(e["data"]) for e in parse_sse(r.text) if e.get("data")]
+
+
+def sse_events(r: httpx.Response) -> Iterator[dict[str, str]]:
+    """The events of a streamed SSE response as they arrive (`parse_sse`'s shape)."""
+    lines: list[str] = []
+    for line in r.iter_lines():
+        if line:
+            lines.append(line)
+        elif lines:
+            yield from parse_sse("\n".join(lines))
+            lines = []
 
 
 # --- the official client -------------------------------------------------------------------
@@ -410,6 +424,225 @@ def test_standalone_stream_can_be_disabled() -> None:
             session = initialize(http)
             r = http.get("/mcp", headers={"accept": "text/event-stream", "mcp-session-id": session})
             assert r.status_code == 405
+
+
+# --- server → client requests travel on the stream of the request they serve ---------------
+
+ASKING = {"roots": {"listChanged": True}, "sampling": {}, "elicitation": {}}
+"""Capabilities that make the `everything` catalog list its tools that ask the client."""
+
+ROOTS = [{"uri": "file:///work", "name": "work"}, {"uri": "file:///tmp"}]
+ROOTS_TEXT = (
+    "Current MCP Roots (2 total):\n\n1. work\n   URI: file:///work\n\n2. Unnamed Root\n   URI: file:///tmp\n\n"
+    "Note: This server demonstrates the roots protocol capability but doesn't actually access files. "
+    "The roots are provided by the MCP client and can be used by servers that need file system access."
+)
+SAMPLED = {"role": "assistant", "content": {"type": "text", "text": "sampled"}, "model": "m", "stopReason": "endTurn"}
+SAMPLED_TEXT = (
+    "LLM sampling result: \n"
+    + '{\n  "model": "m",\n  "stopReason": "endTurn",\n  "role": "assistant",\n'
+    + '  "content": {\n    "type": "text",\n    "text": "sampled"\n  }\n}'
+)
+ELICITED = {"action": "accept", "content": {"name": "Ada", "check": True, "integer": 7}}
+
+
+@pytest.fixture
+def no_get_server() -> Iterator[Server]:
+    """A server whose clients cannot open the standalone stream (GET → 405): the spec makes it
+    optional, and some clients never open it."""
+    with Server() as srv:
+        srv.start_http(standalone_stream=False)
+        yield srv
+
+
+def call_answering(
+    http: httpx.Client, session: str, call: dict[str, Any], answer: dict[str, Any]
+) -> tuple[str, dict[str, str], list[Any]]:
+    """POSTs `call`, reads its SSE stream up to the server's request, answers that with a POST
+    (202) while the stream stays open, and reads the rest of the stream. Returns the stream's
+    number, the request's event, and the messages after it."""
+    h = {"accept": ACCEPT_BOTH, "content-type": JSON, "mcp-session-id": session}
+    with http.stream("POST", "/mcp", content=json.dumps(call).encode(), headers=h) as r:
+        assert r.status_code == 200
+        events = sse_events(r)
+        priming = next(events)
+        assert priming["data"] == ""
+        stream = priming["id"].split("-")[0]
+        asked = next(events)
+        ask = json.loads(asked["data"])
+        reply = post(http, {"jsonrpc": "2.0", "id": ask["id"], "result": answer}, session)
+        assert (reply.status_code, reply.content) == (202, b"")
+        rest = [json.loads(e["data"]) for e in events]  # the stream ends after the response
+    return stream, asked, rest
+
+
+def text_result(id: int, *texts: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": t} for t in texts]}}
+
+
+def test_roots_are_asked_on_the_calls_stream_without_a_get_stream(no_get_server: Server) -> None:
+    with httpx.Client(base_url=no_get_server.base_url or "", timeout=WAIT) as http:
+        session = initialize(http, capabilities=ASKING)
+        assert http.get("/mcp", headers={"accept": "text/event-stream", "mcp-session-id": session}).status_code == 405
+        # The sync after `initialized` belongs to no request: it goes on the standalone stream,
+        # where this client never reads it. It must not hold up (or stand in for) the tool's own ask.
+        background = no_get_server.traffic.wait_for("roots/list", timeout=WAIT)
+        assert (background.dir, background.stream) == ("out", "0")
+        assert background.event_id is not None and background.event_id.startswith("0-")
+        call = rpc(1, "tools/call", {"name": "get-roots-list", "arguments": {}})
+        stream, asked, rest = call_answering(http, session, call, {"roots": ROOTS})
+        # Known now: the next call answers at once.
+        again = post(http, rpc(2, "tools/call", {"name": "get-roots-list", "arguments": {}}), session)
+        assert messages(again) == [text_result(2, ROOTS_TEXT)]
+        # The client says its roots changed: the sync that follows is never answered either, and
+        # the stale roots are not served meanwhile; the tool asks again on its own stream.
+        changed = post(http, {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}, session)
+        assert changed.status_code == 202
+        call = rpc(3, "tools/call", {"name": "get-roots-list", "arguments": {}})
+        third_stream, third_asked, third_rest = call_answering(http, session, call, {"roots": ROOTS[1:]})
+    assert stream not in ("0", "")
+    assert asked["id"].startswith(stream + "-")
+    ask = json.loads(asked["data"])
+    assert ask == {"jsonrpc": "2.0", "id": ask["id"], "method": "roots/list"}
+    assert ask["id"] != background.id
+    log = {"level": "info", "logger": "everything-server", "data": "Roots updated: 2 root(s) received from client"}
+    assert rest == [{"jsonrpc": "2.0", "method": "notifications/message", "params": log}, text_result(1, ROOTS_TEXT)]
+    assert third_stream not in ("0", stream) and third_asked["id"].startswith(third_stream + "-")
+    third_ask = json.loads(third_asked["data"])
+    assert third_ask["method"] == "roots/list"
+    one = (
+        "Current MCP Roots (1 total):\n\n1. Unnamed Root\n   URI: file:///tmp\n\n"
+        "Note: This server demonstrates the roots protocol capability but doesn't actually access files. "
+        "The roots are provided by the MCP client and can be used by servers that need file system access."
+    )
+    log["data"] = "Roots updated: 1 root(s) received from client"
+    assert third_rest == [{"jsonrpc": "2.0", "method": "notifications/message", "params": log}, text_result(3, one)]
+    asks = [(r.id, r.stream) for r in no_get_server.traffic if r.method == "roots/list" and r.kind == "request"]
+    assert [a for a in asks if a[1] != "0"] == [(ask["id"], stream), (third_ask["id"], third_stream)]
+    assert asks[0] == (background.id, "0")
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "method", "params", "answer", "texts"),
+    [
+        (
+            "trigger-sampling-request",
+            {"prompt": "hello"},
+            "sampling/createMessage",
+            {
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": {"type": "text", "text": "Resource trigger-sampling-request context: hello"},
+                    }
+                ],
+                "systemPrompt": "You are a helpful test server.",
+                "maxTokens": 100,
+                "temperature": 0.7,
+            },
+            SAMPLED,
+            [SAMPLED_TEXT],
+        ),
+        (
+            "trigger-elicitation-request",
+            {},
+            "elicitation/create",
+            None,
+            ELICITED,
+            [
+                "✅ User provided the requested information!",
+                "User inputs:\n- Name: Ada\n- Agreed to terms: true\n- Favorite Integer: 7",
+                "\nRaw result: " + json.dumps(ELICITED, indent=2),
+            ],
+        ),
+    ],
+)
+def test_sampling_and_elicitation_are_asked_on_the_calls_stream_without_a_get_stream(
+    no_get_server: Server,
+    tool: str,
+    arguments: dict[str, Any],
+    method: str,
+    params: dict[str, Any] | None,
+    answer: dict[str, Any],
+    texts: list[str],
+) -> None:
+    with httpx.Client(base_url=no_get_server.base_url or "", timeout=WAIT) as http:
+        session = initialize(http, capabilities=ASKING)
+        stream, asked, rest = call_answering(
+            http, session, rpc(1, "tools/call", {"name": tool, "arguments": arguments}), answer
+        )
+    assert stream not in ("0", "") and asked["id"].startswith(stream + "-")
+    ask = json.loads(asked["data"])
+    assert ask["method"] == method
+    if params is not None:
+        assert ask["params"] == params
+    else:
+        assert ask["params"]["message"] == "Please provide inputs for the following fields:"
+    assert rest == [text_result(1, *texts)]
+
+
+@pytest.mark.anyio
+async def test_sdk_client_without_a_get_stream_answers_the_tools_requests(no_get_server: Server) -> None:
+    from mcp.types import CreateMessageResult, ElicitResult, ListRootsResult, Root
+
+    async def roots(context: Any) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri="file:///work", name="work"), Root(uri="file:///tmp")])
+
+    async def sample(context: Any, params: Any) -> CreateMessageResult:
+        return CreateMessageResult(
+            role="assistant", content=TextContent(type="text", text="sampled"), model="m", stop_reason="endTurn"
+        )
+
+    async def elicit(context: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="accept", content={"name": "Ada", "check": True, "integer": 7})
+
+    url = no_get_server.http_url or ""
+    with anyio.fail_after(30):
+        async with Client(
+            url,
+            read_timeout_seconds=10,
+            list_roots_callback=roots,
+            sampling_callback=sample,
+            elicitation_callback=elicit,
+        ) as client:
+            r = await client.call_tool("get-roots-list", {})
+            assert r.content == [TextContent(type="text", text=ROOTS_TEXT)]
+            r = await client.call_tool("trigger-sampling-request", {"prompt": "hello"})
+            assert r.content == [TextContent(type="text", text=SAMPLED_TEXT)]
+            r = await client.call_tool("trigger-elicitation-request", {})
+            assert [c.text for c in r.content if isinstance(c, TextContent)][:2] == [
+                "✅ User provided the requested information!",
+                "User inputs:\n- Name: Ada\n- Agreed to terms: true\n- Favorite Integer: 7",
+            ]
+    asked = [r for r in no_get_server.traffic if r.dir == "out" and r.kind == "request"]
+    on_posts = [r.method for r in asked if r.stream != "0"]
+    assert on_posts == ["roots/list", "sampling/createMessage", "elicitation/create"]
+
+
+# --- traffic records name the stream -------------------------------------------------------
+
+
+def test_records_name_the_stream_each_frame_went_on(server: Server, http: httpx.Client) -> None:
+    session = initialize(http)
+    r = post(http, rpc(1, "tools/call", {"name": "echo", "arguments": {"message": "x"}}), session)
+    _, answer = parse_sse(r.text)
+    server.notify_list_changed("tools")  # for the standalone stream; kept for the next GET
+    out = [r for r in server.traffic if r.dir == "out"]
+    response = next(r for r in out if r.kind == "response" and r.id == 1)
+    assert (response.stream, response.event_id) == (answer["id"].split("-")[0], answer["id"])
+    assert response.stream not in ("0", "")
+    changed = next(r for r in out if r.method == "notifications/tools/list_changed")
+    assert changed.stream == "0" and changed.event_id is not None and changed.event_id.startswith("0-")
+    assert changed.http is None
+    with http.stream("GET", "/mcp", headers={"accept": "text/event-stream", "mcp-session-id": session}) as get:
+        assert next(sse_events(get))["id"] == changed.event_id
+    # A JSON response body is no SSE event: it names no stream.
+    with Server() as srv:
+        srv.start_http(json_response=True)
+        with httpx.Client(base_url=srv.base_url or "", timeout=WAIT) as client:
+            post(client, rpc(1, "initialize", init_params()))
+        (body,) = [r for r in srv.traffic if r.dir == "out"]
+        assert (body.stream, body.event_id, body.http) == (None, None, {"status": 200})
 
 
 # --- legacy HTTP+SSE -----------------------------------------------------------------------

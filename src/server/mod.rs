@@ -145,7 +145,7 @@ impl Server {
                 format!("{label}-{n}").into()
             }
         };
-        let sink = Sink::new(outlet, self.recorder.clone(), transport, id.clone(), None);
+        let sink = Sink::new(outlet, self.recorder.clone(), transport, id.clone());
         let session = Arc::new(Session::new(id.clone(), transport, sink));
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         sessions.retain(|_, s| s.strong_count() > 0);

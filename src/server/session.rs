@@ -54,6 +54,21 @@ struct PendingRequest {
     reply: oneshot::Sender<Result<Value, ErrorObject>>,
 }
 
+/// Removes a server → client request from the pending ones when its waiter goes away, however
+/// it ends (answered, failed, timed out, dropped).
+struct ForgetPending<'a> {
+    /// The session's pending requests.
+    pending: &'a Mutex<crate::FastMap<RequestId, PendingRequest>>,
+    /// The request's id.
+    id: RequestId,
+}
+
+impl Drop for ForgetPending<'_> {
+    fn drop(&mut self) {
+        lock(self.pending).remove(&self.id);
+    }
+}
+
 /// One client connection (stdio, in-memory) or one `Mcp-Session-Id` (HTTP).
 pub struct Session {
     /// Stable id: recorded as `conn` in traffic, issued as `Mcp-Session-Id` over HTTP.
@@ -176,7 +191,9 @@ impl Session {
     }
 
     /// Sends a request to the client on `sink` and waits for its response. Fails with a
-    /// `-32603`-style error if the connection closes first.
+    /// `-32603`-style error if the connection closes first. A caller that stops waiting (a
+    /// timeout, a cancelled request) drops the future, and with it the pending entry: an
+    /// unanswered request does not stay in the session until it ends.
     pub async fn request(
         &self,
         sink: &Sink,
@@ -186,14 +203,16 @@ impl Session {
         let id = RequestId::from(self.next_request_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(id.clone(), PendingRequest { reply: tx });
-        if !sink.send(&Message::request(id.clone(), method, params)) {
-            lock(&self.pending).remove(&id);
+        let _forget = ForgetPending {
+            pending: &self.pending,
+            id: id.clone(),
+        };
+        if !sink.send(&Message::request(id, method, params)) {
             return Err(ErrorObject::internal("the connection is closed"));
         }
         tokio::select! {
             r = rx => r.unwrap_or_else(|_| Err(ErrorObject::internal("the connection closed before the client answered"))),
             () = self.closed.cancelled() => {
-                lock(&self.pending).remove(&id);
                 Err(ErrorObject::internal("the connection closed before the client answered"))
             }
         }
@@ -265,5 +284,28 @@ impl Session {
         lock(&self.pending).clear();
         lock(&self.extensions).clear();
         lock(&self.resources).clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::traffic::Recorder;
+    use tokio::sync::mpsc;
+
+    #[tokio::test]
+    async fn a_request_nobody_waits_for_any_more_is_forgotten() {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Arc<str>>();
+        let recorder = Arc::new(Recorder::new(None, None).unwrap());
+        let sink = Sink::new(Arc::new(tx), recorder, TransportKind::Memory, "m".into());
+        let session = Session::new("m".into(), TransportKind::Memory, sink.clone());
+        let mut asking = Box::pin(session.request(&sink, "roots/list", None));
+        assert!(futures::poll!(asking.as_mut()).is_pending());
+        assert!(rx.try_recv().unwrap().contains(r#""method":"roots/list""#));
+        assert_eq!(lock(&session.pending).len(), 1);
+        drop(asking); // e.g. the caller's timeout expired
+        assert!(lock(&session.pending).is_empty());
+        let late = Ok(serde_json::json!({ "roots": [] }));
+        assert!(!session.complete_request(&RequestId::from(0_i64), late));
     }
 }

@@ -58,6 +58,13 @@ pub trait Outlet: Send + Sync {
     /// Drops the current connection while keeping the stream resumable (SSE polling).
     /// Transports without resumable streams ignore it.
     fn disconnect(&self) {}
+
+    /// The SSE stream this outlet feeds, as records name it (`"0"` for the standalone stream),
+    /// or `None` for a transport without streams. The outlet says it, so a record cannot
+    /// disagree with the stream its frame went on.
+    fn stream(&self) -> Option<Arc<str>> {
+        None
+    }
 }
 
 /// A channel to a writer task (stdio, in-memory connections, legacy SSE).
@@ -79,19 +86,18 @@ pub struct Sink {
 }
 
 impl Sink {
-    /// A sink feeding `outlet`, recording under `conn` (and `stream`, for SSE).
+    /// A sink feeding `outlet`, recording under `conn` (and the outlet's stream, for SSE).
     pub fn new(
         outlet: Arc<dyn Outlet>,
         recorder: Arc<Recorder>,
         transport: TransportKind,
         conn: Arc<str>,
-        stream: Option<Arc<str>>,
     ) -> Self {
         let meta = FrameMeta {
             dir: Direction::Out,
             transport,
             conn,
-            stream,
+            stream: outlet.stream(),
             http: None,
         };
         Self {
@@ -101,9 +107,11 @@ impl Sink {
         }
     }
 
-    /// The same destination recorded with different HTTP metadata (e.g. a POST's stream).
+    /// The same connection recorded as an HTTP response body with `http` metadata: a body
+    /// is not an SSE event, so its record names no stream.
     pub fn with_http(mut self, http: Option<HttpMeta>) -> Self {
         self.meta.http = http.map(Arc::new);
+        self.meta.stream = None;
         self
     }
 

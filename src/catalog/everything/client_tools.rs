@@ -3,7 +3,9 @@
 //! (elicitation.url), `trigger-sampling-request` (sampling) — and the hooks that go with them:
 //! one `notifications/tools/list_changed` per such tool after `initialized` (as the reference
 //! registers them then), and the roots sync (350 ms after `initialized`, and again on
-//! `notifications/roots/list_changed`).
+//! `notifications/roots/list_changed`). Like every server → client request made while serving a
+//! client request, `get-roots-list`'s own `roots/list` goes on that request's stream; only the
+//! background sync uses the session's stream.
 
 use super::{annotations, definition};
 use crate::catalog::{pretty, text_result, Options};
@@ -11,9 +13,11 @@ use crate::error::Error;
 use crate::jsonrpc::{ErrorObject, Message};
 use crate::protocol::methods::{NotificationMethod, ServerRequest};
 use crate::protocol::LogLevel;
+use crate::server::context::ASK_TIMEOUT;
 use crate::server::handler::{tool_fn, HandlerError};
 use crate::server::registry::{Registry, Tool};
 use crate::server::session::Session;
+use crate::server::sink::Sink;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -29,47 +33,61 @@ pub fn tools() -> Result<Vec<Tool>, Error> {
     ])
 }
 
-/// The roots the client last reported, per session.
+/// The roots the client last reported, per session (`None`: not known, ask).
 #[derive(Default)]
 struct Roots(Mutex<Option<Vec<Value>>>);
 
-/// Asks the client for its roots (on the session's own stream), caches and logs them.
-async fn sync_roots(session: Arc<Session>) -> Option<Vec<Value>> {
+impl Roots {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Vec<Value>>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Keeps the roots of a `roots/list` result and says so in a log message on `sink`.
+fn remember_roots(session: &Session, sink: &Sink, result: &Value) -> Vec<Value> {
+    let roots = result
+        .get("roots")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let text = if roots.is_empty() {
+        "Client returned no roots set".to_string()
+    } else {
+        format!(
+            "Roots updated: {} root(s) received from client",
+            roots.len()
+        )
+    };
+    session.log_to(
+        sink,
+        LogLevel::Info,
+        Value::String(text),
+        Some("everything-server"),
+    );
+    *session.extension::<Roots>().lock() = Some(roots.clone());
+    roots
+}
+
+/// The roots sync outside any client request (after `initialized`, on `list_changed`): asked on
+/// the session's own stream — over HTTP the standalone stream, which a client may never open.
+/// So it gives up after [`ASK_TIMEOUT`], and a tool call never waits for it (it asks on its own
+/// stream when nothing is known).
+async fn sync_roots(session: Arc<Session>) {
     let sink = session.sink.clone();
-    match session
-        .request(&sink, ServerRequest::ListRoots.as_str(), None)
-        .await
-    {
-        Ok(result) => {
-            let roots = result
-                .get("roots")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            let text = if roots.is_empty() {
-                "Client returned no roots set".to_string()
-            } else {
-                format!(
-                    "Roots updated: {} root(s) received from client",
-                    roots.len()
-                )
-            };
-            session.log_to(
-                &session.sink,
-                LogLevel::Info,
-                Value::String(text),
-                Some("everything-server"),
-            );
-            *session
-                .extension::<Roots>()
-                .0
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()) = Some(roots.clone());
-            Some(roots)
+    let asked = tokio::time::timeout(
+        ASK_TIMEOUT,
+        session.request(&sink, ServerRequest::ListRoots.as_str(), None),
+    )
+    .await;
+    match asked {
+        Ok(Ok(result)) => {
+            remember_roots(&session, &sink, &result);
         }
-        Err(e) => {
+        Ok(Err(e)) => {
             tracing::warn!(session = %session.id, "Failed to request roots from client: {}", e.message);
-            None
+        }
+        Err(_) => {
+            tracing::warn!(session = %session.id, "Failed to request roots from client: no answer within {} s", ASK_TIMEOUT.as_secs());
         }
     }
 }
@@ -108,6 +126,9 @@ pub fn hooks(registry: &mut Registry, options: &Options) {
             if method == NotificationMethod::RootsListChanged.as_str()
                 && session.read(|s| s.client_capabilities.get("roots").is_some())
             {
+                // What we knew is stale now: until the sync is answered (if ever, see
+                // `sync_roots`), `get-roots-list` asks the client itself.
+                *session.extension::<Roots>().lock() = None;
                 tokio::spawn(sync_roots(session));
             }
         }));
@@ -123,10 +144,18 @@ fn get_roots_list() -> Result<Tool, Error> {
             annotations(true, false, true, false),
         ),
         tool_fn(|ctx, _| async move {
-            let cached = ctx.session.extension::<Roots>().0.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let cached = ctx.session.extension::<Roots>().lock().clone();
             let roots = match cached {
                 Some(r) if !r.is_empty() => r,
-                _ => sync_roots(ctx.session.clone()).await.unwrap_or_default(),
+                // Asked on this request's stream (over HTTP the POST's), like sampling and
+                // elicitation: a client need not open the standalone stream.
+                _ => match ctx.list_roots().await {
+                    Ok(result) => remember_roots(&ctx.session, &ctx.sink, &result),
+                    Err(e) => {
+                        tracing::warn!(session = %ctx.session.id, "Failed to request roots from client: {}", e.message);
+                        Vec::new()
+                    }
+                },
             };
             let entries: Vec<(&str, String)> = roots
                 .iter()

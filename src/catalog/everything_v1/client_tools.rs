@@ -153,6 +153,8 @@ pub fn initial_roots(session: &Arc<Session>) {
     let capabilities = session.read(|s| s.client_capabilities.clone());
     if capabilities.get("roots").is_some() {
         let session = session.clone();
+        // Not made for a client request, so on the session's (standalone) stream, bounded by
+        // ROOTS_TIMEOUT; `listRoots` asks on its own request's stream (`ctx.list_roots`).
         tokio::spawn(async move {
             let asked = tokio::time::timeout(
                 ROOTS_TIMEOUT,

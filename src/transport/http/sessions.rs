@@ -305,6 +305,10 @@ impl Outlet for StreamOutlet {
             session.disconnect(self.stream);
         }
     }
+
+    fn stream(&self) -> Option<Arc<str>> {
+        Some(self.stream.to_string().into())
+    }
 }
 
 /// The live sessions, by id.
@@ -360,13 +364,7 @@ mod tests {
     fn session(capacity: usize) -> Arc<HttpSession> {
         let (tx, _rx) = mpsc::unbounded_channel::<Arc<str>>();
         let recorder = Arc::new(Recorder::new(None, None).unwrap());
-        let sink = Sink::new(
-            Arc::new(tx),
-            recorder,
-            TransportKind::Http,
-            "s".into(),
-            None,
-        );
+        let sink = Sink::new(Arc::new(tx), recorder, TransportKind::Http, "s".into());
         HttpSession::new(
             Arc::new(Session::new("s".into(), TransportKind::Http, sink)),
             SessionKind::Streamable,

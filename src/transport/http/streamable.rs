@@ -286,7 +286,6 @@ async fn serve_request(
         recorder,
         TransportKind::Http,
         session.core.id.clone(),
-        Some(stream.to_string().into()),
     );
     let mut session_header = session_header;
     match state.server.accept(&session.core, &sink, decoded, http) {
