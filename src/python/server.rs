@@ -435,7 +435,7 @@ impl Server {
     /// values_json`.
     fn add_completion(&self, ref_type: &str, ref_name: &str, argument: &str, invoker: Py<PyAny>) {
         let invoker = Arc::new(invoker);
-        let complete = crate::server::registry::complete_fn(move |_arg, value, context| {
+        let complete = crate::server::registry::complete_fn(move |_ctx, _arg, value, context| {
             let invoker = invoker.clone();
             async move {
                 let joined = tokio::task::spawn_blocking(move || {

@@ -32,7 +32,7 @@ pub async fn call(
         "resources/unsubscribe" => resources::subscribe(server, &ctx, &params, false),
         "prompts/list" => prompts::list(server, &ctx, &params),
         "prompts/get" => prompts::get(server, ctx, &params).await,
-        "completion/complete" => completion::complete(server, &params).await,
+        "completion/complete" => completion::complete(server, ctx, &params).await,
         other => match server.registry().methods.get(other).cloned() {
             Some(custom) => custom(ctx, params).await.map_err(handler_error),
             None => Err(ErrorObject::method_not_found(other)),
