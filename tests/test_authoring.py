@@ -79,7 +79,7 @@ async def test_python_tools_with_state_progress_and_side_effects() -> None:
 
                 add.side_effect = [RuntimeError("database is down"), 40]
                 r = await client.call_tool("add", {"a": 1})
-                assert r.is_error is True and texts(r) == ["database is down"]
+                assert r.is_error is True and texts(r) == ["RuntimeError: database is down"]
                 assert texts(await client.call_tool("add", {"a": 1})) == ["40"]
                 assert texts(await client.call_tool("add", {"a": 1, "b": 5})) == ["6"]
                 assert isinstance(add.calls[1].error, RuntimeError)
@@ -327,8 +327,52 @@ def test_side_effect_items_and_reassignment_and_infinite_timeouts() -> None:
         assert call(1, "patient")["content"][0]["text"] == "inner timeout handled"
         value.side_effect = [1, ValueError("nope")]
         assert call(2, "value")["content"][0]["text"] == "1"
-        assert call(3, "value") == {"content": [{"type": "text", "text": "nope"}], "isError": True}
+        assert call(3, "value") == {"content": [{"type": "text", "text": "ValueError: nope"}], "isError": True}
         assert call(4, "value")["content"][0]["text"] == "100"  # the iterable is used up
         value.side_effect = [7]  # a new side effect starts afresh
         assert call(5, "value")["content"][0]["text"] == "7"
         assert srv.traffic.wait_for("tools/call", timeout=math.inf).id == 1
+
+
+def test_a_cancelled_request_cancels_its_async_handler() -> None:
+    import asyncio
+    import threading
+
+    started, cancelled = threading.Event(), threading.Event()
+    with Server(catalogs=["none"]) as srv:
+
+        @srv.tool()
+        async def wait_forever() -> str:
+            started.set()
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                cancelled.set()
+                raise
+            return "unreachable"
+
+        @srv.tool()
+        async def quick(n: int) -> int:
+            await asyncio.sleep(0)
+            return n * 2
+
+        conn = srv.connect()
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}))
+        conn.recv(timeout=5)
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "wait_forever"}}
+        conn.send(json.dumps(call))
+        assert started.wait(10)
+        conn.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}))
+        assert cancelled.wait(10)
+        # `quick` starts on the loop after `wait_forever`'s done-callback ran (the loop runs its
+        # callbacks in order), so its answer also means the cancelled call has been recorded.
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "quick", "arguments": {"n": 21}}}
+        conn.send(json.dumps(call))
+        answer = json.loads(conn.recv(timeout=5) or "")
+        assert answer["id"] == 2 and answer["result"]["structuredContent"] == {"result": 42}
+        assert [r.id for r in srv.traffic.responses("tools/call")] == [2]  # none for the cancelled one
+        (record,) = quick.calls
+        assert record.result == 42 and record.error is None and record.ended >= record.started
+        (waited,) = wait_forever.calls
+        assert isinstance(waited.error, asyncio.CancelledError) and waited.ended >= waited.started

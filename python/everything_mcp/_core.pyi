@@ -14,6 +14,7 @@ __all__ = [
     "ConnectionClosedError",
     "Context",
     "EverythingMcpError",
+    "Reply",
     "Server",
     "__version__",
     "init_logging",
@@ -54,6 +55,20 @@ class Context:
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None: ...
     def log(self, level: str, data: str, logger: str | None = None) -> None: ...
     def ask(self, method: str, params: str | None = None, timeout: float | None = None) -> str: ...
+
+@final
+class Reply:
+    """Where a Python handler's answer goes, once (the first answer wins)."""
+
+    def result(self, json: str) -> None:
+        """Answer with the handler's result (JSON text)."""
+    def error(self, code: int, message: str, data: str | None = None) -> None:
+        """Answer with this JSON-RPC error (`data` JSON text; None: no data member)."""
+    def fail(self, text: str) -> None:
+        """Answer with a failure: an isError result for a tool, -32603 elsewhere."""
+
+_Cancel = Callable[[], None] | None
+"""What an invoker returns: how to cancel an async handler still running."""
 
 def init_logging(level: str) -> None:
     """Send the core's diagnostics to stderr at `level` (e.g. "warn", "debug"). First call wins."""
@@ -118,18 +133,22 @@ class Server:
         """Send notifications/resources/updated to subscribers of uri; return how many."""
     def notify_list_changed(self, kind: str) -> None:
         """Send notifications/<kind>/list_changed (tools, resources, prompts)."""
-    def add_tool(self, definition: str, invoker: Callable[[str, Context], str], requires: str | None = None) -> None:
-        """Register a tool: listed as `definition`, served by `invoker(arguments_json, ctx)`."""
-    def add_resource(self, definition: str, invoker: Callable[[str, Context], str]) -> None:
-        """Register a resource served by `invoker(uri, ctx) -> contents_json`."""
-    def add_template(self, definition: str, invoker: Callable[[str, str, Context], str]) -> None:
-        """Register a template served by `invoker(uri, variables_json, ctx) -> contents_json`."""
-    def add_prompt(self, definition: str, invoker: Callable[[str, Context], str]) -> None:
-        """Register a prompt served by `invoker(arguments_json, ctx) -> result_json`."""
-    def add_method(self, name: str, invoker: Callable[[str, Context], str]) -> None:
-        """Register a custom JSON-RPC method served by `invoker(params_json, ctx)`."""
-    def add_completion(self, ref_type: str, ref_name: str, argument: str, invoker: Callable[[str, str], str]) -> None:
-        """Register completions: `invoker(value, context_arguments_json) -> values_json`."""
+    def add_tool(
+        self, definition: str, invoker: Callable[[str, Context, Reply], _Cancel], requires: str | None = None
+    ) -> None:
+        """Register a tool: listed as `definition`, served by `invoker(arguments_json, ctx, reply)`."""
+    def add_resource(self, definition: str, invoker: Callable[[str, Context, Reply], _Cancel]) -> None:
+        """Register a resource served by `invoker(uri, ctx, reply)` (a contents JSON array)."""
+    def add_template(self, definition: str, invoker: Callable[[str, str, Context, Reply], _Cancel]) -> None:
+        """Register a template served by `invoker(uri, variables_json, ctx, reply)`."""
+    def add_prompt(self, definition: str, invoker: Callable[[str, Context, Reply], _Cancel]) -> None:
+        """Register a prompt served by `invoker(arguments_json, ctx, reply)`."""
+    def add_method(self, name: str, invoker: Callable[[str, Context, Reply], _Cancel]) -> None:
+        """Register a custom JSON-RPC method served by `invoker(params_json, ctx, reply)`."""
+    def add_completion(
+        self, ref_type: str, ref_name: str, argument: str, invoker: Callable[[str, str, Context, Reply], _Cancel]
+    ) -> None:
+        """Register completions: `invoker(value, context_arguments_json, ctx, reply)` (a JSON array of strings)."""
     def ask(
         self, method: str, params: str | None = None, session: str | None = None, timeout: float = 30.0
     ) -> list[tuple[str, str]]:

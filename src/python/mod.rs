@@ -19,7 +19,7 @@ pub mod _core {
     #[pymodule_export]
     use super::errors::{ClientError, ConfigError, ConnectionClosedError, EverythingMcpError};
     #[pymodule_export]
-    use super::handlers::Context;
+    use super::handlers::{Context, Reply};
     #[pymodule_export]
     use super::init_logging;
     #[pymodule_export]

@@ -431,31 +431,18 @@ impl Server {
     }
 
     /// Registers completions for `argument` of a prompt (`ref/prompt`, by name) or a resource
-    /// template (`ref/resource`, by `uriTemplate`): `invoker(value, context_arguments_json) ->
-    /// values_json`.
+    /// template (`ref/resource`, by `uriTemplate`): `invoker(value, context_arguments_json,
+    /// context, reply)` answers a JSON array of strings.
     fn add_completion(&self, ref_type: &str, ref_name: &str, argument: &str, invoker: Py<PyAny>) {
         let invoker = Arc::new(invoker);
-        let complete = crate::server::registry::complete_fn(move |_ctx, _arg, value, context| {
-            let invoker = invoker.clone();
+        let handle = self.handle.clone();
+        let complete = crate::server::registry::complete_fn(move |ctx, _arg, value, context| {
+            let args = vec![value, Value::Object(context).to_string()];
+            let call = call_invoker(invoker.clone(), handle.clone(), ctx, args);
             async move {
-                let joined = tokio::task::spawn_blocking(move || {
-                    Python::attach(|py| -> PyResult<String> {
-                        invoker
-                            .bind(py)
-                            .call1((value, Value::Object(context).to_string()))?
-                            .extract()
-                    })
+                serde_json::from_value::<Vec<String>>(call.await?).map_err(|e| {
+                    HandlerError::failed(format!("completions must be a list of strings: {e}"))
                 })
-                .await;
-                match joined {
-                    Ok(Ok(text)) => serde_json::from_str::<Vec<String>>(&text).map_err(|e| {
-                        HandlerError::failed(format!("completions must be a list of strings: {e}"))
-                    }),
-                    Ok(Err(e)) => Err(HandlerError::failed(Python::attach(|py| {
-                        e.value(py).to_string()
-                    }))),
-                    Err(e) => Err(HandlerError::failed(e.to_string())),
-                }
             }
         });
         let key = crate::server::registry::CompletionKey {
