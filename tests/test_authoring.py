@@ -334,6 +334,46 @@ def test_side_effect_items_and_reassignment_and_infinite_timeouts() -> None:
         assert srv.traffic.wait_for("tools/call", timeout=math.inf).id == 1
 
 
+async def test_aask_lets_an_in_process_async_client_answer() -> None:
+    from mcp import StdioServerParameters
+    from mcp.types import ListRootsResult, Root
+
+    async def roots(context: Any) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri="file:///project", name="project")])
+
+    with Server(catalogs=["none"]) as srv:
+
+        @srv.tool()
+        async def client_roots(ctx: Context) -> list[dict[str, Any]]:
+            return await ctx.alist_roots()  # the package's loop keeps running while the client answers
+
+        with anyio.fail_after(20):
+            async with Client(StdioServerParameters(**srv.stdio_params), list_roots_callback=roots) as client:
+                session = (await srv.traffic.await_for("notifications/initialized")).conn
+                # srv.ask would block this thread, the one the client answers on.
+                answers = await srv.aask("roots/list")
+                assert answers == {session: {"roots": [{"uri": "file:///project", "name": "project"}]}}
+                assert await srv.aask("roots/list", session=session, timeout=10) == answers
+                r = await client.call_tool("client_roots", {})
+                assert r.structured_content == {"result": [{"uri": "file:///project", "name": "project"}]}
+            asked = srv.traffic.requests("roots/list", dir="out")
+            assert len(asked) == 3 and {r.conn for r in asked} == {session}
+
+        # A client that never answers: aask gives up after its timeout, the loop never blocked.
+        conn = srv.connect()
+        hello = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"roots": {}},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}))
+        conn.recv(timeout=5)
+        conn.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        with pytest.raises(ClientError, match=r"no answer within 0\.05 s"):
+            await srv.aask("roots/list", session=conn.id, timeout=0.05)
+        assert json.loads(conn.recv(timeout=5) or "")["method"] == "roots/list"
+
+
 def test_a_cancelled_request_cancels_its_async_handler() -> None:
     import asyncio
     import threading

@@ -3,7 +3,7 @@
 import os
 from collections.abc import Callable
 from types import TracebackType
-from typing import final
+from typing import Any, final
 
 __all__ = [
     "CATALOGS",
@@ -14,6 +14,7 @@ __all__ = [
     "ConnectionClosedError",
     "Context",
     "EverythingMcpError",
+    "Pending",
     "Reply",
     "Server",
     "__version__",
@@ -55,6 +56,14 @@ class Context:
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None: ...
     def log(self, level: str, data: str, logger: str | None = None) -> None: ...
     def ask(self, method: str, params: str | None = None, timeout: float | None = None) -> str: ...
+    def ask_async(
+        self,
+        method: str,
+        params: str | None,
+        timeout: float | None,
+        callback: Callable[[Any, BaseException | None], None],
+    ) -> Pending:
+        """`ask` without waiting: `callback(answer_json, None)` or `callback(None, ClientError)` later."""
 
 @final
 class Reply:
@@ -66,6 +75,13 @@ class Reply:
         """Answer with this JSON-RPC error (`data` JSON text; None: no data member)."""
     def fail(self, text: str) -> None:
         """Answer with a failure: an isError result for a tool, -32603 elsewhere."""
+
+@final
+class Pending:
+    """Work started for an async caller."""
+
+    def cancel(self) -> None:
+        """Abandon the work; the callback is not called."""
 
 _Cancel = Callable[[], None] | None
 """What an invoker returns: how to cancel an async handler still running."""
@@ -153,6 +169,15 @@ class Server:
         self, method: str, params: str | None = None, session: str | None = None, timeout: float = 30.0
     ) -> list[tuple[str, str]]:
         """Ask one session's client (or every initialized one's) something; `[(session, answer_json)]`."""
+    def ask_async(
+        self,
+        method: str,
+        params: str | None,
+        session: str | None,
+        timeout: float,
+        callback: Callable[[Any, BaseException | None], None],
+    ) -> Pending:
+        """`ask` without waiting: `callback([(session, answer_json)], None)` or `callback(None, error)` later."""
     def notify(self, method: str, params: str | None = None, session: str | None = None) -> int:
         """Send a notification to one session or every initialized one."""
     def remove(self, kind: str, name: str) -> bool:

@@ -56,6 +56,36 @@ class RpcError(Exception):
         return f"{self.code}: {self.message}"
 
 
+async def await_core(start: Callable[[Callable[[Any, BaseException | None], None]], _core.Pending]) -> Any:
+    """Awaits work the core does for an async caller: ``start(callback)`` begins it, and the core
+    calls ``callback(value, error)`` from another thread when it is done. The event loop is never
+    blocked and no thread waits; cancelling the awaiting task abandons the work."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if not future.done():
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(value)
+
+    def callback(value: Any, error: BaseException | None) -> None:
+        try:
+            loop.call_soon_threadsafe(settle, value, error)
+        except RuntimeError:  # the loop is closed: nobody awaits the answer any more
+            pass
+
+    pending = start(callback)
+    try:
+        return await future
+    except asyncio.CancelledError:
+        pending.cancel()
+        raise
+
+
 class Context:
     """What a handler may use while serving one request.
 
@@ -104,6 +134,13 @@ class Context:
         """Send a request to the client and wait for its result (raises ``ClientError``)."""
         return json.loads(self._core.ask(method, None if params is None else json.dumps(params), timeout))
 
+    async def aask(self, method: str, params: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
+        """:meth:`ask` for ``async def`` handlers: the event loop keeps running while the client
+        answers."""
+        text = json.dumps(params) if params is not None else None
+        answer = await await_core(lambda callback: self._core.ask_async(method, text, timeout, callback))
+        return json.loads(answer)
+
     def sample(self, prompt: str, max_tokens: int = 100, **params: Any) -> Any:
         """Ask the client's LLM (``sampling/createMessage``) with one user message."""
         message = {"role": "user", "content": {"type": "text", "text": prompt}}
@@ -120,15 +157,17 @@ class Context:
 
     async def asample(self, prompt: str, max_tokens: int = 100, **params: Any) -> Any:
         """:meth:`sample` for ``async def`` handlers."""
-        import asyncio
-
-        return await asyncio.to_thread(self.sample, prompt, max_tokens, **params)
+        message = {"role": "user", "content": {"type": "text", "text": prompt}}
+        return await self.aask("sampling/createMessage", {"messages": [message], "maxTokens": max_tokens, **params})
 
     async def aelicit(self, message: str, requested_schema: dict[str, Any]) -> Any:
         """:meth:`elicit` for ``async def`` handlers."""
-        import asyncio
+        return await self.aask("elicitation/create", {"message": message, "requestedSchema": requested_schema})
 
-        return await asyncio.to_thread(self.elicit, message, requested_schema)
+    async def alist_roots(self) -> list[dict[str, Any]]:
+        """:meth:`list_roots` for ``async def`` handlers."""
+        roots: list[dict[str, Any]] = (await self.aask("roots/list")).get("roots", [])
+        return roots
 
 
 # --- content helpers -----------------------------------------------------------------------

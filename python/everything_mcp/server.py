@@ -12,7 +12,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from . import _core
-from .authoring import Context, Handle, LoopThread, run_handler, tool_result
+from .authoring import Context, Handle, LoopThread, await_core, run_handler, tool_result
 from .authoring import input_schema as schema_of  # `tool()` has an `input_schema` parameter
 
 if TYPE_CHECKING:
@@ -489,6 +489,16 @@ class Server:
         e.g. ``srv.ask("roots/list")``; returns ``{session_id: result}`` (an error answer is
         ``{"error": …}``)."""
         answers = self._core.ask(method, None if params is None else json.dumps(params), session, timeout)
+        return {sid: json.loads(answer) for sid, answer in answers}
+
+    async def aask(
+        self, method: str, params: dict[str, Any] | None = None, *, session: str | None = None, timeout: float = 30.0
+    ) -> dict[str, Any]:
+        """:meth:`ask` for asyncio tests: the event loop keeps running while the clients answer,
+        so an in-process async client (the official ``mcp`` one) can answer
+        (``answers = await srv.aask("roots/list")``)."""
+        text = None if params is None else json.dumps(params)
+        answers = await await_core(lambda callback: self._core.ask_async(method, text, session, timeout, callback))
         return {sid: json.loads(answer) for sid, answer in answers}
 
     def remove(self, item: Handle | str, kind: str = "tool") -> bool:

@@ -7,22 +7,29 @@
 //! cancel it, and the task's done-callback answers later: no thread waits for it.
 
 use super::args;
+use super::callback::{call_back, Pending};
+use super::errors::ClientError;
 use super::wait::{deadline_after, wait_interruptibly, Waited};
 use crate::server::context::RequestContext;
 use crate::server::registry::{BoxFuture, HandlerError, HandlerResult};
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};
 use serde_json::Value;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
+
+/// How long a handler's `ask` waits for the client when the caller gives no timeout.
+const ASK_TIMEOUT_SECONDS: f64 = 300.0;
 
 /// The request context handed to a Python handler.
 #[pyclass(frozen, module = "everything_mcp._core")]
 pub struct Context {
     /// The core context.
     ctx: RequestContext,
-    /// The runtime, to wait for the client from the handler's (blocking-pool) thread.
+    /// The runtime: `ask` waits on it from a sync handler's (blocking-pool) thread, `ask_async`
+    /// starts its task there.
     handle: Handle,
 }
 
@@ -89,25 +96,59 @@ impl Context {
         params: Option<&str>,
         timeout: Option<f64>,
     ) -> PyResult<String> {
-        let params = params.map(super::args::json).transpose()?;
-        let seconds = timeout.unwrap_or(300.0);
-        let deadline = deadline_after(seconds);
-        let ctx = self.ctx.clone();
-        let method_owned = method.to_string();
-        let (tx, mut rx) = tokio::sync::oneshot::channel();
-        self.handle.spawn(async move {
-            let _ = tx.send(ctx.ask_client(&method_owned, params).await);
+        let asking = self.asking(method, params, timeout)?;
+        let (tx, mut rx) = oneshot::channel();
+        let task = self.handle.spawn(async move {
+            let _ = tx.send(asking.await);
         });
-        match wait_interruptibly(py, &self.handle, Some(deadline), &mut rx)? {
-            Waited::Done(Ok(Ok(v))) => Ok(v.to_string()),
-            Waited::Done(Ok(Err(e))) => Err(super::errors::ClientError::new_err(e.message)),
-            Waited::Done(Err(_)) | Waited::Stopped => {
-                Err(super::errors::ClientError::new_err("the server stopped"))
+        match wait_interruptibly(py, &self.handle, None, &mut rx) {
+            Ok(Waited::Done(Ok(answer))) => answer,
+            Ok(_) => Err(ClientError::new_err("the server stopped")),
+            Err(signal) => {
+                task.abort();
+                Err(signal)
             }
-            Waited::TimedOut => Err(super::errors::ClientError::new_err(format!(
-                "the client did not answer {method} within {seconds} s"
-            ))),
         }
+    }
+
+    /// `ask` for `async def` handlers: returns at once and calls `callback(answer_json, None)`
+    /// or `callback(None, ClientError)` later (see `callback.rs`).
+    #[pyo3(signature = (method, params, timeout, callback))]
+    fn ask_async(
+        &self,
+        method: &str,
+        params: Option<&str>,
+        timeout: Option<f64>,
+        callback: Py<PyAny>,
+    ) -> PyResult<Pending> {
+        let asking = self.asking(method, params, timeout)?;
+        Ok(call_back(&self.handle, asking, callback))
+    }
+}
+
+impl Context {
+    /// Asking the client, bounded by `timeout` seconds, with its outcome as Python sees it:
+    /// shared by `ask` and `ask_async`.
+    fn asking(
+        &self,
+        method: &str,
+        params: Option<&str>,
+        timeout: Option<f64>,
+    ) -> PyResult<impl Future<Output = PyResult<String>> + Send + 'static> {
+        let params = params.map(args::json).transpose()?;
+        let seconds = timeout.unwrap_or(ASK_TIMEOUT_SECONDS);
+        let deadline = tokio::time::Instant::from_std(deadline_after(seconds));
+        let ctx = self.ctx.clone();
+        let method = method.to_string();
+        Ok(async move {
+            match tokio::time::timeout_at(deadline, ctx.ask_client(&method, params)).await {
+                Ok(Ok(answer)) => Ok(answer.to_string()),
+                Ok(Err(e)) => Err(ClientError::new_err(e.message)),
+                Err(_elapsed) => Err(ClientError::new_err(format!(
+                    "the client did not answer {method} within {seconds} s"
+                ))),
+            }
+        })
     }
 }
 

@@ -3,6 +3,7 @@
 //! `everything_mcp`; this module is its private `_core`.
 
 mod args;
+mod callback;
 mod connection;
 mod errors;
 mod handlers;
@@ -14,6 +15,8 @@ use pyo3::prelude::*;
 /// The `everything_mcp._core` extension module.
 #[pymodule(gil_used = false)]
 pub mod _core {
+    #[pymodule_export]
+    use super::callback::Pending;
     #[pymodule_export]
     use super::connection::Connection;
     #[pymodule_export]

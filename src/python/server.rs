@@ -2,6 +2,7 @@
 //! connections; exposes the recorded traffic.
 
 use super::args;
+use super::callback::{call_back, Pending};
 use super::connection::Connection;
 use super::errors::{to_py, ConfigError};
 use super::handlers::call_invoker;
@@ -465,42 +466,35 @@ impl Server {
         session: Option<String>,
         timeout: f64,
     ) -> PyResult<Vec<(String, String)>> {
-        let params = params.map(args::json).transpose()?;
-        let targets = session.map_or_else(|| self.core.session_ids(), |s| vec![s]);
-        let core = self.core.clone();
-        let method = method.to_string();
-        let work = async move {
-            let mut out = Vec::new();
-            for id in targets {
-                let answer = match core.ask_session(&id, &method, params.clone()).await {
-                    Some(Ok(v)) => v,
-                    Some(Err(e)) => serde_json::json!({ "error": e }),
-                    None => {
-                        serde_json::json!({ "error": { "code": -32603, "message": "no such open session" } })
-                    }
-                };
-                out.push((id, answer.to_string()));
-            }
-            out
-        };
+        let asking = self.asking(method, params, session, timeout)?;
         let (tx, mut rx) = tokio::sync::oneshot::channel();
         let task = self.handle.spawn(async move {
-            let _ = tx.send(work.await);
+            let _ = tx.send(asking.await);
         });
-        match wait_interruptibly(py, &self.handle, Some(deadline_after(timeout)), &mut rx) {
-            Ok(Waited::Done(Ok(out))) => Ok(out),
-            Ok(Waited::Done(Err(_)) | Waited::Stopped) => Err(to_py(crate::Error::Stopped)),
-            Ok(Waited::TimedOut) => {
-                task.abort();
-                Err(super::errors::ClientError::new_err(format!(
-                    "no answer within {timeout} s"
-                )))
-            }
+        match wait_interruptibly(py, &self.handle, None, &mut rx) {
+            Ok(Waited::Done(Ok(answers))) => answers,
+            Ok(_) => Err(to_py(crate::Error::Stopped)),
             Err(signal) => {
                 task.abort();
                 Err(signal)
             }
         }
+    }
+
+    /// `ask` for async tests: returns at once and calls `callback(answers, None)` or
+    /// `callback(None, exception)` later, from another thread (see `callback.rs`).
+    #[pyo3(signature = (method, params, session, timeout, callback))]
+    fn ask_async(
+        &self,
+        method: &str,
+        params: Option<&str>,
+        session: Option<String>,
+        timeout: f64,
+        callback: Py<PyAny>,
+    ) -> PyResult<Pending> {
+        self.ensure_running()?;
+        let asking = self.asking(method, params, session, timeout)?;
+        Ok(call_back(&self.handle, asking, callback))
     }
 
     /// Sends a notification (`params` is JSON text) to one session or every initialized one;
@@ -607,6 +601,42 @@ fn contents(value: Value) -> HandlerResult<Vec<Value>> {
 }
 
 impl Server {
+    /// Asking the clients, bounded by `timeout` seconds, with its outcome as Python sees it:
+    /// shared by `ask` and `ask_async`.
+    fn asking(
+        &self,
+        method: &str,
+        params: Option<&str>,
+        session: Option<String>,
+        timeout: f64,
+    ) -> PyResult<impl std::future::Future<Output = PyResult<Vec<(String, String)>>> + Send + 'static>
+    {
+        let params = params.map(args::json).transpose()?;
+        let targets = session.map_or_else(|| self.core.session_ids(), |s| vec![s]);
+        let core = self.core.clone();
+        let method = method.to_string();
+        let deadline = tokio::time::Instant::from_std(deadline_after(timeout));
+        let work = async move {
+            let mut out = Vec::new();
+            for id in targets {
+                let answer = match core.ask_session(&id, &method, params.clone()).await {
+                    Some(Ok(v)) => v,
+                    Some(Err(e)) => serde_json::json!({ "error": e }),
+                    None => {
+                        serde_json::json!({ "error": { "code": -32603, "message": "no such open session" } })
+                    }
+                };
+                out.push((id, answer.to_string()));
+            }
+            out
+        };
+        Ok(async move {
+            tokio::time::timeout_at(deadline, work).await.map_err(|_| {
+                super::errors::ClientError::new_err(format!("no answer within {timeout} s"))
+            })
+        })
+    }
+
     fn ensure_running(&self) -> PyResult<()> {
         if self.shutdown.is_cancelled() {
             return Err(to_py(crate::Error::Stopped));
