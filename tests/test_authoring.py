@@ -416,3 +416,48 @@ def test_a_cancelled_request_cancels_its_async_handler() -> None:
         assert record.result == 42 and record.error is None and record.ended >= record.started
         (waited,) = wait_forever.calls
         assert isinstance(waited.error, asyncio.CancelledError) and waited.ended >= waited.started
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts threads in /proc")
+def test_sync_handlers_share_a_bounded_pool() -> None:
+    import os
+    import threading
+
+    def runtime_threads() -> int:
+        names = (open(f"/proc/self/task/{t}/comm").read().strip() for t in os.listdir("/proc/self/task"))
+        return sum(name.startswith("everything-mcp") and name != "everything-mcp-asyncio" for name in names)
+
+    lock, release = threading.Condition(), threading.Event()
+    running = peak = 0
+    with Server(catalogs=["none"], worker_threads=2) as srv:
+
+        @srv.tool()
+        def hold(n: int) -> str:
+            nonlocal running, peak
+            with lock:
+                running += 1
+                peak = max(peak, running)
+                lock.notify_all()
+            release.wait(20)  # the GIL is released: only the pool's bound limits how many wait here
+            with lock:
+                running -= 1
+            return "released"
+
+        conn = srv.connect()
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}))
+        conn.recv(timeout=5)
+        for i in range(1, 101):
+            call = {"name": "hold", "arguments": {"n": i}}
+            conn.send(json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": call}))
+        try:
+            # Frames are dispatched in order: once the last is in, every call has been started.
+            srv.traffic.wait_for("tools/call", timeout=10, arguments={"n": 100})
+            with lock:
+                assert lock.wait_for(lambda: running >= 64, timeout=20)
+            assert runtime_threads() <= 64 + 2  # the blocking pool plus the two workers
+            assert peak == 64
+        finally:
+            release.set()
+        answers = [json.loads(conn.recv(timeout=20) or "null") for _ in range(100)]
+        assert sorted(a["id"] for a in answers) == list(range(1, 101))

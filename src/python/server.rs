@@ -27,6 +27,16 @@ use tokio_util::sync::CancellationToken;
 /// How long `stop()` and a signal-interrupted `run_stdio()` wait for tasks to finish.
 const STOP_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// Most threads of the runtime's blocking pool, which runs sync Python handlers (and attaches to
+/// Python for the binding's callbacks). Why a bound, and why this one: Python handlers serialise
+/// on the GIL, so threads beyond a few only add memory and contention; the pool's size matters
+/// only for sync handlers that wait with the GIL released (`time.sleep`, I/O, `ctx.ask`), and 64
+/// such handlers at once is far beyond a test's needs. Nothing else waits on this pool: stdin is
+/// read on a thread of its own (`transport::stdio`), and `async def` handlers and `aask` occupy
+/// no thread while they wait. Tokio's default (512) would let a runaway test start hundreds of
+/// threads.
+const MAX_BLOCKING_THREADS: usize = 64;
+
 /// A running MCP server inside this process.
 #[pyclass(frozen, module = "everything_mcp._core")]
 pub struct Server {
@@ -108,6 +118,7 @@ impl Server {
         let core = py.detach(|| CoreServer::new(config)).map_err(to_py)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(worker_threads.max(1))
+            .max_blocking_threads(MAX_BLOCKING_THREADS)
             .thread_name("everything-mcp")
             .enable_all()
             .build()?;
