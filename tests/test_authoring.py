@@ -79,7 +79,7 @@ async def test_python_tools_with_state_progress_and_side_effects() -> None:
 
                 add.side_effect = [RuntimeError("database is down"), 40]
                 r = await client.call_tool("add", {"a": 1})
-                assert r.is_error is True and texts(r) == ["database is down"]
+                assert r.is_error is True and texts(r) == ["RuntimeError: database is down"]
                 assert texts(await client.call_tool("add", {"a": 1})) == ["40"]
                 assert texts(await client.call_tool("add", {"a": 1, "b": 5})) == ["6"]
                 assert isinstance(add.calls[1].error, RuntimeError)
@@ -327,8 +327,137 @@ def test_side_effect_items_and_reassignment_and_infinite_timeouts() -> None:
         assert call(1, "patient")["content"][0]["text"] == "inner timeout handled"
         value.side_effect = [1, ValueError("nope")]
         assert call(2, "value")["content"][0]["text"] == "1"
-        assert call(3, "value") == {"content": [{"type": "text", "text": "nope"}], "isError": True}
+        assert call(3, "value") == {"content": [{"type": "text", "text": "ValueError: nope"}], "isError": True}
         assert call(4, "value")["content"][0]["text"] == "100"  # the iterable is used up
         value.side_effect = [7]  # a new side effect starts afresh
         assert call(5, "value")["content"][0]["text"] == "7"
         assert srv.traffic.wait_for("tools/call", timeout=math.inf).id == 1
+
+
+async def test_aask_lets_an_in_process_async_client_answer() -> None:
+    from mcp import StdioServerParameters
+    from mcp.types import ListRootsResult, Root
+
+    async def roots(context: Any) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri="file:///project", name="project")])
+
+    with Server(catalogs=["none"]) as srv:
+
+        @srv.tool()
+        async def client_roots(ctx: Context) -> list[dict[str, Any]]:
+            return await ctx.alist_roots()  # the package's loop keeps running while the client answers
+
+        with anyio.fail_after(20):
+            async with Client(StdioServerParameters(**srv.stdio_params), list_roots_callback=roots) as client:
+                session = (await srv.traffic.await_for("notifications/initialized")).conn
+                # srv.ask would block this thread, the one the client answers on.
+                answers = await srv.aask("roots/list")
+                assert answers == {session: {"roots": [{"uri": "file:///project", "name": "project"}]}}
+                assert await srv.aask("roots/list", session=session, timeout=10) == answers
+                r = await client.call_tool("client_roots", {})
+                assert r.structured_content == {"result": [{"uri": "file:///project", "name": "project"}]}
+            asked = srv.traffic.requests("roots/list", dir="out")
+            assert len(asked) == 3 and {r.conn for r in asked} == {session}
+
+        # A client that never answers: aask gives up after its timeout, the loop never blocked.
+        conn = srv.connect()
+        hello = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"roots": {}},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}))
+        conn.recv(timeout=5)
+        conn.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        with pytest.raises(ClientError, match=r"no answer within 0\.05 s"):
+            await srv.aask("roots/list", session=conn.id, timeout=0.05)
+        assert json.loads(conn.recv(timeout=5) or "")["method"] == "roots/list"
+
+
+def test_a_cancelled_request_cancels_its_async_handler() -> None:
+    import asyncio
+    import threading
+
+    started, cancelled = threading.Event(), threading.Event()
+    with Server(catalogs=["none"]) as srv:
+
+        @srv.tool()
+        async def wait_forever() -> str:
+            started.set()
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                cancelled.set()
+                raise
+            return "unreachable"
+
+        @srv.tool()
+        async def quick(n: int) -> int:
+            await asyncio.sleep(0)
+            return n * 2
+
+        conn = srv.connect()
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}))
+        conn.recv(timeout=5)
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "wait_forever"}}
+        conn.send(json.dumps(call))
+        assert started.wait(10)
+        conn.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}))
+        assert cancelled.wait(10)
+        # `quick` starts on the loop after `wait_forever`'s done-callback ran (the loop runs its
+        # callbacks in order), so its answer also means the cancelled call has been recorded.
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "quick", "arguments": {"n": 21}}}
+        conn.send(json.dumps(call))
+        answer = json.loads(conn.recv(timeout=5) or "")
+        assert answer["id"] == 2 and answer["result"]["structuredContent"] == {"result": 42}
+        assert [r.id for r in srv.traffic.responses("tools/call")] == [2]  # none for the cancelled one
+        (record,) = quick.calls
+        assert record.result == 42 and record.error is None and record.ended >= record.started
+        (waited,) = wait_forever.calls
+        assert isinstance(waited.error, asyncio.CancelledError) and waited.ended >= waited.started
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts threads in /proc")
+def test_sync_handlers_share_a_bounded_pool() -> None:
+    import os
+    import threading
+
+    def runtime_threads() -> int:
+        names = (open(f"/proc/self/task/{t}/comm").read().strip() for t in os.listdir("/proc/self/task"))
+        return sum(name.startswith("everything-mcp") and name != "everything-mcp-asyncio" for name in names)
+
+    lock, release = threading.Condition(), threading.Event()
+    running = peak = 0
+    with Server(catalogs=["none"], worker_threads=2) as srv:
+
+        @srv.tool()
+        def hold(n: int) -> str:
+            nonlocal running, peak
+            with lock:
+                running += 1
+                peak = max(peak, running)
+                lock.notify_all()
+            release.wait(20)  # the GIL is released: only the pool's bound limits how many wait here
+            with lock:
+                running -= 1
+            return "released"
+
+        conn = srv.connect()
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}))
+        conn.recv(timeout=5)
+        for i in range(1, 101):
+            call = {"name": "hold", "arguments": {"n": i}}
+            conn.send(json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": call}))
+        try:
+            # Frames are dispatched in order: once the last is in, every call has been started.
+            srv.traffic.wait_for("tools/call", timeout=10, arguments={"n": 100})
+            with lock:
+                assert lock.wait_for(lambda: running >= 64, timeout=20)
+            assert runtime_threads() <= 64 + 2  # the blocking pool plus the two workers
+            assert peak == 64
+        finally:
+            release.set()
+        answers = [json.loads(conn.recv(timeout=20) or "null") for _ in range(100)]
+        assert sorted(a["id"] for a in answers) == list(range(1, 101))

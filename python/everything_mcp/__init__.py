@@ -21,7 +21,7 @@ from ._core import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .authoring import Call, Context, Handle, content
+    from .authoring import Call, Context, Handle, RpcError, content
     from .server import Server
     from .traffic import TrafficRecord, load_records
 
@@ -29,6 +29,7 @@ _LAZY = {
     "Call": "authoring",
     "Context": "authoring",
     "Handle": "authoring",
+    "RpcError": "authoring",
     "content": "authoring",
     "Server": "server",
     "TrafficRecord": "traffic",
@@ -46,6 +47,7 @@ __all__ = [
     "Context",
     "EverythingMcpError",
     "Handle",
+    "RpcError",
     "Server",
     "TrafficRecord",
     "__version__",

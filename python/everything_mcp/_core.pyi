@@ -15,6 +15,8 @@ __all__ = [
     "ConnectionClosedError",
     "Context",
     "EverythingMcpError",
+    "Pending",
+    "Reply",
     "Server",
     "__version__",
     "init_logging",
@@ -57,6 +59,35 @@ class Context:
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None: ...
     def log(self, level: str, data: str, logger: str | None = None) -> None: ...
     def ask(self, method: str, params: str | None = None, timeout: float | None = None) -> str: ...
+    def ask_async(
+        self,
+        method: str,
+        params: str | None,
+        timeout: float | None,
+        callback: Callable[[Any, BaseException | None], None],
+    ) -> Pending:
+        """`ask` without waiting: `callback(answer_json, None)` or `callback(None, ClientError)` later."""
+
+@final
+class Reply:
+    """Where a Python handler's answer goes, once (the first answer wins)."""
+
+    def result(self, json: str) -> None:
+        """Answer with the handler's result (JSON text)."""
+    def error(self, code: int, message: str, data: str | None = None) -> None:
+        """Answer with this JSON-RPC error (`data` JSON text; None: no data member)."""
+    def fail(self, text: str) -> None:
+        """Answer with a failure: an isError result for a tool, -32603 elsewhere."""
+
+@final
+class Pending:
+    """Work started for an async caller."""
+
+    def cancel(self) -> None:
+        """Abandon the work; the callback is not called."""
+
+_Cancel = Callable[[], None] | None
+"""What an invoker returns: how to cancel an async handler still running."""
 
 def init_logging(level: str) -> None:
     """Send the core's diagnostics to stderr at `level` (e.g. "warn", "debug"). First call wins."""
@@ -121,22 +152,35 @@ class Server:
         """Send notifications/resources/updated to subscribers of uri; return how many."""
     def notify_list_changed(self, kind: str) -> None:
         """Send notifications/<kind>/list_changed (tools, resources, prompts)."""
-    def add_tool(self, definition: str, invoker: Callable[[str, Context], str], requires: str | None = None) -> None:
-        """Register a tool: listed as `definition`, served by `invoker(arguments_json, ctx)`."""
-    def add_resource(self, definition: str, invoker: Callable[[str, Context], str]) -> None:
-        """Register a resource served by `invoker(uri, ctx) -> contents_json`."""
-    def add_template(self, definition: str, invoker: Callable[[str, str, Context], str]) -> None:
-        """Register a template served by `invoker(uri, variables_json, ctx) -> contents_json`."""
-    def add_prompt(self, definition: str, invoker: Callable[[str, Context], str]) -> None:
-        """Register a prompt served by `invoker(arguments_json, ctx) -> result_json`."""
-    def add_method(self, name: str, invoker: Callable[[str, Context], str]) -> None:
-        """Register a custom JSON-RPC method served by `invoker(params_json, ctx)`."""
-    def add_completion(self, ref_type: str, ref_name: str, argument: str, invoker: Callable[[str, str], str]) -> None:
-        """Register completions: `invoker(value, context_arguments_json) -> values_json`."""
+    def add_tool(
+        self, definition: str, invoker: Callable[[str, Context, Reply], _Cancel], requires: str | None = None
+    ) -> None:
+        """Register a tool: listed as `definition`, served by `invoker(arguments_json, ctx, reply)`."""
+    def add_resource(self, definition: str, invoker: Callable[[str, Context, Reply], _Cancel]) -> None:
+        """Register a resource served by `invoker(uri, ctx, reply)` (a contents JSON array)."""
+    def add_template(self, definition: str, invoker: Callable[[str, str, Context, Reply], _Cancel]) -> None:
+        """Register a template served by `invoker(uri, variables_json, ctx, reply)`."""
+    def add_prompt(self, definition: str, invoker: Callable[[str, Context, Reply], _Cancel]) -> None:
+        """Register a prompt served by `invoker(arguments_json, ctx, reply)`."""
+    def add_method(self, name: str, invoker: Callable[[str, Context, Reply], _Cancel]) -> None:
+        """Register a custom JSON-RPC method served by `invoker(params_json, ctx, reply)`."""
+    def add_completion(
+        self, ref_type: str, ref_name: str, argument: str, invoker: Callable[[str, str, Context, Reply], _Cancel]
+    ) -> None:
+        """Register completions: `invoker(value, context_arguments_json, ctx, reply)` (a JSON array of strings)."""
     def ask(
         self, method: str, params: str | None = None, session: str | None = None, timeout: float = 30.0
     ) -> list[tuple[str, str]]:
         """Ask one session's client (or every initialized one's) something; `[(session, answer_json)]`."""
+    def ask_async(
+        self,
+        method: str,
+        params: str | None,
+        session: str | None,
+        timeout: float,
+        callback: Callable[[Any, BaseException | None], None],
+    ) -> Pending:
+        """`ask` without waiting: `callback([(session, answer_json)], None)` or `callback(None, error)` later."""
     def notify(self, method: str, params: str | None = None, session: str | None = None) -> int:
         """Send a notification to one session or every initialized one."""
     def remove(self, kind: str, name: str) -> bool:

@@ -1,10 +1,10 @@
 """Tools, resources and prompts written as plain Python functions.
 
-The server calls a function through an *invoker* that takes JSON text and returns JSON text:
-arguments are decoded here, the function runs (sync functions on a thread of tokio's blocking
-pool, ``async def`` functions on the package's event-loop thread, awaited from that blocking-pool
-thread), and the return value is converted to the MCP result here. Each decorated function
-becomes a :class:`Handle` that records its calls.
+The server calls a function through an *invoker*: arguments arrive as JSON text and are decoded
+here, the function runs (sync functions on a thread of the server's blocking pool, ``async def``
+functions as tasks on the package's event-loop thread), and its return value, converted to the MCP
+result here, goes back as JSON text through a ``_core.Reply``, or the :class:`RpcError` it raised
+as a JSON-RPC error. Each decorated function becomes a :class:`Handle` that records its calls.
 """
 
 from __future__ import annotations
@@ -26,9 +26,64 @@ from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from . import _core
 
-__all__ = ["Call", "Context", "Handle", "content"]
+__all__ = ["Call", "Context", "Handle", "RpcError", "content"]
 
 log = logging.getLogger("everything_mcp")
+
+
+class RpcError(Exception):
+    """Raise it from a handler (tool, resource, template, prompt, method or completion) to answer
+    the request with exactly this JSON-RPC error object: ``{"code", "message", "data"}``, without
+    ``data`` when it is None. Any other exception is an ``isError`` result from a tool and a
+    ``-32603`` error elsewhere."""
+
+    code: int
+    """The error's ``code``: ``-32602`` (invalid params), or an application code."""
+    message: str
+    """The error's ``message``."""
+    data: Any
+    """The error's ``data`` (any JSON value), or None for none."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        if isinstance(code, bool) or not isinstance(code, int) or not -(2**63) <= code < 2**63:
+            raise TypeError(f"a JSON-RPC error code is a 64-bit integer, not {code!r}")
+        if not isinstance(message, str):
+            raise TypeError(f"a JSON-RPC error message is a str, not {message!r}")
+        super().__init__(code, message, data)
+        self.code, self.message, self.data = code, message, data
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+async def await_core(start: Callable[[Callable[[Any, BaseException | None], None]], _core.Pending]) -> Any:
+    """Awaits work the core does for an async caller: ``start(callback)`` begins it, and the core
+    calls ``callback(value, error)`` from another thread when it is done. The event loop is never
+    blocked and no thread waits; cancelling the awaiting task abandons the work."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if not future.done():
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(value)
+
+    def callback(value: Any, error: BaseException | None) -> None:
+        try:
+            loop.call_soon_threadsafe(settle, value, error)
+        except RuntimeError:  # the loop is closed: nobody awaits the answer any more
+            pass
+
+    pending = start(callback)
+    try:
+        return await future
+    except asyncio.CancelledError:
+        pending.cancel()
+        raise
 
 
 class Context:
@@ -79,6 +134,13 @@ class Context:
         """Send a request to the client and wait for its result (raises ``ClientError``)."""
         return json.loads(self._core.ask(method, None if params is None else json.dumps(params), timeout))
 
+    async def aask(self, method: str, params: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
+        """:meth:`ask` for ``async def`` handlers: the event loop keeps running while the client
+        answers."""
+        text = json.dumps(params) if params is not None else None
+        answer = await await_core(lambda callback: self._core.ask_async(method, text, timeout, callback))
+        return json.loads(answer)
+
     def sample(self, prompt: str, max_tokens: int = 100, **params: Any) -> Any:
         """Ask the client's LLM (``sampling/createMessage``) with one user message."""
         message = {"role": "user", "content": {"type": "text", "text": prompt}}
@@ -95,15 +157,17 @@ class Context:
 
     async def asample(self, prompt: str, max_tokens: int = 100, **params: Any) -> Any:
         """:meth:`sample` for ``async def`` handlers."""
-        import asyncio
-
-        return await asyncio.to_thread(self.sample, prompt, max_tokens, **params)
+        message = {"role": "user", "content": {"type": "text", "text": prompt}}
+        return await self.aask("sampling/createMessage", {"messages": [message], "maxTokens": max_tokens, **params})
 
     async def aelicit(self, message: str, requested_schema: dict[str, Any]) -> Any:
         """:meth:`elicit` for ``async def`` handlers."""
-        import asyncio
+        return await self.aask("elicitation/create", {"message": message, "requestedSchema": requested_schema})
 
-        return await asyncio.to_thread(self.elicit, message, requested_schema)
+    async def alist_roots(self) -> list[dict[str, Any]]:
+        """:meth:`list_roots` for ``async def`` handlers."""
+        roots: list[dict[str, Any]] = (await self.aask("roots/list")).get("roots", [])
+        return roots
 
 
 # --- content helpers -----------------------------------------------------------------------
@@ -372,6 +436,39 @@ class LoopThread:
         self.thread = threading.Thread(target=self.loop.run_forever, name="everything-mcp-asyncio", daemon=True)
         self.thread.start()
 
+    def run(self, awaitable: Any, done: Callable[[Any, BaseException | None], None]) -> Callable[[], None]:
+        """Runs ``awaitable`` as a task on the loop and calls ``done(value, error)`` there when it
+        ends; returns a thread-safe ``cancel()``."""
+        import asyncio
+
+        tasks: list[asyncio.Task[Any]] = []
+
+        def finished(task: asyncio.Task[Any]) -> None:
+            if task.cancelled():
+                done(None, asyncio.CancelledError("the request was cancelled"))
+            elif (error := task.exception()) is not None:
+                done(None, error)
+            else:
+                done(task.result(), None)
+
+        def start() -> None:
+            task = self.loop.create_task(_awaitable(awaitable))
+            task.add_done_callback(finished)
+            tasks.append(task)
+
+        def cancel_on_loop() -> None:
+            for task in tasks:  # `start` ran first: callbacks run in the order they were scheduled
+                task.cancel()
+
+        def cancel() -> None:
+            try:
+                self.loop.call_soon_threadsafe(cancel_on_loop)
+            except RuntimeError:  # the loop is closed: the task ended with it
+                pass
+
+        self.loop.call_soon_threadsafe(start)
+        return cancel
+
     def stop(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=2)
@@ -380,38 +477,71 @@ class LoopThread:
 
 
 def run_handler(
-    handle: Handle, loop: Callable[[], LoopThread], kwargs: dict[str, Any], ctx: Context, ctx_param: str | None
-) -> Any:
-    """Calls the handle's function (or side effect) and records the call; async functions run
-    on the loop thread, and a cancelled request cancels them."""
+    handle: Handle,
+    loop: Callable[[], LoopThread],
+    kwargs: dict[str, Any],
+    ctx: Context,
+    ctx_param: str | None,
+    reply: _core.Reply,
+    convert: Callable[[Any], str],
+) -> Callable[[], None] | None:
+    """Calls the handle's function (or side effect), records the call, and answers ``reply``
+    with ``convert(value)`` (JSON text) or the error it raised.
+
+    A sync function has answered when this returns None. An ``async def`` function becomes a task
+    on the loop thread whose done-callback answers; this returns its ``cancel()``, which the core
+    calls when the request is cancelled. No thread waits for the task."""
     record = Call(arguments=dict(kwargs), session_id=ctx.session_id, started=time.monotonic())
     if ctx_param:
         kwargs = {**kwargs, ctx_param: ctx}
     with handle._lock:
         handle.calls.append(record)
+
+    def finish(value: Any, error: BaseException | None) -> None:
+        record.ended = time.monotonic()
+        if error is None:
+            record.result = value
+        else:
+            record.error = error
+        answer(reply, convert, value, error)
+
     try:
         action, effect = handle._next_effect()
         if action == "raise":
             raise effect
         value = effect if action == "return" else (effect if action == "call" else handle.fn)(**kwargs)
         if inspect.isawaitable(value):
-            import asyncio
-
-            future = asyncio.run_coroutine_threadsafe(_awaitable(value), loop().loop)
-            import concurrent.futures
-
-            while not concurrent.futures.wait([future], timeout=0.05).done:
-                if ctx.cancelled:
-                    future.cancel()
-                    raise asyncio.CancelledError("the request was cancelled")
-            value = future.result()
-        record.result = value
-        return value
+            try:
+                return loop().run(value, finish)
+            except BaseException:
+                if inspect.iscoroutine(value):
+                    value.close()  # never started (the loop is closed): no "never awaited" warning
+                raise
     except BaseException as e:
-        record.error = e
-        raise
-    finally:
-        record.ended = time.monotonic()
+        finish(None, e)
+        return None
+    finish(value, None)
+    return None
+
+
+def answer(reply: _core.Reply, convert: Callable[[Any], str], value: Any, error: BaseException | None) -> None:
+    """Answers the request: the converted value, the :class:`RpcError` as is, or a failure with
+    the exception's text (an ``isError`` result for a tool, ``-32603`` elsewhere)."""
+    if error is None:
+        try:
+            reply.result(convert(value))
+            return
+        except Exception as e:  # the value does not convert: that is the handler's failure
+            error = e
+    if isinstance(error, RpcError):
+        try:
+            data = None if error.data is None else json.dumps(error.data)
+        except (TypeError, ValueError) as e:
+            reply.fail(f"the data of RpcError({error.code}) is not JSON: {e}")
+            return
+        reply.error(error.code, error.message, data)
+        return
+    reply.fail(error_text(error))
 
 
 async def _awaitable(value: Any) -> Any:
@@ -419,6 +549,7 @@ async def _awaitable(value: Any) -> Any:
 
 
 def error_text(e: BaseException) -> str:
-    """The text a client sees for an exception (the traceback goes to the log)."""
+    """The text a client sees for an exception, ``Type: message`` (the traceback goes to the
+    log)."""
     log.info("handler raised:\n%s", "".join(traceback.format_exception(e)))
-    return str(e) or type(e).__name__
+    return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__

@@ -12,13 +12,30 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from . import _core
-from .authoring import Context, Handle, LoopThread, error_text, run_handler, tool_result
+from .authoring import Context, Handle, LoopThread, await_core, run_handler, tool_result
 from .authoring import input_schema as schema_of  # `tool()` has an `input_schema` parameter
 
 if TYPE_CHECKING:
     from .traffic import TrafficRecord, TrafficView
 
 __all__ = ["Server"]
+
+
+_Cancel = Callable[[], None] | None
+"""What an invoker returns: how to cancel an ``async def`` handler still running (see
+:func:`~everything_mcp.authoring.run_handler`)."""
+
+
+def _tool_json(value: Any) -> str:
+    return json.dumps(tool_result(value), default=str)
+
+
+def _values_json(values: Any) -> str:
+    return json.dumps(list(values))
+
+
+def _prompt_json(value: Any) -> str:
+    return json.dumps(_prompt_result(value))
 
 
 def _prompt_result(value: Any) -> dict[str, Any]:
@@ -285,8 +302,9 @@ class Server:
         its type hints (a ``Context`` parameter receives the request context). A ``str`` return
         is text; a dict, list, dataclass or model becomes ``structuredContent`` plus its JSON as
         text; content blocks (``everything_mcp.content``) and full results pass through. An
-        exception is an ``isError`` result with its text. ``requires`` shows the tool only to
-        clients that declared that capability (e.g. ``"sampling"``).
+        exception is an ``isError`` result with its type and text (``ValueError: bad input``);
+        raise ``RpcError`` to answer with a JSON-RPC error instead. ``requires`` shows the tool
+        only to clients that declared that capability (e.g. ``"sampling"``).
         """
 
         def register(fn: Callable[..., Any]) -> Handle:
@@ -301,13 +319,9 @@ class Server:
                     definition[key] = value
             handle = Handle(fn, "tool", definition["name"])
 
-            def invoke(arguments_json: str, core_ctx: _core.Context) -> str:
-                ctx = Context(core_ctx)
-                try:
-                    value = run_handler(handle, self._loop, json.loads(arguments_json), ctx, ctx_param)
-                except BaseException as e:
-                    return json.dumps({"content": [{"type": "text", "text": error_text(e)}], "isError": True})
-                return json.dumps(tool_result(value), default=str)
+            def invoke(arguments_json: str, core_ctx: _core.Context, reply: _core.Reply) -> _Cancel:
+                arguments = json.loads(arguments_json)
+                return run_handler(handle, self._loop, arguments, Context(core_ctx), ctx_param, reply, _tool_json)
 
             self._core.add_tool(json.dumps(definition), invoke, requires)
             return handle
@@ -347,24 +361,28 @@ class Server:
                 definition["description"] = description or inspect.getdoc(fn) or ""
             handle = Handle(fn, "resource", uri_template)
             invoker = self._resource_invoker(handle, mime_type)
-            self._core.add_template(json.dumps(definition), lambda uri, variables, ctx: invoker(uri, ctx, variables))
+            self._core.add_template(
+                json.dumps(definition), lambda uri, variables, ctx, reply: invoker(uri, ctx, reply, variables)
+            )
             return handle
 
         return register
 
-    def _resource_invoker(self, handle: Handle, mime_type: str) -> Callable[..., str]:
+    def _resource_invoker(self, handle: Handle, mime_type: str) -> Callable[..., _Cancel]:
         _, ctx_param = schema_of(handle.fn)
 
-        def invoke(uri: str, core_ctx: _core.Context, variables: str = "{}") -> str:
-            value = run_handler(handle, self._loop, json.loads(variables), Context(core_ctx), ctx_param)
-            item: dict[str, Any] = {"uri": uri, "mimeType": mime_type}
-            if isinstance(value, bytes):
-                import base64
+        def invoke(uri: str, core_ctx: _core.Context, reply: _core.Reply, variables: str = "{}") -> _Cancel:
+            def contents(value: Any) -> str:
+                item: dict[str, Any] = {"uri": uri, "mimeType": mime_type}
+                if isinstance(value, bytes):
+                    import base64
 
-                item["blob"] = base64.b64encode(value).decode()
-            else:
-                item["text"] = value if isinstance(value, str) else json.dumps(value)
-            return json.dumps([item])
+                    item["blob"] = base64.b64encode(value).decode()
+                else:
+                    item["text"] = value if isinstance(value, str) else json.dumps(value)
+                return json.dumps([item])
+
+            return run_handler(handle, self._loop, json.loads(variables), Context(core_ctx), ctx_param, reply, contents)
 
         return invoke
 
@@ -396,9 +414,9 @@ class Server:
                 definition["arguments"] = arguments
             handle = Handle(fn, "prompt", definition["name"])
 
-            def invoke(arguments_json: str, core_ctx: _core.Context) -> str:
-                value = run_handler(handle, self._loop, json.loads(arguments_json), Context(core_ctx), ctx_param)
-                return json.dumps(_prompt_result(value))
+            def invoke(arguments_json: str, core_ctx: _core.Context, reply: _core.Reply) -> _Cancel:
+                arguments = json.loads(arguments_json)
+                return run_handler(handle, self._loop, arguments, Context(core_ctx), ctx_param, reply, _prompt_json)
 
             self._core.add_prompt(json.dumps(definition), invoke)
             return handle
@@ -414,27 +432,37 @@ class Server:
             _, ctx_param = schema_of(fn)
             handle = Handle(fn, "method", name)
 
-            def invoke(params_json: str, core_ctx: _core.Context) -> str:
+            def invoke(params_json: str, core_ctx: _core.Context, reply: _core.Reply) -> _Cancel:
                 params = {k: v for k, v in json.loads(params_json).items() if k != "_meta"}
-                return json.dumps(run_handler(handle, self._loop, params, Context(core_ctx), ctx_param))
+                return run_handler(handle, self._loop, params, Context(core_ctx), ctx_param, reply, json.dumps)
 
             self._core.add_method(name, invoke)
             return handle
 
         return register
 
-    def completion(self, ref: str, argument: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """Register ``fn(value, arguments) -> list[str]`` completing ``argument`` of the prompt
-        named ``ref`` (or of the resource template whose ``uriTemplate`` is ``ref``)."""
+    def completion(self, ref: str, argument: str) -> Callable[[Callable[..., Any]], Handle]:
+        """Register ``fn(value, arguments) -> list[str]`` (sync or ``async def``) completing
+        ``argument`` of the prompt named ``ref`` (or of the resource template whose
+        ``uriTemplate`` is ``ref``): ``value`` is the partial value, ``arguments`` the other
+        arguments the client already filled in. A ``Context`` parameter receives the request
+        context."""
 
-        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def register(fn: Callable[..., Any]) -> Handle:
             ref_type = "ref/resource" if "://" in ref else "ref/prompt"
+            _, ctx_param = schema_of(fn)
+            named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+            params = [n for n, p in inspect.signature(fn).parameters.items() if n != ctx_param and p.kind in named]
+            if len(params) < 2:
+                raise TypeError(f"a completion takes (value, arguments); {fn.__name__} takes {params}")
+            handle = Handle(fn, "completion", f"{ref} {argument}")
 
-            def invoke(value: str, context_json: str) -> str:
-                return json.dumps(list(fn(value, json.loads(context_json))))
+            def invoke(value: str, context_json: str, core_ctx: _core.Context, reply: _core.Reply) -> _Cancel:
+                kwargs = {params[0]: value, params[1]: json.loads(context_json)}
+                return run_handler(handle, self._loop, kwargs, Context(core_ctx), ctx_param, reply, _values_json)
 
             self._core.add_completion(ref_type, ref, argument, invoke)
-            return fn
+            return handle
 
         return register
 
@@ -467,6 +495,16 @@ class Server:
         e.g. ``srv.ask("roots/list")``; returns ``{session_id: result}`` (an error answer is
         ``{"error": …}``)."""
         answers = self._core.ask(method, None if params is None else json.dumps(params), session, timeout)
+        return {sid: json.loads(answer) for sid, answer in answers}
+
+    async def aask(
+        self, method: str, params: dict[str, Any] | None = None, *, session: str | None = None, timeout: float = 30.0
+    ) -> dict[str, Any]:
+        """:meth:`ask` for asyncio tests: the event loop keeps running while the clients answer,
+        so an in-process async client (the official ``mcp`` one) can answer
+        (``answers = await srv.aask("roots/list")``)."""
+        text = None if params is None else json.dumps(params)
+        answers = await await_core(lambda callback: self._core.ask_async(method, text, session, timeout, callback))
         return {sid: json.loads(answer) for sid, answer in answers}
 
     def remove(self, item: Handle | str, kind: str = "tool") -> bool:

@@ -1,23 +1,35 @@
 //! Python callables as registry handlers. The Python package wraps each user function in an
-//! *invoker* that takes JSON text (and a [`Context`]) and returns JSON text, so conversions live
-//! in Python and this side stays thin: run the invoker on tokio's blocking pool (never on a
-//! worker thread), attached to Python only for the call, and turn its text into the core's
-//! values. Async user functions are driven by the invoker on the package's event-loop thread.
+//! *invoker*, `invoker(*args, context, reply)`: the arguments are JSON text (or a URI), the
+//! answer goes to a [`Reply`] as JSON text, so conversions live in Python and this side stays
+//! thin. The invoker runs on tokio's blocking pool (never on a worker thread), attached to Python
+//! only for the call. A sync function answers before the invoker returns; an `async def`
+//! function is started as a task on the package's event-loop thread, the invoker returns a way to
+//! cancel it, and the task's done-callback answers later: no thread waits for it.
 
+use super::args;
+use super::callback::{call_back, Pending};
+use super::errors::ClientError;
 use super::wait::{deadline_after, wait_interruptibly, Waited};
 use crate::server::context::RequestContext;
 use crate::server::handler::{BoxFuture, HandlerError, HandlerResult};
 use pyo3::prelude::*;
+use pyo3::types::{PyString, PyTuple};
 use serde_json::Value;
-use std::sync::Arc;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
 use tokio::runtime::Handle;
+use tokio::sync::oneshot;
+
+/// How long a handler's `ask` waits for the client when the caller gives no timeout.
+const ASK_TIMEOUT_SECONDS: f64 = 300.0;
 
 /// The request context handed to a Python handler.
 #[pyclass(frozen, module = "everything_mcp._core")]
 pub struct Context {
     /// The core context.
     ctx: RequestContext,
-    /// The runtime, to wait for the client from the handler's (blocking-pool) thread.
+    /// The runtime: `ask` waits on it from a sync handler's (blocking-pool) thread, `ask_async`
+    /// starts its task there.
     handle: Handle,
 }
 
@@ -84,34 +96,120 @@ impl Context {
         params: Option<&str>,
         timeout: Option<f64>,
     ) -> PyResult<String> {
-        let params = params.map(super::args::json).transpose()?;
-        let seconds = timeout.unwrap_or(300.0);
-        let deadline = deadline_after(seconds);
-        let ctx = self.ctx.clone();
-        let method_owned = method.to_string();
-        let (tx, mut rx) = tokio::sync::oneshot::channel();
-        self.handle.spawn(async move {
-            let _ = tx.send(ctx.ask_client(&method_owned, params).await);
+        let asking = self.asking(method, params, timeout)?;
+        let (tx, mut rx) = oneshot::channel();
+        let task = self.handle.spawn(async move {
+            let _ = tx.send(asking.await);
         });
-        match wait_interruptibly(py, &self.handle, Some(deadline), &mut rx)? {
-            Waited::Done(Ok(Ok(v))) => Ok(v.to_string()),
-            Waited::Done(Ok(Err(e))) => Err(super::errors::ClientError::new_err(e.message)),
-            Waited::Done(Err(_)) | Waited::Stopped => {
-                Err(super::errors::ClientError::new_err("the server stopped"))
+        match wait_interruptibly(py, &self.handle, None, &mut rx) {
+            Ok(Waited::Done(Ok(answer))) => answer,
+            Ok(_) => Err(ClientError::new_err("the server stopped")),
+            Err(signal) => {
+                task.abort();
+                Err(signal)
             }
-            Waited::TimedOut => Err(super::errors::ClientError::new_err(format!(
-                "the client did not answer {method} within {seconds} s"
-            ))),
         }
+    }
+
+    /// `ask` for `async def` handlers: returns at once and calls `callback(answer_json, None)`
+    /// or `callback(None, ClientError)` later (see `callback.rs`).
+    #[pyo3(signature = (method, params, timeout, callback))]
+    fn ask_async(
+        &self,
+        method: &str,
+        params: Option<&str>,
+        timeout: Option<f64>,
+        callback: Py<PyAny>,
+    ) -> PyResult<Pending> {
+        let asking = self.asking(method, params, timeout)?;
+        Ok(call_back(&self.handle, asking, callback))
+    }
+}
+
+impl Context {
+    /// Asking the client, bounded by `timeout` seconds, with its outcome as Python sees it:
+    /// shared by `ask` and `ask_async`.
+    fn asking(
+        &self,
+        method: &str,
+        params: Option<&str>,
+        timeout: Option<f64>,
+    ) -> PyResult<impl Future<Output = PyResult<String>> + Send + 'static> {
+        let params = params.map(args::json).transpose()?;
+        let seconds = timeout.unwrap_or(ASK_TIMEOUT_SECONDS);
+        let deadline = tokio::time::Instant::from_std(deadline_after(seconds));
+        let ctx = self.ctx.clone();
+        let method = method.to_string();
+        Ok(async move {
+            match tokio::time::timeout_at(deadline, ctx.ask_client(&method, params)).await {
+                Ok(Ok(answer)) => Ok(answer.to_string()),
+                Ok(Err(e)) => Err(ClientError::new_err(e.message)),
+                Err(_elapsed) => Err(ClientError::new_err(format!(
+                    "the client did not answer {method} within {seconds} s"
+                ))),
+            }
+        })
+    }
+}
+
+/// What a Python handler answered: its result as JSON text, or how it failed.
+type Answer = Result<String, HandlerError>;
+
+/// Where a Python handler's answer goes, once: the first call of `result`, `error` or `fail`
+/// wins, later ones do nothing.
+///
+/// Why an object rather than the invoker's return value: an `async def` handler answers after the
+/// invoker returned, from its task's done-callback; one channel serves both kinds. Why typed
+/// methods rather than a marker key inside the result JSON: no result a user legitimately returns
+/// can be mistaken for an error.
+#[pyclass(frozen, module = "everything_mcp._core")]
+pub struct Reply {
+    /// Taken by the first answer; the handler's future awaits the other end.
+    tx: Mutex<Option<oneshot::Sender<Answer>>>,
+}
+
+impl Reply {
+    fn send(&self, answer: Answer) {
+        let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(tx) = tx {
+            // The request may be gone (cancelled, connection closed): nobody to tell.
+            let _ = tx.send(answer);
+        }
+    }
+}
+
+#[pymethods]
+impl Reply {
+    /// Answers with the handler's result (JSON text).
+    fn result(&self, json: String) {
+        self.send(Ok(json));
+    }
+
+    /// Answers with this JSON-RPC error (`data` as JSON text; `None`: no `data` member).
+    #[pyo3(signature = (code, message, data=None))]
+    fn error(&self, code: i64, message: String, data: Option<&str>) -> PyResult<()> {
+        let data = data.map(args::json).transpose()?;
+        self.send(Err(HandlerError::Rpc(crate::jsonrpc::ErrorObject {
+            code,
+            message,
+            data,
+        })));
+        Ok(())
+    }
+
+    /// Answers with a failure: an `isError` result for a tool, `-32603` elsewhere.
+    fn fail(&self, text: String) {
+        self.send(Err(HandlerError::Failed(text)));
     }
 }
 
 /// A Python invoker, shared by every call of one handler.
 pub type Invoker = Arc<Py<PyAny>>;
 
-/// Runs `invoker(*args, context)` on the blocking pool and parses its JSON answer. A Python
-/// exception escaping the invoker becomes a handler failure with its text (the invoker already
-/// turns user exceptions into results; this is the safety net).
+/// Runs `invoker(*args, context, reply)` on the blocking pool and awaits its answer. The
+/// request's cancellation (or this future being dropped) cancels a still-running `async def`
+/// handler. An exception escaping the invoker is a failure with its text (the invoker already
+/// turns user exceptions into answers; this is the safety net).
 pub fn call_invoker(
     invoker: Invoker,
     handle: Handle,
@@ -119,41 +217,106 @@ pub fn call_invoker(
     args: Vec<String>,
 ) -> BoxFuture<HandlerResult<Value>> {
     Box::pin(async move {
-        let runtime = handle.clone();
+        let (tx, answer) = oneshot::channel();
+        let cancelled = ctx.cancel.clone();
         let context = Context {
             ctx,
-            handle: runtime,
+            handle: handle.clone(),
         };
-        let joined = tokio::task::spawn_blocking(move || {
-            Python::attach(|py| -> PyResult<String> {
-                let context = Py::new(py, context)?;
-                let mut call_args: Vec<Py<PyAny>> = args
-                    .into_iter()
-                    .map(|a| a.into_pyobject(py).map(|o| o.into_any().unbind()))
-                    .collect::<Result<_, _>>()?;
-                call_args.push(context.into_any());
-                let tuple = pyo3::types::PyTuple::new(py, call_args)?;
-                invoker.bind(py).call1(tuple)?.extract()
-            })
+        let started = tokio::task::spawn_blocking(move || {
+            Python::attach(|py| start(py, &invoker, args, context, tx))
         })
         .await;
-        let text = match joined {
-            Ok(Ok(text)) => text,
-            Ok(Err(e)) => {
-                return Err(HandlerError::failed(Python::attach(|py| {
-                    e.value(py).to_string()
-                })))
-            }
-            Err(join) => return Err(HandlerError::failed(format!("the handler failed: {join}"))),
+        let mut running = Running {
+            cancel: started.unwrap_or(None),
+            handle,
         };
-        let value: Value = serde_json::from_str(&text)
-            .map_err(|e| HandlerError::failed(format!("the handler returned invalid JSON: {e}")))?;
-        // `{"__rpc_error__": {...}}` asks for a JSON-RPC error instead of a result.
-        if let Some(err) = value.get("__rpc_error__") {
-            let error = serde_json::from_value(err.clone())
-                .map_err(|e| HandlerError::failed(format!("malformed error object: {e}")))?;
-            return Err(HandlerError::Rpc(error));
-        }
-        Ok(value)
+        let answer = tokio::select! {
+            answer = answer => answer,
+            () = cancelled.cancelled() => return Err(HandlerError::failed("the request was cancelled")),
+        };
+        running.cancel = None; // it answered: nothing left to cancel
+        let text = answer
+            .unwrap_or_else(|_| Err(HandlerError::failed("the handler ended without answering")))?;
+        serde_json::from_str(&text)
+            .map_err(|e| HandlerError::failed(format!("the handler returned invalid JSON: {e}")))
     })
+}
+
+/// Calls the invoker; returns its `cancel` callable when an `async def` handler is still running.
+fn start(
+    py: Python<'_>,
+    invoker: &Py<PyAny>,
+    args: Vec<String>,
+    context: Context,
+    tx: oneshot::Sender<Answer>,
+) -> Option<Py<PyAny>> {
+    let cancelled = context.ctx.cancel.clone();
+    let reply = Py::new(
+        py,
+        Reply {
+            tx: Mutex::new(Some(tx)),
+        },
+    )
+    .ok()?; // cannot fail short of memory; the dropped sender then ends the request
+    let called = (|| -> PyResult<Option<Py<PyAny>>> {
+        let mut call_args: Vec<Py<PyAny>> = args
+            .iter()
+            .map(|a| PyString::new(py, a).into_any().unbind())
+            .collect();
+        call_args.push(Py::new(py, context)?.into_any());
+        call_args.push(reply.clone_ref(py).into_any());
+        let returned = invoker.bind(py).call1(PyTuple::new(py, call_args)?)?;
+        Ok((!returned.is_none()).then(|| returned.unbind()))
+    })();
+    match called {
+        Ok(Some(cancel)) => {
+            // Cancelled while the invoker ran: the future that would cancel it may be gone.
+            if cancelled.is_cancelled() {
+                cancel_in_python(py, &cancel);
+            }
+            Some(cancel)
+        }
+        Ok(None) => {
+            reply.get().send(Err(HandlerError::failed(
+                "the handler returned without answering",
+            )));
+            None
+        }
+        Err(e) => {
+            reply
+                .get()
+                .send(Err(HandlerError::failed(e.value(py).to_string())));
+            None
+        }
+    }
+}
+
+/// A started `async def` handler: dropped before it answered, it cancels the Python task.
+struct Running {
+    /// The invoker's `cancel` callable; `None` once there is nothing to cancel.
+    cancel: Option<Py<PyAny>>,
+    /// To reach the blocking pool from `drop`.
+    handle: Handle,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(cancel) = self.cancel.take() {
+            // Attached on the blocking pool, never on this worker thread: waiting for the GIL
+            // there would stall the connections it serves. A runtime shutting down refuses the
+            // job; the event loop is stopped then anyway.
+            drop(
+                self.handle
+                    .spawn_blocking(move || Python::attach(|py| cancel_in_python(py, &cancel))),
+            );
+        }
+    }
+}
+
+/// Calls a handler's `cancel`; what it raises is reported as unraisable.
+fn cancel_in_python(py: Python<'_>, cancel: &Py<PyAny>) {
+    if let Err(e) = cancel.call0(py) {
+        e.write_unraisable(py, None);
+    }
 }

@@ -3,6 +3,7 @@
 //! `everything_mcp`; this module is its private `_core`.
 
 mod args;
+mod callback;
 mod connection;
 mod defaults;
 mod errors;
@@ -16,11 +17,13 @@ use pyo3::prelude::*;
 #[pymodule(gil_used = false)]
 pub mod _core {
     #[pymodule_export]
+    use super::callback::Pending;
+    #[pymodule_export]
     use super::connection::Connection;
     #[pymodule_export]
     use super::errors::{ClientError, ConfigError, ConnectionClosedError, EverythingMcpError};
     #[pymodule_export]
-    use super::handlers::Context;
+    use super::handlers::{Context, Reply};
     #[pymodule_export]
     use super::init_logging;
     #[pymodule_export]

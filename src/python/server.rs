@@ -3,6 +3,7 @@
 //! Python callables as tools, resources and prompts; exposes the recorded traffic.
 
 use super::args;
+use super::callback::{call_back, Pending};
 use super::connection::Connection;
 use super::errors::{to_py, ConfigError};
 use super::handlers::call_invoker;
@@ -27,6 +28,16 @@ use tokio_util::sync::CancellationToken;
 
 /// How long `stop()` and a signal-interrupted `run_stdio()` wait for tasks to finish.
 const STOP_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Most threads of the runtime's blocking pool, which runs sync Python handlers (and attaches to
+/// Python for the binding's callbacks). Why a bound, and why this one: Python handlers serialise
+/// on the GIL, so threads beyond a few only add memory and contention; the pool's size matters
+/// only for sync handlers that wait with the GIL released (`time.sleep`, I/O, `ctx.ask`), and 64
+/// such handlers at once is far beyond a test's needs. Nothing else waits on this pool: stdin is
+/// read on a thread of its own (`transport::stdio`), and `async def` handlers and `aask` occupy
+/// no thread while they wait. Tokio's default (512) would let a runaway test start hundreds of
+/// threads.
+const MAX_BLOCKING_THREADS: usize = 64;
 
 /// A running MCP server inside this process.
 #[pyclass(frozen, module = "everything_mcp._core")]
@@ -128,6 +139,7 @@ impl Server {
                     .unwrap_or(super::defaults::WORKER_THREADS)
                     .max(1),
             )
+            .max_blocking_threads(MAX_BLOCKING_THREADS)
             .thread_name("everything-mcp")
             .enable_all()
             .build()?;
@@ -437,31 +449,18 @@ impl Server {
     }
 
     /// Registers completions for `argument` of a prompt (`ref/prompt`, by name) or a resource
-    /// template (`ref/resource`, by `uriTemplate`): `invoker(value, context_arguments_json) ->
-    /// values_json`.
+    /// template (`ref/resource`, by `uriTemplate`): `invoker(value, context_arguments_json,
+    /// context, reply)` answers a JSON array of strings.
     fn add_completion(&self, ref_type: &str, ref_name: &str, argument: &str, invoker: Py<PyAny>) {
         let invoker = Arc::new(invoker);
-        let complete = crate::server::handler::complete_fn(move |_arg, value, context| {
-            let invoker = invoker.clone();
+        let handle = self.handle.clone();
+        let complete = crate::server::handler::complete_fn(move |ctx, _arg, value, context| {
+            let args = vec![value, Value::Object(context).to_string()];
+            let call = call_invoker(invoker.clone(), handle.clone(), ctx, args);
             async move {
-                let joined = tokio::task::spawn_blocking(move || {
-                    Python::attach(|py| -> PyResult<String> {
-                        invoker
-                            .bind(py)
-                            .call1((value, Value::Object(context).to_string()))?
-                            .extract()
-                    })
+                serde_json::from_value::<Vec<String>>(call.await?).map_err(|e| {
+                    HandlerError::failed(format!("completions must be a list of strings: {e}"))
                 })
-                .await;
-                match joined {
-                    Ok(Ok(text)) => serde_json::from_str::<Vec<String>>(&text).map_err(|e| {
-                        HandlerError::failed(format!("completions must be a list of strings: {e}"))
-                    }),
-                    Ok(Err(e)) => Err(HandlerError::failed(Python::attach(|py| {
-                        e.value(py).to_string()
-                    }))),
-                    Err(e) => Err(HandlerError::failed(e.to_string())),
-                }
             }
         });
         let key = crate::server::registry::CompletionKey {
@@ -484,42 +483,35 @@ impl Server {
         session: Option<String>,
         timeout: f64,
     ) -> PyResult<Vec<(String, String)>> {
-        let params = params.map(args::json).transpose()?;
-        let targets = session.map_or_else(|| self.core.session_ids(), |s| vec![s]);
-        let core = self.core.clone();
-        let method = method.to_string();
-        let work = async move {
-            let mut out = Vec::new();
-            for id in targets {
-                let answer = match core.ask_session(&id, &method, params.clone()).await {
-                    Some(Ok(v)) => v,
-                    Some(Err(e)) => serde_json::json!({ "error": e }),
-                    None => {
-                        serde_json::json!({ "error": { "code": -32603, "message": "no such open session" } })
-                    }
-                };
-                out.push((id, answer.to_string()));
-            }
-            out
-        };
+        let asking = self.asking(method, params, session, timeout)?;
         let (tx, mut rx) = tokio::sync::oneshot::channel();
         let task = self.handle.spawn(async move {
-            let _ = tx.send(work.await);
+            let _ = tx.send(asking.await);
         });
-        match wait_interruptibly(py, &self.handle, Some(deadline_after(timeout)), &mut rx) {
-            Ok(Waited::Done(Ok(out))) => Ok(out),
-            Ok(Waited::Done(Err(_)) | Waited::Stopped) => Err(to_py(crate::Error::Stopped)),
-            Ok(Waited::TimedOut) => {
-                task.abort();
-                Err(super::errors::ClientError::new_err(format!(
-                    "no answer within {timeout} s"
-                )))
-            }
+        match wait_interruptibly(py, &self.handle, None, &mut rx) {
+            Ok(Waited::Done(Ok(answers))) => answers,
+            Ok(_) => Err(to_py(crate::Error::Stopped)),
             Err(signal) => {
                 task.abort();
                 Err(signal)
             }
         }
+    }
+
+    /// `ask` for async tests: returns at once and calls `callback(answers, None)` or
+    /// `callback(None, exception)` later, from another thread (see `callback.rs`).
+    #[pyo3(signature = (method, params, session, timeout, callback))]
+    fn ask_async(
+        &self,
+        method: &str,
+        params: Option<&str>,
+        session: Option<String>,
+        timeout: f64,
+        callback: Py<PyAny>,
+    ) -> PyResult<Pending> {
+        self.ensure_running()?;
+        let asking = self.asking(method, params, session, timeout)?;
+        Ok(call_back(&self.handle, asking, callback))
     }
 
     /// Sends a notification (`params` is JSON text) to one session or every initialized one;
@@ -626,6 +618,42 @@ fn contents(value: Value) -> HandlerResult<Vec<Value>> {
 }
 
 impl Server {
+    /// Asking the clients, bounded by `timeout` seconds, with its outcome as Python sees it:
+    /// shared by `ask` and `ask_async`.
+    fn asking(
+        &self,
+        method: &str,
+        params: Option<&str>,
+        session: Option<String>,
+        timeout: f64,
+    ) -> PyResult<impl std::future::Future<Output = PyResult<Vec<(String, String)>>> + Send + 'static>
+    {
+        let params = params.map(args::json).transpose()?;
+        let targets = session.map_or_else(|| self.core.session_ids(), |s| vec![s]);
+        let core = self.core.clone();
+        let method = method.to_string();
+        let deadline = tokio::time::Instant::from_std(deadline_after(timeout));
+        let work = async move {
+            let mut out = Vec::new();
+            for id in targets {
+                let answer = match core.ask_session(&id, &method, params.clone()).await {
+                    Some(Ok(v)) => v,
+                    Some(Err(e)) => serde_json::json!({ "error": e }),
+                    None => {
+                        serde_json::json!({ "error": { "code": -32603, "message": "no such open session" } })
+                    }
+                };
+                out.push((id, answer.to_string()));
+            }
+            out
+        };
+        Ok(async move {
+            tokio::time::timeout_at(deadline, work).await.map_err(|_| {
+                super::errors::ClientError::new_err(format!("no answer within {timeout} s"))
+            })
+        })
+    }
+
     fn ensure_running(&self) -> PyResult<()> {
         if self.shutdown.is_cancelled() {
             return Err(to_py(crate::Error::Stopped));

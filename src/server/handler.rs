@@ -56,9 +56,16 @@ pub type TemplateFn = Arc<
 >;
 /// Renders a prompt: `(context, arguments) -> GetPromptResult` (a JSON object).
 pub type PromptFn = ObjectFn;
-/// Completes an argument: `(argument name, partial value, other arguments) -> candidates`.
+/// Completes an argument: `(context, argument name, partial value, other arguments) ->
+/// candidates`. The context is what every handler gets, so a Python completion is called the way
+/// every other Python handler is.
 pub type CompleteFn = Arc<
-    dyn Fn(String, String, Map<String, Value>) -> BoxFuture<HandlerResult<Vec<String>>>
+    dyn Fn(
+            RequestContext,
+            String,
+            String,
+            Map<String, Value>,
+        ) -> BoxFuture<HandlerResult<Vec<String>>>
         + Send
         + Sync,
 >;
@@ -105,10 +112,10 @@ where
 /// Wraps an async closure as a [`CompleteFn`].
 pub fn complete_fn<F, Fut>(f: F) -> CompleteFn
 where
-    F: Fn(String, String, Map<String, Value>) -> Fut + Send + Sync + 'static,
+    F: Fn(RequestContext, String, String, Map<String, Value>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = HandlerResult<Vec<String>>> + Send + 'static,
 {
-    Arc::new(move |arg, value, ctx| Box::pin(f(arg, value, ctx)))
+    Arc::new(move |ctx, arg, value, context| Box::pin(f(ctx, arg, value, context)))
 }
 
 pub use object_fn as method_fn;

@@ -89,7 +89,7 @@ pub fn load(registry: &mut Registry) -> Result<(), Error> {
             )?,
         );
         let key = CompletionKey { ref_type: "ref/resource".into(), ref_name: uri_template, argument: "resourceId".into() };
-        registry.completions.insert(key, complete_fn(|_, value, _| async move { Ok(positive_id(&value).map(|_| vec![value]).unwrap_or_default()) }));
+        registry.completions.insert(key, complete_fn(|_, _, value, _| async move { Ok(positive_id(&value).map(|_| vec![value]).unwrap_or_default()) }));
     }
     prompts(registry);
     registry
@@ -214,7 +214,7 @@ fn prompts(registry: &mut Registry) {
     };
     registry.completions.insert(
         key("completable-prompt", "department"),
-        complete_fn(|_, value, _| async move {
+        complete_fn(|_, _, value, _| async move {
             Ok(starts_with(
                 &["Engineering", "Sales", "Marketing", "Support"],
                 &value,
@@ -223,7 +223,7 @@ fn prompts(registry: &mut Registry) {
     );
     registry.completions.insert(
         key("completable-prompt", "name"),
-        complete_fn(|_, value, context| async move {
+        complete_fn(|_, _, value, context| async move {
             let names: &[&str] = match context.get("department").and_then(Value::as_str) {
                 Some("Engineering") => &["Alice", "Bob", "Charlie"],
                 Some("Sales") => &["David", "Eve", "Frank"],
@@ -236,11 +236,11 @@ fn prompts(registry: &mut Registry) {
     );
     registry.completions.insert(
         key("resource-prompt", "resourceType"),
-        complete_fn(|_, value, _| async move { Ok(starts_with(&["Text", "Blob"], &value)) }),
+        complete_fn(|_, _, value, _| async move { Ok(starts_with(&["Text", "Blob"], &value)) }),
     );
     registry.completions.insert(
         key("resource-prompt", "resourceId"),
-        complete_fn(|_, value, _| async move {
+        complete_fn(|_, _, value, _| async move {
             Ok(positive_id(&value).map(|_| vec![value]).unwrap_or_default())
         }),
     );

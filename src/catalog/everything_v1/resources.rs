@@ -215,7 +215,7 @@ const PROMPT_COMPLETIONS: [(&str, &[&str]); 3] = [
 const RESOURCE_ID_COMPLETIONS: &[&str] = &["1", "2", "3", "4", "5"];
 
 fn prefix_completer(values: &'static [&'static str]) -> crate::server::handler::CompleteFn {
-    complete_fn(move |_, value, _| async move { Ok(starts_with(values, &value)) })
+    complete_fn(move |_, _, value, _| async move { Ok(starts_with(values, &value)) })
 }
 
 fn completions(registry: &mut Registry) {

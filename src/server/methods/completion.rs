@@ -2,6 +2,7 @@
 
 use super::{handler_error, optional_object, required_object, required_str};
 use crate::jsonrpc::ErrorObject;
+use crate::server::context::RequestContext;
 use crate::server::registry::CompletionKey;
 use crate::server::Server;
 use serde_json::{json, Map, Value};
@@ -10,7 +11,11 @@ use serde_json::{json, Map, Value};
 const MAX_VALUES: usize = 100;
 
 /// Finds the provider for `ref` + `argument.name` and returns its candidates (none → empty).
-pub async fn complete(server: &Server, params: &Map<String, Value>) -> Result<Value, ErrorObject> {
+pub async fn complete(
+    server: &Server,
+    ctx: RequestContext,
+    params: &Map<String, Value>,
+) -> Result<Value, ErrorObject> {
     let reference = required_object(params, "ref")?;
     let argument = required_object(params, "argument")?;
     let ref_type = required_str(&reference, "type")?;
@@ -38,7 +43,7 @@ pub async fn complete(server: &Server, params: &Map<String, Value>) -> Result<Va
         argument: arg_name.into(),
     };
     let mut values = match registry.completions.get(&key) {
-        Some(f) => f(arg_name.to_string(), value.to_string(), context)
+        Some(f) => f(ctx, arg_name.to_string(), value.to_string(), context)
             .await
             .map_err(handler_error)?,
         None => Vec::new(),

@@ -49,7 +49,7 @@ pub async fn call(
         ClientRequest::Unsubscribe => resources::subscribe(server, &ctx, &params, false),
         ClientRequest::ListPrompts => prompts::list(server, &ctx, &params),
         ClientRequest::GetPrompt => prompts::get(server, ctx, &params).await,
-        ClientRequest::Complete => completion::complete(server, &params).await,
+        ClientRequest::Complete => completion::complete(server, ctx, &params).await,
     }
 }
 
