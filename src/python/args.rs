@@ -11,6 +11,16 @@ pub fn json(text: &str) -> PyResult<Value> {
     serde_json::from_str(text).map_err(|e| ConfigError::new_err(format!("not JSON: {e}")))
 }
 
+/// A definition given as JSON text that must be an object (`what`: "a resource", ...).
+pub fn object(text: &str, what: &str) -> PyResult<serde_json::Map<String, Value>> {
+    match json(text)? {
+        Value::Object(m) => Ok(m),
+        _ => Err(ConfigError::new_err(format!(
+            "{what} definition must be an object"
+        ))),
+    }
+}
+
 /// A `notifications/message` level and payload: the level by its RFC 5424 name, the data as
 /// JSON text (text that is not JSON is sent as a string).
 pub fn log(level: &str, data: &str) -> PyResult<(LogLevel, Value)> {

@@ -9,9 +9,11 @@
 use super::args;
 use super::callback::{call_back, Pending};
 use super::errors::ClientError;
-use super::wait::{deadline_after, wait_interruptibly, Waited};
+use super::wait::{deadline_after, run_interruptibly, Waited};
 use crate::server::context::RequestContext;
-use crate::server::handler::{BoxFuture, HandlerError, HandlerResult};
+use crate::server::handler::{
+    BoxFuture, CompleteFn, HandlerError, HandlerResult, ObjectFn, ResourceFn, TemplateFn,
+};
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};
 use serde_json::Value;
@@ -97,17 +99,9 @@ impl Context {
         timeout: Option<f64>,
     ) -> PyResult<String> {
         let asking = self.asking(method, params, timeout)?;
-        let (tx, mut rx) = oneshot::channel();
-        let task = self.handle.spawn(async move {
-            let _ = tx.send(asking.await);
-        });
-        match wait_interruptibly(py, &self.handle, None, &mut rx) {
-            Ok(Waited::Done(Ok(answer))) => answer,
-            Ok(_) => Err(ClientError::new_err("the server stopped")),
-            Err(signal) => {
-                task.abort();
-                Err(signal)
-            }
+        match run_interruptibly(py, &self.handle, None, None, asking)? {
+            Waited::Done(answer) => answer,
+            Waited::TimedOut | Waited::Stopped => Err(ClientError::new_err("the server stopped")),
         }
     }
 
@@ -205,6 +199,60 @@ impl Reply {
 
 /// A Python invoker, shared by every call of one handler.
 pub type Invoker = Arc<Py<PyAny>>;
+
+/// A tool, prompt or custom method served by `invoker(arguments_json, context, reply)`.
+pub fn object(invoker: Py<PyAny>, handle: &Handle) -> ObjectFn {
+    let (invoker, handle) = (Arc::new(invoker), handle.clone());
+    Arc::new(move |ctx, args| {
+        let args = vec![Value::Object(args).to_string()];
+        call_invoker(invoker.clone(), handle.clone(), ctx, args)
+    })
+}
+
+/// A resource read by `invoker(uri, context, reply)`, which answers a contents array.
+pub fn resource(invoker: Py<PyAny>, handle: &Handle) -> ResourceFn {
+    let (invoker, handle) = (Arc::new(invoker), handle.clone());
+    Arc::new(move |ctx, uri| {
+        let call = call_invoker(invoker.clone(), handle.clone(), ctx, vec![uri]);
+        Box::pin(async move { contents(call.await?) })
+    })
+}
+
+/// A resource template read by `invoker(uri, variables_json, context, reply)`, which answers a
+/// contents array.
+pub fn template(invoker: Py<PyAny>, handle: &Handle) -> TemplateFn {
+    let (invoker, handle) = (Arc::new(invoker), handle.clone());
+    Arc::new(move |ctx, uri, vars| {
+        let args = vec![uri, Value::Object(vars).to_string()];
+        let call = call_invoker(invoker.clone(), handle.clone(), ctx, args);
+        Box::pin(async move { contents(call.await?) })
+    })
+}
+
+/// A completion provider: `invoker(value, context_arguments_json, context, reply)` answers a
+/// JSON array of strings.
+pub fn completion(invoker: Py<PyAny>, handle: &Handle) -> CompleteFn {
+    let (invoker, handle) = (Arc::new(invoker), handle.clone());
+    Arc::new(move |ctx, _argument, value, context| {
+        let args = vec![value, Value::Object(context).to_string()];
+        let call = call_invoker(invoker.clone(), handle.clone(), ctx, args);
+        Box::pin(async move {
+            serde_json::from_value::<Vec<String>>(call.await?).map_err(|e| {
+                HandlerError::failed(format!("completions must be a list of strings: {e}"))
+            })
+        })
+    })
+}
+
+/// A resource handler's JSON answer as a contents array.
+fn contents(value: Value) -> HandlerResult<Vec<Value>> {
+    match value {
+        Value::Array(items) => Ok(items),
+        other => Err(HandlerError::failed(format!(
+            "a resource handler must return a contents array, got {other}"
+        ))),
+    }
+}
 
 /// Runs `invoker(*args, context, reply)` on the blocking pool and awaits its answer. The
 /// request's cancellation (or this future being dropped) cancels a still-running `async def`

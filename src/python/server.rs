@@ -6,20 +6,16 @@ use super::args;
 use super::callback::{call_back, Pending};
 use super::connection::Connection;
 use super::errors::{to_py, ConfigError};
-use super::handlers::call_invoker;
-use super::wait::{deadline_after, wait_detached, wait_interruptibly, Waited};
+use super::handlers;
+use super::wait::{deadline_after, run_interruptibly, wait_detached, wait_interruptibly, Waited};
 use crate::catalog;
 use crate::protocol::Revision;
-use crate::server::handler::{
-    prompt_fn, resource_fn, template_fn, tool_fn, HandlerError, HandlerResult,
-};
-use crate::server::registry::{ListKind, Prompt, Resource, ResourceTemplate, Tool};
+use crate::server::registry::{CompletionKey, ListKind, Prompt, Resource, ResourceTemplate, Tool};
 use crate::server::{Server as CoreServer, ServerConfig};
 use crate::transport::http::{self, guard::Allowlist, HttpConfig, HttpState};
 use crate::transport::{memory, relay, stdio};
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
-use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -157,24 +153,15 @@ impl Server {
     /// raises (the exception propagates after the server stopped cleanly).
     fn run_stdio(&self, py: Python<'_>) -> PyResult<()> {
         self.ensure_running()?;
-        let (done_tx, mut done_rx) = tokio::sync::oneshot::channel();
-        let shutdown = self.shutdown.child_token();
-        let core = self.core.clone();
-        let stop = shutdown.clone();
-        self.handle.spawn(async move {
-            let _ = done_tx.send(stdio::serve_stdio(core, stop).await);
-        });
-        let served = match wait_interruptibly(py, &self.handle, None, &mut done_rx) {
-            Ok(Waited::Done(Ok(result))) => result.map_err(Into::into),
-            Ok(_) => Ok(()),
-            Err(signal) => {
-                shutdown.cancel();
-                let _ = wait_detached(py, &self.handle, STOP_TIMEOUT, &mut done_rx);
-                Err(signal)
-            }
-        };
+        let stop = self.shutdown.child_token();
+        let serve = stdio::serve_stdio(self.core.clone(), stop.clone());
+        let drain = Some((&stop, STOP_TIMEOUT));
+        let served = run_interruptibly(py, &self.handle, None, drain, serve);
         self.core.recorder.flush();
-        served
+        match served? {
+            Waited::Done(result) => result.map_err(Into::into),
+            Waited::TimedOut | Waited::Stopped => Ok(()),
+        }
     }
 
     /// Serves Streamable HTTP (`/mcp`), legacy SSE (`/sse`, `/message`) and `/health` on
@@ -344,18 +331,8 @@ impl Server {
         invoker: Py<PyAny>,
         requires: Option<String>,
     ) -> PyResult<()> {
-        let definition = args::json(definition)?;
-        let invoker = Arc::new(invoker);
-        let handle = self.handle.clone();
-        let handler = tool_fn(move |ctx, args| {
-            call_invoker(
-                invoker.clone(),
-                handle.clone(),
-                ctx,
-                vec![Value::Object(args).to_string()],
-            )
-        });
-        let mut tool = Tool::new(definition, handler).map_err(to_py)?;
+        let handler = handlers::object(invoker, &self.handle);
+        let mut tool = Tool::new(args::json(definition)?, handler).map_err(to_py)?;
         if let Some(path) = requires {
             tool = tool.requiring(&path);
         }
@@ -366,20 +343,9 @@ impl Server {
     /// Registers a resource: `definition` (JSON text with `uri`), `invoker(uri, context) ->
     /// contents_json` (a JSON array of contents).
     fn add_resource(&self, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
-        let Value::Object(definition) = args::json(definition)? else {
-            return Err(ConfigError::new_err(
-                "a resource definition must be an object",
-            ));
-        };
-        let invoker = Arc::new(invoker);
-        let handle = self.handle.clone();
-        let handler = resource_fn(move |ctx, uri| {
-            let call = call_invoker(invoker.clone(), handle.clone(), ctx, vec![uri]);
-            async move { contents(call.await?) }
-        });
         self.core.add_resource(Resource {
-            definition,
-            handler,
+            definition: args::object(definition, "a resource")?,
+            handler: handlers::resource(invoker, &self.handle),
         });
         Ok(())
     }
@@ -387,88 +353,40 @@ impl Server {
     /// Registers a resource template: `definition` (JSON text with `uriTemplate`),
     /// `invoker(uri, variables_json, context) -> contents_json`.
     fn add_template(&self, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
-        let definition = args::json(definition)?;
-        let invoker = Arc::new(invoker);
-        let handle = self.handle.clone();
-        let handler = template_fn(move |ctx, uri, vars| {
-            let call = call_invoker(
-                invoker.clone(),
-                handle.clone(),
-                ctx,
-                vec![uri, Value::Object(vars).to_string()],
-            );
-            async move { contents(call.await?) }
-        });
-        self.core
-            .add_template(ResourceTemplate::new(definition, handler).map_err(to_py)?);
+        let handler = handlers::template(invoker, &self.handle);
+        let template = ResourceTemplate::new(args::json(definition)?, handler).map_err(to_py)?;
+        self.core.add_template(template);
         Ok(())
     }
 
     /// Registers a prompt: `definition` (JSON text with `name`, `arguments`),
     /// `invoker(arguments_json, context) -> result_json`.
     fn add_prompt(&self, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
-        let Value::Object(definition) = args::json(definition)? else {
-            return Err(ConfigError::new_err(
-                "a prompt definition must be an object",
-            ));
-        };
-        let invoker = Arc::new(invoker);
-        let handle = self.handle.clone();
-        let handler = prompt_fn(move |ctx, args| {
-            call_invoker(
-                invoker.clone(),
-                handle.clone(),
-                ctx,
-                vec![Value::Object(args).to_string()],
-            )
-        });
         self.core.add_prompt(Prompt {
-            definition,
-            handler,
+            definition: args::object(definition, "a prompt")?,
+            handler: handlers::object(invoker, &self.handle),
         });
         Ok(())
     }
 
     /// Registers a custom JSON-RPC method served by `invoker(params_json, context) -> result_json`.
     fn add_method(&self, name: &str, invoker: Py<PyAny>) -> PyResult<()> {
-        if self.core.knows_method(name) && !self.core.registry().methods.contains_key(name) {
-            return Err(ConfigError::new_err(format!("{name} is a built-in method")));
-        }
-        let invoker = Arc::new(invoker);
-        let handle = self.handle.clone();
-        let method: crate::server::handler::MethodFn = Arc::new(move |ctx, params| {
-            call_invoker(
-                invoker.clone(),
-                handle.clone(),
-                ctx,
-                vec![Value::Object(params).to_string()],
-            )
-        });
-        self.core.add_method(name, method);
-        Ok(())
+        self.core
+            .add_method(name, handlers::object(invoker, &self.handle))
+            .map_err(to_py)
     }
 
     /// Registers completions for `argument` of a prompt (`ref/prompt`, by name) or a resource
     /// template (`ref/resource`, by `uriTemplate`): `invoker(value, context_arguments_json,
     /// context, reply)` answers a JSON array of strings.
     fn add_completion(&self, ref_type: &str, ref_name: &str, argument: &str, invoker: Py<PyAny>) {
-        let invoker = Arc::new(invoker);
-        let handle = self.handle.clone();
-        let complete = crate::server::handler::complete_fn(move |ctx, _arg, value, context| {
-            let args = vec![value, Value::Object(context).to_string()];
-            let call = call_invoker(invoker.clone(), handle.clone(), ctx, args);
-            async move {
-                serde_json::from_value::<Vec<String>>(call.await?).map_err(|e| {
-                    HandlerError::failed(format!("completions must be a list of strings: {e}"))
-                })
-            }
-        });
-        let key = crate::server::registry::CompletionKey {
+        let key = CompletionKey {
             ref_type: ref_type.into(),
             ref_name: ref_name.into(),
             argument: argument.into(),
         };
-        self.core.add_completion(key, complete);
+        self.core
+            .add_completion(key, handlers::completion(invoker, &self.handle));
     }
 
     /// Asks the client of one session (`session`), or of every initialized session, something
@@ -484,17 +402,9 @@ impl Server {
         timeout: f64,
     ) -> PyResult<Vec<(String, String)>> {
         let asking = self.asking(method, params, session, timeout)?;
-        let (tx, mut rx) = tokio::sync::oneshot::channel();
-        let task = self.handle.spawn(async move {
-            let _ = tx.send(asking.await);
-        });
-        match wait_interruptibly(py, &self.handle, None, &mut rx) {
-            Ok(Waited::Done(Ok(answers))) => answers,
-            Ok(_) => Err(to_py(crate::Error::Stopped)),
-            Err(signal) => {
-                task.abort();
-                Err(signal)
-            }
+        match run_interruptibly(py, &self.handle, None, None, asking)? {
+            Waited::Done(answers) => answers,
+            Waited::TimedOut | Waited::Stopped => Err(to_py(crate::Error::Stopped)),
         }
     }
 
@@ -607,16 +517,6 @@ fn seconds(name: &str, v: f64) -> PyResult<Duration> {
     })
 }
 
-/// A resource handler's JSON answer as a contents array.
-fn contents(value: Value) -> HandlerResult<Vec<Value>> {
-    match value {
-        Value::Array(items) => Ok(items),
-        other => Err(HandlerError::failed(format!(
-            "a resource handler must return a contents array, got {other}"
-        ))),
-    }
-}
-
 impl Server {
     /// Asking the clients, bounded by `timeout` seconds, with its outcome as Python sees it:
     /// shared by `ask` and `ask_async`.
@@ -629,28 +529,23 @@ impl Server {
     ) -> PyResult<impl std::future::Future<Output = PyResult<Vec<(String, String)>>> + Send + 'static>
     {
         let params = params.map(args::json).transpose()?;
-        let targets = session.map_or_else(|| self.core.session_ids(), |s| vec![s]);
         let core = self.core.clone();
         let method = method.to_string();
         let deadline = tokio::time::Instant::from_std(deadline_after(timeout));
-        let work = async move {
-            let mut out = Vec::new();
-            for id in targets {
-                let answer = match core.ask_session(&id, &method, params.clone()).await {
-                    Some(Ok(v)) => v,
-                    Some(Err(e)) => serde_json::json!({ "error": e }),
-                    None => {
-                        serde_json::json!({ "error": { "code": -32603, "message": "no such open session" } })
-                    }
-                };
-                out.push((id, answer.to_string()));
-            }
-            out
-        };
         Ok(async move {
-            tokio::time::timeout_at(deadline, work).await.map_err(|_| {
-                super::errors::ClientError::new_err(format!("no answer within {timeout} s"))
-            })
+            let asked = core.ask_sessions(session.as_deref(), &method, params);
+            let answers = tokio::time::timeout_at(deadline, asked)
+                .await
+                .map_err(|_| {
+                    super::errors::ClientError::new_err(format!("no answer within {timeout} s"))
+                })?;
+            Ok(answers
+                .into_iter()
+                .map(|(id, answer)| {
+                    let answer = answer.unwrap_or_else(|e| serde_json::json!({ "error": e }));
+                    (id, answer.to_string())
+                })
+                .collect())
         })
     }
 

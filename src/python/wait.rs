@@ -6,6 +6,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
 use tokio::runtime::Handle;
+use tokio_util::sync::CancellationToken;
 
 /// How often a blocking wait wakes up to let Python handle signals (Ctrl-C, SIGTERM).
 pub const SIGNAL_POLL: Duration = Duration::from_millis(50);
@@ -81,4 +82,42 @@ pub fn deadline_after(seconds: f64) -> Instant {
         .unwrap_or(Duration::from_secs(100 * 365 * 24 * 3600));
     now.checked_add(wait)
         .unwrap_or(now + Duration::from_secs(365 * 24 * 3600))
+}
+
+/// Runs `work` as a task on `handle` and waits for its output, GIL released and interruptible
+/// (as [`wait_interruptibly`]), until `deadline`: the one way a Python-called method blocks on
+/// work of its own. When a signal handler raises or the deadline passes, the task is stopped:
+/// with `drain`, its token is cancelled and the task gets that long to finish cleanly (a server
+/// flushing its streams); after that, or without `drain`, it is aborted.
+pub fn run_interruptibly<F>(
+    py: Python<'_>,
+    handle: &Handle,
+    deadline: Option<Instant>,
+    drain: Option<(&CancellationToken, Duration)>,
+    work: F,
+) -> PyResult<Waited<F::Output>>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let mut task = handle.spawn(work);
+    let waited = wait_interruptibly(py, handle, deadline, &mut task);
+    let finished = match &waited {
+        Ok(Waited::Done(_)) => true,
+        Ok(Waited::Stopped) => return Ok(Waited::Stopped),
+        Ok(Waited::TimedOut) | Err(_) => false,
+    };
+    if !finished {
+        if let Some((token, grace)) = drain {
+            token.cancel();
+            let _ = wait_detached(py, handle, grace, &mut task);
+        }
+        task.abort();
+    }
+    Ok(match waited? {
+        Waited::Done(Ok(out)) => Waited::Done(out),
+        // The task panicked or the runtime shut down under it.
+        Waited::Done(Err(_)) | Waited::Stopped => Waited::Stopped,
+        Waited::TimedOut => Waited::TimedOut,
+    })
 }

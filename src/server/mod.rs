@@ -307,29 +307,47 @@ impl Server {
         });
     }
 
-    /// Adds (or replaces) a custom JSON-RPC method.
-    pub fn add_method(&self, name: &str, method: handler::MethodFn) {
+    /// Adds (or replaces) a custom JSON-RPC method; a built-in method's name is refused (it
+    /// would never be routed to the custom one).
+    pub fn add_method(&self, name: &str, method: handler::MethodFn) -> Result<(), Error> {
+        if crate::protocol::methods::ClientRequest::parse(name).is_some() {
+            return Err(Error::Config(format!("{name} is a built-in method")));
+        }
         self.change_registry(None, |r| {
             r.methods.insert(name.to_string(), method);
         });
+        Ok(())
     }
 
-    /// Sends a request to the client of session `session_id` (e.g. `roots/list`) and waits for
-    /// its answer; `None` when there is no such open session.
-    pub async fn ask_session(
+    /// Sends a request (e.g. `roots/list`) to the client of session `session_id`, or of every
+    /// initialized session, on each session's own stream (it is made for no client request), and
+    /// waits for every answer: `(session id, result or error)`, one after the other. A session id
+    /// that names no open session is answered with an error.
+    pub async fn ask_sessions(
         &self,
-        session_id: &str,
+        session_id: Option<&str>,
         method: &str,
         params: Option<Value>,
-    ) -> Option<Result<Value, crate::jsonrpc::ErrorObject>> {
-        let session = self
-            .sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(session_id)
-            .and_then(Weak::upgrade)?;
-        let sink = session.sink.clone();
-        Some(session.request(&sink, method, params).await)
+    ) -> Vec<(String, Result<Value, crate::jsonrpc::ErrorObject>)> {
+        let targets = session_id.map_or_else(|| self.session_ids(), |s| vec![s.to_string()]);
+        let mut answers = Vec::with_capacity(targets.len());
+        for id in targets {
+            let session = self
+                .sessions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(id.as_str())
+                .and_then(Weak::upgrade);
+            let answer = match session {
+                Some(s) => s.request(&s.sink, method, params.clone()).await,
+                None => Err(crate::jsonrpc::ErrorObject::new(
+                    crate::jsonrpc::code::INTERNAL_ERROR,
+                    "no such open session",
+                )),
+            };
+            answers.push((id, answer));
+        }
+        answers
     }
 
     /// Sends a notification to one session (`Some(id)`) or every initialized one; returns how
