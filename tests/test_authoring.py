@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 from mcp.types import TextContent
 
-from everything_mcp import ClientError, Context, Server, content
+from everything_mcp import ClientError, ConfigError, Context, Server, content
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
 
@@ -461,3 +461,16 @@ def test_sync_handlers_share_a_bounded_pool() -> None:
             release.set()
         answers = [json.loads(conn.recv(timeout=20) or "null") for _ in range(100)]
         assert sorted(a["id"] for a in answers) == list(range(1, 101))
+
+
+def test_a_built_in_method_name_cannot_be_taken_and_a_missing_session_is_answered() -> None:
+    with Server(catalogs=["none"]) as srv:
+        with pytest.raises(ConfigError, match="tools/list is a built-in method"):
+
+            @srv.method("tools/list")
+            def shadow() -> dict[str, str]:
+                return {}
+
+        assert srv.ask("roots/list", session="nobody", timeout=5) == {
+            "nobody": {"error": {"code": -32603, "message": "no such open session"}}
+        }
