@@ -721,14 +721,35 @@ async fn every_listed_method_routes_to_a_handler() {
     let s = server(None);
     let mut c = Client::new(&s);
     c.initialize("2025-11-25").await;
+    let mut stateless = Client::new(&s);
+    let envelope = json!({ "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    } });
     for (id, method) in (1..).zip(ClientRequest::ALL) {
-        let r = c.request(id, method.as_str(), json!({})).await;
-        assert_eq!(r["id"], id, "{method}: {r}");
-        assert_ne!(
-            r["error"]["code"], -32601,
-            "{method} is listed but not routed: {r}"
-        );
+        for (era, client, params, served) in [
+            ("handshake", &mut c, json!({}), method.in_handshake_era()),
+            (
+                "stateless",
+                &mut stateless,
+                envelope.clone(),
+                method.in_stateless_era(),
+            ),
+        ] {
+            if *method == ClientRequest::Listen && served {
+                continue; // a stream, not an answer
+            }
+            let r = client.request(id, method.as_str(), params).await;
+            assert_eq!(r["id"], id, "{method}: {r}");
+            let code = &r["error"]["code"];
+            if served {
+                assert_ne!(
+                    code, -32601,
+                    "{method} is listed but not routed ({era}): {r}"
+                );
+            } else {
+                assert_eq!(code, -32601, "{method} is not in the {era} era: {r}");
+            }
+        }
     }
-    let r = c.request(99, "server/discover", json!({})).await;
-    assert_eq!(r["error"]["code"], -32601);
 }

@@ -348,7 +348,9 @@ async def test_aask_lets_an_in_process_async_client_answer() -> None:
             return await ctx.alist_roots()  # the package's loop keeps running while the client answers
 
         with anyio.fail_after(20):
-            async with Client(StdioServerParameters(**srv.stdio_params), list_roots_callback=roots) as client:
+            async with Client(
+                StdioServerParameters(**srv.stdio_params), mode="legacy", list_roots_callback=roots
+            ) as client:
                 session = (await srv.traffic.await_for("notifications/initialized")).conn
                 # srv.ask would block this thread, the one the client answers on.
                 answers = await srv.aask("roots/list")

@@ -83,6 +83,7 @@ async def connect(transport: str, seen: Seen, http_url: str) -> AsyncIterator[Cl
         target = http_url
     client = Client(
         target,
+        mode="legacy",
         read_timeout_seconds=10,
         sampling_callback=seen.sample,
         elicitation_callback=seen.elicit,

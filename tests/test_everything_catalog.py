@@ -94,7 +94,9 @@ async def connect(
             "elicitation_callback": peer.elicit,
             "list_roots_callback": peer.roots,
         }
-    client = Client(target, read_timeout_seconds=10, logging_callback=peer.log, message_handler=peer.message, **extra)
+    client = Client(
+        target, mode="legacy", read_timeout_seconds=10, logging_callback=peer.log, message_handler=peer.message, **extra
+    )
     async with client:
         yield client
 

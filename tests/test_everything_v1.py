@@ -448,6 +448,7 @@ async def connect(
         target = StdioServerParameters(command=sys.executable, args=args, env=env)
     client = Client(
         target,
+        mode="legacy",
         read_timeout_seconds=10,
         sampling_callback=seen.sample,
         elicitation_callback=seen.elicit,

@@ -115,7 +115,9 @@ async def test_sdk_client_over_streamable_http(server: Server) -> None:
         progress.append((p, total, message))
 
     with anyio.fail_after(20):
-        async with Client(server.http_url or "", read_timeout_seconds=10, logging_callback=on_log) as client:
+        async with Client(
+            server.http_url or "", mode="legacy", read_timeout_seconds=10, logging_callback=on_log
+        ) as client:
             assert client.protocol_version == "2025-11-25"
             names = [t.name for t in (await client.list_tools()).tools]
             assert names[0] == "echo" and "get-sum" in names
@@ -600,6 +602,7 @@ async def test_sdk_client_without_a_get_stream_answers_the_tools_requests(no_get
     with anyio.fail_after(30):
         async with Client(
             url,
+            mode="legacy",
             read_timeout_seconds=10,
             list_roots_callback=roots,
             sampling_callback=sample,

@@ -52,6 +52,30 @@ impl LogLevel {
     }
 }
 
+/// Which `notifications/message` a client receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFilter {
+    /// Every message: a handshake-era session before `logging/setLevel` (as the reference
+    /// server does).
+    All,
+    /// Messages at this level or more severe: after `logging/setLevel`, or a stateless
+    /// request's `io.modelcontextprotocol/logLevel`.
+    AtLeast(LogLevel),
+    /// None: a stateless request without a log level (the spec: MUST NOT send any).
+    Off,
+}
+
+impl LogFilter {
+    /// Whether a message at `level` goes out.
+    pub fn allows(self, level: LogLevel) -> bool {
+        match self {
+            Self::All => true,
+            Self::AtLeast(min) => level >= min,
+            Self::Off => false,
+        }
+    }
+}
+
 impl fmt::Display for LogLevel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

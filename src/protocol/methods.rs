@@ -78,6 +78,46 @@ method_names! {
         GetPrompt = "prompts/get",
         /// Completes a prompt argument or a template variable.
         Complete = "completion/complete",
+        /// Stateless era: what the server is and serves (replaces `initialize`).
+        Discover = "server/discover",
+        /// Stateless era: a long-lived request whose stream carries the notifications the
+        /// client asked for (replaces the standalone stream and `resources/subscribe`).
+        Listen = "subscriptions/listen",
+    }
+}
+
+impl ClientRequest {
+    /// Whether the handshake era (2024-11-05 … 2025-11-25) has this method.
+    pub const fn in_handshake_era(self) -> bool {
+        !matches!(self, Self::Discover | Self::Listen)
+    }
+
+    /// Whether the stateless era (2026-07-28) has this method: it removed `initialize`,
+    /// `ping`, `logging/setLevel` and `resources/(un)subscribe`.
+    pub const fn in_stateless_era(self) -> bool {
+        !matches!(
+            self,
+            Self::Initialize | Self::Ping | Self::SetLogLevel | Self::Subscribe | Self::Unsubscribe
+        )
+    }
+
+    /// Whether a stateless result of this method carries cache hints (`ttlMs`, `cacheScope`).
+    pub const fn is_cacheable(self) -> bool {
+        matches!(
+            self,
+            Self::Discover
+                | Self::ListTools
+                | Self::ListPrompts
+                | Self::ListResources
+                | Self::ListResourceTemplates
+                | Self::ReadResource
+        )
+    }
+
+    /// Whether a stateless result of this method may ask the client for input
+    /// (`resultType: "input_required"`).
+    pub const fn may_require_input(self) -> bool {
+        matches!(self, Self::CallTool | Self::GetPrompt | Self::ReadResource)
     }
 }
 
@@ -114,6 +154,9 @@ method_names! {
         PromptListChanged = "notifications/prompts/list_changed",
         /// Client → server: the client's roots changed.
         RootsListChanged = "notifications/roots/list_changed",
+        /// Server → client, stateless era: the first frame of a `subscriptions/listen` stream,
+        /// with the filter the server honours.
+        SubscriptionsAcknowledged = "notifications/subscriptions/acknowledged",
     }
 }
 
@@ -140,7 +183,7 @@ mod tests {
         for m in NotificationMethod::ALL {
             assert_eq!(NotificationMethod::parse(m.as_str()), Some(*m));
         }
-        assert_eq!(ClientRequest::parse("server/discover"), None);
+        assert_eq!(ClientRequest::parse("unknown/method"), None);
         assert_eq!(ClientRequest::parse("Tools/List"), None);
     }
 

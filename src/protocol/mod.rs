@@ -3,10 +3,11 @@
 //! handler.
 
 pub mod capabilities;
+pub mod envelope;
 pub mod logging;
 pub mod methods;
 pub mod revision;
 pub mod shape;
 
-pub use logging::LogLevel;
+pub use logging::{LogFilter, LogLevel};
 pub use revision::Revision;

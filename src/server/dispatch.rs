@@ -14,12 +14,14 @@ use super::Server;
 use crate::jsonrpc::{
     self, ErrorObject, Frame, Invalid, Message, Notification, Request, RequestId,
 };
+use crate::protocol::envelope;
 use crate::protocol::methods::{ClientRequest, NotificationMethod};
 use crate::traffic::{Direction, FrameMeta, HttpMeta, Kind, Parsed};
 use futures::FutureExt;
 use serde_json::{Map, Value};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 
 /// What the transport must do after handing a frame to [`Server::receive`].
 pub enum Work {
@@ -62,6 +64,17 @@ impl Decoded {
         }
     }
 
+    /// Whether a single request or notification carries the stateless envelope.
+    pub fn has_envelope(&self) -> bool {
+        match &self.frame {
+            Ok(Frame::Single(Message::Request(r))) => r.params.as_ref(),
+            Ok(Frame::Single(Message::Notification(n))) => n.params.as_ref(),
+            _ => None,
+        }
+        .and_then(Value::as_object)
+        .is_some_and(envelope::is_stateless)
+    }
+
     /// The method of a single request or notification.
     pub fn method(&self) -> Option<&str> {
         match &self.frame {
@@ -91,9 +104,12 @@ impl Server {
         }
     }
 
-    /// Whether this server serves `method` (anything else is `-32601`).
-    pub fn knows_method(&self, method: &str) -> bool {
-        ClientRequest::parse(method).is_some() || self.registry().methods.contains_key(method)
+    /// Whether a handshake-era client may call `method` here (anything else is `-32601`).
+    pub fn knows_handshake_method(&self, method: &str) -> bool {
+        match ClientRequest::parse(method) {
+            Some(m) => m.in_handshake_era(),
+            None => self.registry().methods.contains_key(method),
+        }
     }
 
     /// Decodes one incoming frame of `session` (batches are refused here unless the session's
@@ -275,18 +291,38 @@ impl Server {
         }
     }
 
-    /// Applies the lifecycle rules to a request, then answers or schedules it.
-    fn handle_request(self: &Arc<Self>, session: &Arc<Session>, sink: &Sink, req: Request) -> Work {
+    /// Routes a request to its era: the stateless gate (`stateless.rs`) or the handshake
+    /// lifecycle rules; then answers or schedules it.
+    fn handle_request(
+        self: &Arc<Self>,
+        session: &Arc<Session>,
+        sink: &Sink,
+        mut req: Request,
+    ) -> Work {
         let reply = |m: Message| Work::Reply(Outgoing::One(m));
-        let Some(route) = self.route(&req.method) else {
+        let route = self.route(&req.method);
+        let params = match split_params(req.params.take()) {
+            Ok(p) => p,
+            Err(e) if route.is_some() => return reply(Message::error(Some(req.id), e)),
+            Err(_) => Map::new(),
+        };
+        if self.is_stateless_request(session, &params) {
+            return self.handle_stateless(session, sink, req, route, params);
+        }
+        if envelope::is_stateless(&params) && session.phase() != Phase::New {
+            let e = ErrorObject::invalid_request(
+                "this connection serves the handshake era (it sent initialize); requests carrying the 2026-07-28 envelope are not accepted on it",
+            );
+            return reply(Message::error(Some(req.id), e));
+        }
+        let Some(route) = route.filter(|r| match r {
+            Route::Builtin(m) => m.in_handshake_era(),
+            Route::Custom(_) => true,
+        }) else {
             return reply(Message::error(
                 Some(req.id),
                 ErrorObject::method_not_found(&req.method),
             ));
-        };
-        let params = match split_params(req.params) {
-            Ok(p) => p,
-            Err(e) => return reply(Message::error(Some(req.id), e)),
         };
         // Answered in frame order, before anything that follows them is decided.
         match route {
@@ -306,33 +342,48 @@ impl Server {
             ));
             return reply(Message::error(Some(req.id), e));
         }
-        let Some((generation, cancel)) = session.begin_request(&req.id) else {
-            // Answered with a null id: echoing the id would look like the answer to the
-            // request that is still running under it.
-            let e = ErrorObject::invalid_request(format!(
-                "request id {} is already in flight on this connection",
-                req.id
-            ));
-            return reply(Message::error(None, e));
-        };
+        match begin(session, &req) {
+            Ok(begun) => {
+                let request_session = session.clone();
+                Work::Task(self.serve(session, request_session, sink, req, route, params, begun))
+            }
+            Err(refused) => reply(Message::error(None, refused)),
+        }
+    }
+
+    /// The future that serves a begun request of connection `conn` on `session` (the
+    /// connection's own in the handshake era, the request's own in the stateless era): the
+    /// handler runs until it answers or the request is cancelled; a panic becomes `-32603`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn serve(
+        self: &Arc<Self>,
+        conn: &Arc<Session>,
+        session: Arc<Session>,
+        sink: &Sink,
+        req: Request,
+        route: Route,
+        params: Map<String, Value>,
+        (generation, cancel): (u64, CancellationToken),
+    ) -> BoxFuture<Option<Outgoing>> {
         let meta = match params.get("_meta") {
             Some(Value::Object(m)) => m.clone(),
             _ => Map::new(),
         };
         let ctx = RequestContext {
             server: self.clone(),
-            session: session.clone(),
+            revision: session.revision(),
+            session,
             sink: sink.clone(),
             request_id: req.id.clone(),
             method: req.method.clone(),
-            revision: session.revision(),
             meta,
             cancel: cancel.clone(),
         };
         let server = self.clone();
-        let session = session.clone();
-        Work::Task(Box::pin(async move {
+        let conn = conn.clone();
+        Box::pin(async move {
             let id = req.id;
+            let session = ctx.session.clone();
             let serve = AssertUnwindSafe(methods::call(&server, ctx, route, params)).catch_unwind();
             let result = tokio::select! {
                 biased;
@@ -343,13 +394,16 @@ impl Server {
                     Err(ErrorObject::internal(format!("the handler of {} panicked: {what}", req.method)))
                 })),
             };
-            session.end_request(&id, generation);
+            conn.end_request(&id, generation);
+            if !Arc::ptr_eq(&session, &conn) {
+                session.close(); // a request's own session ends with it
+            }
             // A cancelled request gets no response (the spec: the receiver SHOULD NOT respond),
             // even when its handler noticed the cancellation and returned.
             result
                 .filter(|_| !cancel.is_cancelled())
                 .map(|r| Outgoing::One(outcome_message(id, r)))
-        }))
+        })
     }
 
     /// Handles a client notification (never answered).
@@ -372,7 +426,7 @@ impl Server {
                             hook(self.clone(), session.clone());
                         }
                     }
-                    Phase::Ready => {}
+                    Phase::Ready | Phase::Stateless => {}
                 }
             }
             Some(NotificationMethod::Cancelled) => {
@@ -401,6 +455,21 @@ impl Server {
             }
         }
     }
+}
+
+/// Registers `req` as in flight on `conn`: its generation and cancellation token, or the
+/// refusal of an id already in flight there (answered with a null id: echoing the id would look
+/// like the answer to the request that is still running under it).
+pub(super) fn begin(
+    conn: &Session,
+    req: &Request,
+) -> Result<(u64, CancellationToken), ErrorObject> {
+    conn.begin_request(&req.id).ok_or_else(|| {
+        ErrorObject::invalid_request(format!(
+            "request id {} is already in flight on this connection",
+            req.id
+        ))
+    })
 }
 
 /// Why a batch cannot be served under the negotiated `revision`, if it cannot.

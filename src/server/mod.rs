@@ -11,6 +11,7 @@ pub mod pagination;
 pub mod registry;
 pub mod session;
 pub mod sink;
+pub mod stateless;
 pub mod uri_template;
 
 use crate::error::Error;
@@ -135,15 +136,7 @@ impl Server {
             TransportKind::Http | TransportKind::Sse => {
                 uuid::Uuid::new_v4().simple().to_string().into()
             }
-            TransportKind::Stdio | TransportKind::Memory => {
-                let n = self.next_conn.fetch_add(1, Ordering::Relaxed);
-                let label = if transport == TransportKind::Stdio {
-                    "stdio"
-                } else {
-                    "memory"
-                };
-                format!("{label}-{n}").into()
-            }
+            TransportKind::Stdio | TransportKind::Memory => self.connection_id(transport),
         };
         let sink = Sink::new(outlet, self.recorder.clone(), transport, id.clone());
         let session = Arc::new(Session::new(id.clone(), transport, sink));
@@ -151,6 +144,20 @@ impl Server {
         sessions.retain(|_, s| s.strong_count() > 0);
         sessions.insert(id, Arc::downgrade(&session));
         session
+    }
+
+    /// A fresh connection id as records name it (`stdio-1`, `memory-2`, `http-3`, ...): for a
+    /// connection that is not a handshake-era HTTP session (those are named by their
+    /// `Mcp-Session-Id`).
+    pub fn connection_id(&self, transport: TransportKind) -> Arc<str> {
+        let n = self.next_conn.fetch_add(1, Ordering::Relaxed);
+        let label = match transport {
+            TransportKind::Stdio => "stdio",
+            TransportKind::Memory => "memory",
+            TransportKind::Http => "http",
+            TransportKind::Sse => "sse",
+        };
+        format!("{label}-{n}").into()
     }
 
     /// Ends a session: its handlers stop and it receives no more broadcasts.
@@ -183,7 +190,9 @@ impl Server {
         sessions
             .values()
             .filter_map(Weak::upgrade)
-            .filter(|s| s.phase() != Phase::New && !s.closed.is_cancelled())
+            .filter(|s| {
+                matches!(s.phase(), Phase::Initializing | Phase::Ready) && !s.closed.is_cancelled()
+            })
             .collect()
     }
 

@@ -6,8 +6,9 @@
 use super::registry::Resource;
 use super::sink::Sink;
 use crate::jsonrpc::{ErrorObject, Message, RequestId};
+use crate::protocol::envelope::Envelope;
 use crate::protocol::methods::NotificationMethod;
-use crate::protocol::{LogLevel, Revision};
+use crate::protocol::{LogFilter, LogLevel, Revision};
 use crate::traffic::TransportKind;
 use serde_json::Value;
 use std::any::{Any, TypeId};
@@ -27,6 +28,10 @@ pub enum Phase {
     Initializing,
     /// `notifications/initialized` arrived.
     Ready,
+    /// A connection that serves the stateless era (its first request carried a 2026 envelope):
+    /// each request brings its own client description and is served by a session of its own
+    /// ([`Session::for_request`]); the connection itself gets no broadcasts.
+    Stateless,
 }
 
 /// What the `initialize` exchange settled, plus the settings the client changes later.
@@ -41,9 +46,9 @@ pub struct SessionState {
     /// `capabilities` as the client sent it (an object; `{}` before `initialize`). Shared:
     /// every `tools/call` reads it to decide which tools the client can see.
     pub client_capabilities: Arc<Value>,
-    /// Minimum level for `notifications/message`; `None` until `logging/setLevel` (then all
-    /// messages are sent, as the reference server does).
-    pub log_level: Option<LogLevel>,
+    /// Which `notifications/message` go out: all until `logging/setLevel` (as the reference
+    /// server does); for a stateless request, what its envelope asked for.
+    pub log_filter: LogFilter,
     /// URIs the client subscribed to with `resources/subscribe`.
     pub subscriptions: HashSet<String>,
 }
@@ -114,7 +119,7 @@ impl Session {
                 revision: None,
                 client_info: None,
                 client_capabilities: Arc::new(Value::Object(Default::default())),
-                log_level: None,
+                log_filter: LogFilter::All,
                 subscriptions: HashSet::new(),
             }),
             inflight: Mutex::default(),
@@ -124,6 +129,31 @@ impl Session {
             resources: Mutex::new(Vec::new()),
             extensions: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The session of one stateless request on connection `id`: ready at once, with the
+    /// revision, capabilities, identity and log filter of the request's envelope. It is not
+    /// registered with the server (a stateless client hears of changes only through
+    /// `subscriptions/listen`), and it closes when `closed` fires (the request ends), which
+    /// stops anything a handler started for it.
+    pub fn for_request(
+        id: Arc<str>,
+        transport: TransportKind,
+        sink: Sink,
+        envelope: &Envelope,
+        closed: CancellationToken,
+    ) -> Self {
+        let mut session = Self::new(id, transport, sink);
+        session.closed = closed;
+        let state = session.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        state.phase = Phase::Ready;
+        state.revision = Some(envelope.revision);
+        state.client_info = envelope.client_info.clone();
+        state.client_capabilities = envelope.client_capabilities.clone();
+        state.log_filter = envelope
+            .log_level
+            .map_or(LogFilter::Off, LogFilter::AtLeast);
+        session
     }
 
     /// A copy of the state.
@@ -146,9 +176,9 @@ impl Session {
         lock(&self.state).phase
     }
 
-    /// The client's minimum log level, if it set one.
-    pub fn log_level(&self) -> Option<LogLevel> {
-        lock(&self.state).log_level
+    /// Which log messages the client receives.
+    pub fn log_filter(&self) -> LogFilter {
+        lock(&self.state).log_filter
     }
 
     /// The negotiated revision, or the newest handshake revision before `initialize`.
@@ -232,7 +262,7 @@ impl Session {
 
     /// Sends `notifications/message` on `sink` unless the client's level filters it out.
     pub fn log_to(&self, sink: &Sink, level: LogLevel, data: Value, logger: Option<&str>) -> bool {
-        if self.log_level().is_some_and(|min| level < min) {
+        if !self.log_filter().allows(level) {
             return false;
         }
         let mut params = serde_json::Map::new();

@@ -2,11 +2,28 @@
 
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::capabilities::server_capabilities;
+use crate::protocol::envelope;
 use crate::protocol::revision::negotiate;
+use crate::protocol::Revision;
 use crate::server::session::{Phase, Session};
 use crate::server::Server;
 use serde_json::{Map, Value};
 use std::sync::Arc;
+
+/// Answers `server/discover` (stateless era): the stateless revisions served, the
+/// capabilities and the instructions. The server's identity is not a member: every stateless
+/// result carries it in `_meta` (`server::stateless::complete`).
+pub fn discover(server: &Server) -> Result<Value, ErrorObject> {
+    let mut result = Map::new();
+    let versions = envelope::stateless_names(&server.config.revisions);
+    result.insert("supportedVersions".into(), versions.into());
+    result.insert(
+        "capabilities".into(),
+        server_capabilities(Revision::V2026_07_28),
+    );
+    result.insert("instructions".into(), server.instructions().into());
+    Ok(Value::Object(result))
+}
 
 /// Answers `ping`: an empty result, in any phase.
 pub fn ping() -> Result<Value, ErrorObject> {

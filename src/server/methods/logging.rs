@@ -1,7 +1,7 @@
 //! `logging/setLevel`: the minimum level of `notifications/message` for this session.
 
 use crate::jsonrpc::ErrorObject;
-use crate::protocol::LogLevel;
+use crate::protocol::{LogFilter, LogLevel};
 use crate::server::context::RequestContext;
 use serde_json::{Map, Value};
 
@@ -10,6 +10,7 @@ pub fn set_level(ctx: &RequestContext, params: &Map<String, Value>) -> Result<Va
     let level: LogLevel = super::required_str(params, "level")?
         .parse()
         .map_err(ErrorObject::invalid_params)?;
-    ctx.session.update(|s| s.log_level = Some(level));
+    ctx.session
+        .update(|s| s.log_filter = LogFilter::AtLeast(level));
     Ok(Value::Object(Map::new()))
 }

@@ -50,6 +50,8 @@ pub async fn call(
         ClientRequest::ListPrompts => prompts::list(server, &ctx, &params),
         ClientRequest::GetPrompt => prompts::get(server, ctx, &params).await,
         ClientRequest::Complete => completion::complete(server, ctx, &params).await,
+        ClientRequest::Discover => lifecycle::discover(server),
+        ClientRequest::Listen => Err(ErrorObject::method_not_found("subscriptions/listen")),
     }
 }
 

@@ -6,6 +6,7 @@ pub mod guard;
 pub mod legacy_sse;
 pub mod sessions;
 pub mod sse;
+pub mod stateless;
 #[cfg(test)]
 mod status_tests;
 pub mod streamable;

@@ -5,6 +5,7 @@
 use super::sessions::{
     parse_event_id, Attach, Event, HttpSession, SessionKind, StreamOutlet, STANDALONE,
 };
+use super::stateless;
 use super::{
     accepts, header_value, http_meta, http_meta_reusing, is_json, read_body, record_exchange, sse,
     HttpState, Refusal, LAST_EVENT_ID, SESSION_HEADER, VERSION_HEADER,
@@ -26,7 +27,7 @@ use tokio::sync::mpsc;
 
 const PATH: &str = "/mcp";
 
-fn header_str<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
+pub fn header_str<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
@@ -138,8 +139,17 @@ pub async fn post(
             )
         }
     };
-    if header_str(&headers, &SESSION_HEADER).is_none() {
-        return initialize(&state, &headers, &body).await;
+    // The stateless era is told by its version header (every 2026 POST carries one); only a
+    // POST without a session is decoded before the choice (it may carry the envelope alone).
+    let stateless_header = header_str(&headers, &VERSION_HEADER)
+        .and_then(|v| v.trim().parse::<Revision>().ok())
+        .is_some_and(|r| !r.has_handshake());
+    if stateless_header || header_str(&headers, &SESSION_HEADER).is_none() {
+        let decoded = state.server.decode(None, &body);
+        if stateless::is_stateless(&state, &headers, &decoded) {
+            return stateless::post(&state, &headers, decoded).await;
+        }
+        return initialize(&state, &headers, &body, decoded).await;
     }
     let session = match find_session(&state, m, &headers, &body) {
         Ok(s) => s,
@@ -168,15 +178,19 @@ pub async fn post(
 }
 
 /// A POST without a session: only an `initialize` request opens one.
-async fn initialize(state: &Arc<HttpState>, headers: &HeaderMap, body: &[u8]) -> Response {
+async fn initialize(
+    state: &Arc<HttpState>,
+    headers: &HeaderMap,
+    body: &[u8],
+    decoded: Decoded,
+) -> Response {
     let m = &Method::POST;
-    let decoded = state.server.decode(None, body);
     if decoded.method() != Some(ClientRequest::Initialize.as_str()) || !decoded.expects_reply() {
         let (code, message) = match (decoded.error(), decoded.method()) {
             (Some(e), _) => (e.code, e.message.clone()),
             // An unknown method is -32601 at once, session or not: a 2.x client probes with
             // server/discover and falls back to initialize on the error.
-            (None, Some(method)) if decoded.expects_reply() && !state.server.knows_method(method) => {
+            (None, Some(method)) if decoded.expects_reply() && !state.server.knows_handshake_method(method) => {
                 (-32601, format!("Method not found: {method}"))
             }
             _ => (-32000, "Bad Request: Mcp-Session-Id header is required (only initialize may be sent without one)".into()),

@@ -1,74 +1,16 @@
-//! The fixtures the official conformance suite (`@modelcontextprotocol/conformance`) calls in
-//! the handshake era, with the texts of the suite's own reference server: tools `test_*`,
-//! resources `test://…`, prompts `test_*_prompt…`.
+//! The conformance suite's tools (`test_simple_text`, `test_image_content`, …), in its order.
 
-use super::{js_string, object, schema, string_arg, text_result, Options};
+use super::{elicitation_text, image, pause, plain, STEP, TEST_AUDIO_BASE64};
+use crate::catalog::{js_string, schema, text_result};
 use crate::error::Error;
 use crate::protocol::LogLevel;
-use crate::server::context::RequestContext;
-use crate::server::handler::{prompt_fn, resource_fn, template_fn, tool_fn, HandlerError};
-use crate::server::registry::{Prompt, Registry, Resource, ResourceTemplate, Tool};
+use crate::server::handler::{tool_fn, HandlerError};
+use crate::server::registry::Tool;
 use serde_json::{json, Value};
 use std::time::Duration;
 
-/// A 1×1 red PNG (the suite's test image).
-pub const TEST_IMAGE_BASE64: &str =
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
-
-/// A tiny WAV file (the suite's test audio).
-pub const TEST_AUDIO_BASE64: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
-
-/// The pause between the steps of the logging and progress fixtures.
-const STEP: Duration = Duration::from_millis(50);
-
-/// Registers every fixture.
-pub fn load(registry: &mut Registry, _options: &Options) -> Result<(), Error> {
-    for tool in tools()? {
-        registry.tools.insert(tool.name().to_string(), tool);
-    }
-    for resource in resources() {
-        registry
-            .resources
-            .insert(resource.uri().to_string(), resource);
-    }
-    let template = template()?;
-    registry
-        .templates
-        .insert("test://template/{id}/data".into(), template);
-    for prompt in prompts() {
-        registry.prompts.insert(prompt.name().to_string(), prompt);
-    }
-    Ok(())
-}
-
-/// A tool with no arguments.
-fn plain(name: &str, description: &str) -> Value {
-    json!({ "name": name, "description": description, "inputSchema": schema(json!({}), &[]) })
-}
-
-fn image() -> Value {
-    json!({ "type": "image", "data": TEST_IMAGE_BASE64, "mimeType": "image/png" })
-}
-
-/// `Elicitation completed: action=…, content=…` / `User response: …`, or the error text.
-fn elicitation_text(prefix: &str, answer: Result<Value, crate::jsonrpc::ErrorObject>) -> Value {
-    match answer {
-        Ok(r) => {
-            let action = r
-                .get("action")
-                .map_or_else(|| "undefined".into(), js_string);
-            let content = r
-                .get("content")
-                .filter(|c| !c.is_null())
-                .cloned()
-                .unwrap_or_else(|| json!({}));
-            text_result(format!("{prefix}: action={action}, content={content}"))
-        }
-        Err(e) => text_result(format!("Elicitation not supported or error: {}", e.message)),
-    }
-}
-
-fn tools() -> Result<Vec<Tool>, Error> {
+/// Every tool.
+pub(super) fn tools() -> Result<Vec<Tool>, Error> {
     let mut tools = vec![
         Tool::new(
             plain("test_simple_text", "Tests simple text content response"),
@@ -286,130 +228,4 @@ fn json_schema_2020_12() -> Value {
         "else": { "required": ["email"] },
         "additionalProperties": false
     })
-}
-
-/// Waits `d` unless the request is cancelled first.
-async fn pause(ctx: &RequestContext, d: Duration) -> Result<(), HandlerError> {
-    tokio::select! {
-        () = ctx.cancelled() => Err(HandlerError::failed("cancelled")),
-        () = tokio::time::sleep(d) => Ok(()),
-    }
-}
-
-/// A resource whose read always returns `contents`.
-fn fixed_resource(definition: Value, contents: Value) -> Resource {
-    Resource {
-        definition: object(definition),
-        handler: resource_fn(move |_, _| {
-            let contents = contents.clone();
-            async move { Ok(vec![contents]) }
-        }),
-    }
-}
-
-fn resources() -> Vec<Resource> {
-    vec![
-        fixed_resource(
-            json!({ "uri": "test://static-text", "name": "static-text", "title": "Static Text Resource", "description": "A static text resource for testing", "mimeType": "text/plain" }),
-            json!({ "uri": "test://static-text", "mimeType": "text/plain", "text": "This is the content of the static text resource." }),
-        ),
-        fixed_resource(
-            json!({ "uri": "test://static-binary", "name": "static-binary", "title": "Static Binary Resource", "description": "A static binary resource (image) for testing", "mimeType": "image/png" }),
-            json!({ "uri": "test://static-binary", "mimeType": "image/png", "blob": TEST_IMAGE_BASE64 }),
-        ),
-        fixed_resource(
-            json!({ "uri": "test://watched-resource", "name": "watched-resource", "title": "Watched Resource", "description": "A resource for subscribe/unsubscribe tests", "mimeType": "text/plain" }),
-            json!({ "uri": "test://watched-resource", "mimeType": "text/plain", "text": "Watched resource content" }),
-        ),
-    ]
-}
-
-fn template() -> Result<ResourceTemplate, Error> {
-    let uri_template = "test://template/{id}/data";
-    ResourceTemplate::new(
-        json!({
-            "uriTemplate": uri_template,
-            "name": "template",
-            "title": "Resource Template",
-            "description": "A resource template with parameter substitution",
-            "mimeType": "application/json"
-        }),
-        template_fn(|_, uri, vars| async move {
-            let id = vars
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            let text =
-                json!({ "id": id, "templateTest": true, "data": format!("Data for ID: {id}") })
-                    .to_string();
-            Ok(vec![
-                json!({ "uri": uri, "mimeType": "application/json", "text": text }),
-            ])
-        }),
-    )
-}
-
-/// A user message with one content block.
-fn user(content: Value) -> Value {
-    json!({ "role": "user", "content": content })
-}
-
-fn prompts() -> Vec<Prompt> {
-    let arg = |name: &str, description: &str| json!({ "name": name, "description": description, "required": true });
-    vec![
-        Prompt {
-            definition: object(
-                json!({ "name": "test_simple_prompt", "title": "Simple Test Prompt", "description": "A simple prompt without arguments" }),
-            ),
-            handler: prompt_fn(|_, _| async {
-                Ok(
-                    json!({ "messages": [user(json!({ "type": "text", "text": "This is a simple prompt for testing." }))] }),
-                )
-            }),
-        },
-        Prompt {
-            definition: object(json!({
-                "name": "test_prompt_with_arguments",
-                "title": "Prompt With Arguments",
-                "description": "A prompt with required arguments",
-                "arguments": [arg("arg1", "First test argument"), arg("arg2", "Second test argument")]
-            })),
-            handler: prompt_fn(|_, args| async move {
-                let get = |k: &str| string_arg(&args, k);
-                let text = format!(
-                    "Prompt with arguments: arg1='{}', arg2='{}'",
-                    get("arg1"),
-                    get("arg2")
-                );
-                Ok(json!({ "messages": [user(json!({ "type": "text", "text": text }))] }))
-            }),
-        },
-        Prompt {
-            definition: object(json!({
-                "name": "test_prompt_with_embedded_resource",
-                "title": "Prompt With Embedded Resource",
-                "description": "A prompt that includes an embedded resource",
-                "arguments": [arg("resourceUri", "URI of the resource to embed")]
-            })),
-            handler: prompt_fn(|_, args| async move {
-                let uri = args.get("resourceUri").cloned().unwrap_or_default();
-                let resource = json!({ "uri": uri, "mimeType": "text/plain", "text": "Embedded resource content for testing." });
-                Ok(json!({ "messages": [
-                    user(json!({ "type": "resource", "resource": resource })),
-                    user(json!({ "type": "text", "text": "Please process the embedded resource above." }))
-                ] }))
-            }),
-        },
-        Prompt {
-            definition: object(
-                json!({ "name": "test_prompt_with_image", "title": "Prompt With Image", "description": "A prompt that includes image content" }),
-            ),
-            handler: prompt_fn(|_, _| async {
-                Ok(
-                    json!({ "messages": [user(image()), user(json!({ "type": "text", "text": "Please analyze the image above." }))] }),
-                )
-            }),
-        },
-    ]
 }

@@ -1,0 +1,211 @@
+//! The stateless era's per-request envelope (2026-07-28): what a request's `params._meta` says
+//! about its client instead of an `initialize` handshake, and what every result says back.
+//!
+//! A request whose `_meta` carries [`PROTOCOL_VERSION`] is a stateless request; the envelope is
+//! read from it once, here, with the spec's errors for what is missing or malformed.
+
+use super::{LogLevel, Revision};
+use crate::jsonrpc::{code, ErrorObject};
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+
+/// `_meta` key: the revision the request is sent under (required).
+pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key: what the client can do (required, an object).
+pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key: who the client is (optional).
+pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key: the least severe `notifications/message` the client wants for this request
+/// (optional; without it no log message is sent).
+pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+/// Result `_meta` key: who the server is (every stateless result carries it).
+pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// Notification `_meta` key: the `subscriptions/listen` request a notification belongs to.
+pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// `-32020`: an HTTP header disagrees with the body (or a required one is missing).
+pub const HEADER_MISMATCH: i64 = -32020;
+/// `-32021`: the request needs a client capability its envelope does not declare.
+pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
+/// `-32022`: the envelope names a revision this server does not serve.
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+/// What a stateless request's `_meta` declares about its client.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Envelope {
+    /// The revision the request is sent under.
+    pub revision: Revision,
+    /// The client's capabilities for this request (an object).
+    pub client_capabilities: Arc<Value>,
+    /// The client's identity, if it sent one.
+    pub client_info: Option<Value>,
+    /// The least severe log message wanted; `None`: no log messages at all.
+    pub log_level: Option<LogLevel>,
+}
+
+/// Whether `params` carry a stateless envelope (a `_meta` with [`PROTOCOL_VERSION`]): the mark
+/// of a 2026-07-28 request.
+pub fn is_stateless(params: &Map<String, Value>) -> bool {
+    params
+        .get("_meta")
+        .and_then(Value::as_object)
+        .is_some_and(|m| m.contains_key(PROTOCOL_VERSION))
+}
+
+/// Reads the envelope of a stateless request whose revision must be one of `supported`:
+/// a missing or malformed `_meta` → `-32602`; a revision not served → `-32022` with
+/// `data {supported, requested}`.
+pub fn read(params: &Map<String, Value>, supported: &[Revision]) -> Result<Envelope, ErrorObject> {
+    let Some(meta) = params.get("_meta").and_then(Value::as_object) else {
+        return Err(ErrorObject::invalid_params(format!(
+            "params._meta must be an object carrying {PROTOCOL_VERSION:?} and {CLIENT_CAPABILITIES:?}"
+        )));
+    };
+    let missing: Vec<&str> = [PROTOCOL_VERSION, CLIENT_CAPABILITIES]
+        .into_iter()
+        .filter(|k| !meta.contains_key(*k))
+        .collect();
+    if !missing.is_empty() {
+        return Err(ErrorObject::invalid_params(format!(
+            "params._meta is missing the required key(s): {}",
+            missing.join(", ")
+        ))
+        .with_data(json!({ "missing": missing })));
+    }
+    let Some(requested) = meta.get(PROTOCOL_VERSION).and_then(Value::as_str) else {
+        return Err(ErrorObject::invalid_params(format!(
+            "params._meta[{PROTOCOL_VERSION:?}] must be a string"
+        )));
+    };
+    let Some(client_capabilities) = meta.get(CLIENT_CAPABILITIES).filter(|c| c.is_object()) else {
+        return Err(ErrorObject::invalid_params(format!(
+            "params._meta[{CLIENT_CAPABILITIES:?}] must be an object"
+        )));
+    };
+    let revision = requested
+        .parse::<Revision>()
+        .ok()
+        .filter(|r| !r.has_handshake() && supported.contains(r))
+        .ok_or_else(|| unsupported(requested, supported))?;
+    let log_level = match meta.get(LOG_LEVEL) {
+        None | Some(Value::Null) => None,
+        Some(level) => Some(
+            level
+                .as_str()
+                .and_then(|l| l.parse::<LogLevel>().ok())
+                .ok_or_else(|| {
+                    ErrorObject::invalid_params(format!(
+                        "params._meta[{LOG_LEVEL:?}] must be a log level (debug … emergency)"
+                    ))
+                })?,
+        ),
+    };
+    Ok(Envelope {
+        revision,
+        client_capabilities: Arc::new(client_capabilities.clone()),
+        client_info: meta.get(CLIENT_INFO).cloned(),
+        log_level,
+    })
+}
+
+/// `-32022` for a revision this server does not serve statelessly.
+pub fn unsupported(requested: &str, supported: &[Revision]) -> ErrorObject {
+    ErrorObject::new(
+        UNSUPPORTED_PROTOCOL_VERSION,
+        format!("Unsupported protocol version: {requested}"),
+    )
+    .with_data(json!({ "supported": stateless_names(supported), "requested": requested }))
+}
+
+/// The stateless revisions among `supported`, newest first (`supportedVersions`).
+pub fn stateless_names(supported: &[Revision]) -> Vec<&'static str> {
+    supported
+        .iter()
+        .rev()
+        .filter(|r| !r.has_handshake())
+        .map(|r| r.as_str())
+        .collect()
+}
+
+/// `-32021` naming the client capabilities a request needs (`required`: a capabilities object
+/// such as `{"sampling": {}}`).
+pub fn missing_capability(message: impl Into<String>, required: Value) -> ErrorObject {
+    ErrorObject::new(MISSING_CLIENT_CAPABILITY, message)
+        .with_data(json!({ "requiredCapabilities": required }))
+}
+
+/// `-32020` for a header that disagrees with the body.
+pub fn header_mismatch(message: impl Into<String>) -> ErrorObject {
+    ErrorObject::new(HEADER_MISMATCH, message)
+}
+
+/// Whether a JSON-RPC error code is one the spec maps to HTTP 400 in the stateless era
+/// (parse, shape, params, header, capability and version errors); `-32601` is 404, everything
+/// else rides a 200.
+pub fn is_bad_request(error_code: i64) -> bool {
+    matches!(
+        error_code,
+        code::PARSE_ERROR
+            | code::INVALID_REQUEST
+            | code::INVALID_PARAMS
+            | HEADER_MISMATCH
+            | MISSING_CLIENT_CAPABILITY
+            | UNSUPPORTED_PROTOCOL_VERSION
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(meta: Value) -> Map<String, Value> {
+        json!({ "_meta": meta })
+            .as_object()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn reads_a_complete_envelope() {
+        let p = params(json!({
+            PROTOCOL_VERSION: "2026-07-28",
+            CLIENT_CAPABILITIES: { "sampling": {} },
+            CLIENT_INFO: { "name": "t", "version": "1" },
+            LOG_LEVEL: "info"
+        }));
+        assert!(is_stateless(&p));
+        let e = read(&p, &Revision::ALL).unwrap();
+        assert_eq!(e.revision, Revision::V2026_07_28);
+        assert_eq!(*e.client_capabilities, json!({ "sampling": {} }));
+        assert_eq!(e.log_level, Some(LogLevel::Info));
+    }
+
+    #[test]
+    fn refuses_what_is_missing_or_unsupported() {
+        let none = Map::new();
+        assert!(!is_stateless(&none));
+        assert_eq!(
+            read(&none, &Revision::ALL).unwrap_err().code,
+            code::INVALID_PARAMS
+        );
+        let no_caps = params(json!({ PROTOCOL_VERSION: "2026-07-28" }));
+        assert_eq!(
+            read(&no_caps, &Revision::ALL).unwrap_err().code,
+            code::INVALID_PARAMS
+        );
+        let old = params(json!({ PROTOCOL_VERSION: "2025-11-25", CLIENT_CAPABILITIES: {} }));
+        let e = read(&old, &Revision::ALL).unwrap_err();
+        assert_eq!(e.code, UNSUPPORTED_PROTOCOL_VERSION);
+        assert_eq!(
+            e.data,
+            Some(json!({ "supported": ["2026-07-28"], "requested": "2025-11-25" }))
+        );
+        let handshake_only =
+            params(json!({ PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: {} }));
+        let e = read(&handshake_only, &Revision::HANDSHAKE).unwrap_err();
+        assert_eq!(
+            e.data,
+            Some(json!({ "supported": [], "requested": "2026-07-28" }))
+        );
+    }
+}

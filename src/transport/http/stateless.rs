@@ -1,0 +1,191 @@
+//! Streamable HTTP in the stateless era (2026-07-28): a POST that carries the envelope (or the
+//! `MCP-Protocol-Version: 2026-07-28` header) is served on its own, with no session. Each POST
+//! gets a connection-level core `Session` of its own (never registered, never announced), so the
+//! dispatcher's stateless gate, cancellation and recording work as on stdio.
+//!
+//! The answer is `application/json` when the handler emitted nothing before its result (as both
+//! official SDKs answer), and an SSE stream once it emits a related notification (progress, a
+//! log message): the notifications as they come, then the response, then the end of the stream.
+//! SSE events carry no ids (the era has no resumption). Closing the stream cancels the request.
+
+use super::streamable::header_str;
+use super::{http_meta, sse, HttpState, VERSION_HEADER};
+use crate::jsonrpc::Message;
+use crate::protocol::envelope;
+use crate::protocol::Revision;
+use crate::server::dispatch::{Decoded, Work};
+use crate::server::session::{Phase, Session};
+use crate::server::sink::{Outgoing, Sink};
+use crate::traffic::{HttpMeta, TransportKind};
+use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// The path both eras share.
+const PATH: &str = "/mcp";
+
+/// Whether a POST is for the stateless era: the server serves it, and the request says so by
+/// its `MCP-Protocol-Version` header or its envelope (or the server serves nothing else).
+pub fn is_stateless(state: &HttpState, headers: &HeaderMap, decoded: &Decoded) -> bool {
+    let server = &state.server;
+    if !server.serves_stateless() {
+        return false;
+    }
+    let header_says = header_str(headers, &VERSION_HEADER)
+        .and_then(|v| v.trim().parse::<Revision>().ok())
+        .is_some_and(|r| !r.has_handshake());
+    header_says || decoded.has_envelope() || !server.serves_handshake()
+}
+
+/// Serves one stateless POST.
+pub async fn post(state: &Arc<HttpState>, headers: &HeaderMap, decoded: Decoded) -> Response {
+    let (tx, mut rx) = mpsc::unbounded_channel::<Arc<str>>();
+    let server = &state.server;
+    let id = server.connection_id(TransportKind::Http);
+    let sink = Sink::new(
+        Arc::new(tx),
+        server.recorder.clone(),
+        TransportKind::Http,
+        id.clone(),
+    );
+    let conn = Arc::new(Session::new(id, TransportKind::Http, sink.clone()));
+    // Whatever the body says, this POST is served by the stateless rules (a missing envelope is
+    // then `-32602`, not a handshake-era refusal).
+    conn.update(|s| s.phase = Phase::Stateless);
+    let expects_reply = decoded.expects_reply();
+    let status = if expects_reply {
+        StatusCode::OK
+    } else {
+        StatusCode::ACCEPTED
+    };
+    let http = Some(http_meta(&Method::POST, PATH, status, headers));
+    let out = match server.accept(&conn, &sink, decoded, http) {
+        Work::Nothing => return StatusCode::ACCEPTED.into_response(),
+        Work::Reply(out) => out,
+        Work::Task(fut) => {
+            let mut fut = fut;
+            tokio::select! {
+                biased;
+                out = &mut fut => match out {
+                    Some(out) => out,
+                    None => return StatusCode::NO_CONTENT.into_response(),
+                },
+                Some(first) = rx.recv() => {
+                    // The handler spoke before answering: the answer is a stream now.
+                    let answered = sink.clone();
+                    let task = tokio::spawn(async move {
+                        if let Some(out) = fut.await {
+                            answered.send_outgoing(&out);
+                        }
+                    });
+                    return stream(state, conn, first, rx, task);
+                }
+            }
+        }
+    };
+    if let Ok(first) = rx.try_recv() {
+        // Notifications were emitted before the result: they lead, the result follows.
+        sink.send_outgoing(&out);
+        let done = tokio::spawn(async {});
+        return stream(state, conn, first, rx, done);
+    }
+    json(&sink, &out)
+}
+
+/// The HTTP status of a stateless answer: `404` for `-32601`, `400` for the errors the spec
+/// maps to Bad Request, `200` for everything else (results and handler errors).
+pub fn status_of(out: &Outgoing) -> StatusCode {
+    match out {
+        Outgoing::One(Message::Error { error, .. })
+            if error.code == crate::jsonrpc::code::METHOD_NOT_FOUND =>
+        {
+            StatusCode::NOT_FOUND
+        }
+        Outgoing::One(Message::Error { error, .. }) if envelope::is_bad_request(error.code) => {
+            StatusCode::BAD_REQUEST
+        }
+        _ => StatusCode::OK,
+    }
+}
+
+/// The answer as one `application/json` body, recorded with its status.
+fn json(sink: &Sink, out: &Outgoing) -> Response {
+    let status = status_of(out);
+    let text = sink
+        .clone()
+        .with_http(Some(HttpMeta::status(status.as_u16())))
+        .record_only(out);
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        text.to_string(),
+    )
+        .into_response()
+}
+
+/// An SSE answer: `first`, then every frame the request's sink delivers, until the handler
+/// (`task`) has answered. The client closing the stream cancels the request.
+fn stream(
+    state: &HttpState,
+    conn: Arc<Session>,
+    first: Arc<str>,
+    rx: mpsc::UnboundedReceiver<Arc<str>>,
+    task: tokio::task::JoinHandle<()>,
+) -> Response {
+    let events = futures::stream::unfold(
+        Streaming {
+            first: Some(first),
+            rx,
+            task: Some(task),
+            conn,
+        },
+        |mut s| async move {
+            let frame = s.next().await?;
+            Some((sse::message(None, &frame), s))
+        },
+    );
+    sse::response(sse::body(
+        events,
+        state.config.keepalive,
+        state.shutdown.clone(),
+    ))
+}
+
+/// The state of a stateless SSE answer.
+struct Streaming {
+    /// The frame that turned the answer into a stream.
+    first: Option<Arc<str>>,
+    /// Every later frame of the request.
+    rx: mpsc::UnboundedReceiver<Arc<str>>,
+    /// The handler's task; `None` once it finished (then the stream ends when `rx` is empty).
+    task: Option<tokio::task::JoinHandle<()>>,
+    /// The POST's connection: closed when the stream is dropped, which cancels the request if
+    /// it is still running (the client closing the stream is cancellation in this era).
+    conn: Arc<Session>,
+}
+
+impl Streaming {
+    /// The next frame, or `None` when the handler answered and everything was sent.
+    async fn next(&mut self) -> Option<Arc<str>> {
+        if let Some(first) = self.first.take() {
+            return Some(first);
+        }
+        loop {
+            match &mut self.task {
+                Some(task) => tokio::select! {
+                    biased;
+                    Some(frame) = self.rx.recv() => return Some(frame),
+                    _ = task => self.task = None,
+                },
+                None => return self.rx.try_recv().ok(),
+            }
+        }
+    }
+}
+
+impl Drop for Streaming {
+    fn drop(&mut self) {
+        self.conn.close();
+    }
+}
