@@ -9,9 +9,10 @@
 //! SSE events carry no ids (the era has no resumption). Closing the stream cancels the request.
 
 use super::streamable::header_str;
-use super::{http_meta, sse, HttpState, VERSION_HEADER};
+use super::{accepts, http_meta, sse, HttpState, Refusal, VERSION_HEADER};
 use crate::jsonrpc::Message;
 use crate::protocol::envelope;
+use crate::protocol::methods::ClientRequest;
 use crate::protocol::Revision;
 use crate::server::dispatch::{Decoded, Work};
 use crate::server::session::{Phase, Session};
@@ -40,6 +41,25 @@ pub fn is_stateless(state: &HttpState, headers: &HeaderMap, decoded: &Decoded) -
 
 /// Serves one stateless POST.
 pub async fn post(state: &Arc<HttpState>, headers: &HeaderMap, decoded: Decoded) -> Response {
+    // A listen stream is SSE from its first frame (the acknowledgement) and never ends in one
+    // JSON body, so a client that cannot take a stream cannot listen.
+    if decoded.method() == Some(ClientRequest::Listen.as_str())
+        && !accepts(headers, &["text/event-stream"])
+    {
+        let r = Refusal::new(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: subscriptions/listen answers with a stream; Accept must admit text/event-stream",
+        );
+        let conn = None;
+        let request = (&Method::POST, PATH, headers);
+        return r.respond(
+            state,
+            TransportKind::Http,
+            conn,
+            request,
+            decoded.text().as_bytes(),
+        );
+    }
     let (tx, mut rx) = mpsc::unbounded_channel::<Arc<str>>();
     let server = &state.server;
     let id = server.connection_id(TransportKind::Http);
