@@ -252,6 +252,12 @@ class Server:
         return self._core.session_count()
 
     @property
+    def listener_count(self) -> int:
+        """How many ``subscriptions/listen`` streams are open (2026-07-28 clients listening for
+        changes), on any transport; a stream the client closed no longer counts."""
+        return self._core.listener_count()
+
+    @property
     def tool_names(self) -> list[str]:
         """Registered tool names, in ``tools/list`` order."""
         return self._core.tool_names()

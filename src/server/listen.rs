@@ -154,12 +154,19 @@ pub struct Listener {
     sink: Sink,
     /// Fired to end the stream gracefully: the handler then answers with the listen result.
     ended: CancellationToken,
+    /// The listen request's cancellation (the client closed the stream, the connection
+    /// ended). Checked before each delivery: it fires at once, while the handler that holds
+    /// this listener notices only when its task runs next, and nothing may be sent for a
+    /// cancelled request in between.
+    cancelled: CancellationToken,
 }
 
 impl Listener {
     /// Sends `event` if the filter asks for it; whether it was sent.
     fn deliver(&self, event: Event<'_>) -> bool {
-        self.filter.wants(event) && self.sink.send(&event.notification(&self.id))
+        self.filter.wants(event)
+            && !self.cancelled.is_cancelled()
+            && self.sink.send(&event.notification(&self.id))
     }
 }
 
@@ -177,7 +184,11 @@ impl Listeners {
 
     /// The streams still open.
     fn live(&self) -> Vec<Arc<Listener>> {
-        self.lock().iter().filter_map(Weak::upgrade).collect()
+        self.lock()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|l| !l.cancelled.is_cancelled())
+            .collect()
     }
 
     /// Registers `listener` and sends its acknowledgement as one step, so a broadcast either
@@ -206,7 +217,7 @@ impl Listeners {
 
     /// How many streams are open.
     pub fn count(&self) -> usize {
-        self.lock().iter().filter(|l| l.strong_count() > 0).count()
+        self.live().len()
     }
 
     /// Ends the streams of connection `conn` (every stream: `None`) gracefully; how many.
@@ -252,6 +263,7 @@ pub async fn listen(
         filter,
         sink: ctx.sink.clone(),
         ended: CancellationToken::new(),
+        cancelled: ctx.cancel.clone(),
     });
     if !server.listeners.open(&listener) {
         return Err(ErrorObject::internal("the connection is closed"));
