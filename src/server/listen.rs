@@ -248,6 +248,41 @@ impl Server {
     }
 }
 
+/// The listen stream a request's own session serves, if it serves one (a session extension).
+#[derive(Default)]
+struct Serving(Mutex<Option<Weak<Listener>>>);
+
+/// Tells `session` of `event` the way its era delivers it: the session of a listen request
+/// gets it on its stream, tagged, if its filter asks for it; a handshake-era session gets
+/// `resources/updated` for a URI it subscribed to and every list change. For code that keeps
+/// per-client state and must reach that one client (a catalog's timer), where
+/// [`Server::notify_resource_updated`] would reach everyone. Returns whether it was sent.
+pub fn tell(session: &super::session::Session, event: Event<'_>) -> bool {
+    let serving = session
+        .extension::<Serving>()
+        .0
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .and_then(Weak::upgrade);
+    if let Some(listener) = serving {
+        return listener.deliver(event);
+    }
+    let note = match event {
+        Event::ListChanged(kind) => Message::notification(kind.notification(), None),
+        Event::ResourceUpdated(uri) => {
+            if !session.read(|s| s.subscriptions.contains(uri)) {
+                return false;
+            }
+            Message::notification(
+                NotificationMethod::ResourceUpdated.as_str(),
+                Some(json!({ "uri": uri })),
+            )
+        }
+    };
+    session.sink.send(&note)
+}
+
 /// Serves `subscriptions/listen`: acknowledge, register, then wait. The handler never answers
 /// while the stream is open; a client closing it cancels the request (nothing more is sent), a
 /// graceful end answers with the listen result.
@@ -265,8 +300,26 @@ pub async fn listen(
         ended: CancellationToken::new(),
         cancelled: ctx.cancel.clone(),
     });
+    // The stream carries only what its filter names: nothing a hook logs goes on it.
+    let uris = listener.filter.resource_subscriptions.clone();
+    ctx.session.update(|s| {
+        s.log_filter = crate::protocol::LogFilter::Off;
+        s.subscriptions = uris.iter().cloned().collect();
+    });
+    *ctx.session
+        .extension::<Serving>()
+        .0
+        .lock()
+        .unwrap_or_else(|e| e.into_inner()) = Some(Arc::downgrade(&listener));
     if !server.listeners.open(&listener) {
         return Err(ErrorObject::internal("the connection is closed"));
+    }
+    // `resourceSubscriptions` is the era's `resources/subscribe`: catalogs that act on a
+    // subscription (review-lab's timer) see one, made by this stream's own session.
+    for uri in uris {
+        for hook in &server.registry().on_subscribe {
+            hook(server.clone(), ctx.session.clone(), uri.clone(), true);
+        }
     }
     listener.ended.cancelled().await;
     Ok(json!({ "_meta": { SUBSCRIPTION_ID: listener.id } }))
