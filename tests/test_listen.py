@@ -277,3 +277,42 @@ async def test_official_client_listens_over_http(http_server: Server) -> None:
                 http_server.notify_list_changed("tools")
                 assert await anext(sub) == ToolsListChanged()
             await wait_until(lambda: http_server.listener_count == 0)
+
+
+def test_http_server_stop_ends_a_listen_with_its_result() -> None:
+    import threading
+
+    srv = Server(catalogs=["conformance"])
+    try:
+        srv.start_http()
+        with httpx.Client(base_url=srv.base_url or "", timeout=WAIT) as http:
+            body = json.dumps(listen(4, toolsListChanged=True))
+            with http.stream("POST", "/mcp", content=body, headers=headers("subscriptions/listen")) as stream:
+                events = sse_events(stream.iter_lines())
+                assert next(events) == ("message", ack(4, {"toolsListChanged": True}))
+                stopping = threading.Thread(target=srv.stop)
+                stopping.start()
+                rest = list(events)  # the stream ends after the result
+                stopping.join(WAIT)
+        assert len(rest) == 1
+        _, result = rest[0]
+        assert result["id"] == 4
+        assert result["result"]["resultType"] == "complete"
+        assert result["result"]["_meta"][SUB] == 4
+        assert SERVER_INFO in result["result"]["_meta"]
+    finally:
+        srv.stop()
+
+
+@pytest.mark.anyio
+async def test_official_client_sees_a_graceful_end_when_the_server_stops() -> None:
+    srv = Server(catalogs=["conformance"])
+    try:
+        srv.start_http()
+        with anyio.fail_after(20):
+            async with Client(srv.http_url or "", read_timeout_seconds=10) as client:
+                async with client.listen(tools_list_changed=True) as sub:
+                    await anyio.to_thread.run_sync(srv.stop)
+                    assert [e async for e in sub] == []  # ended, not SubscriptionLost
+    finally:
+        srv.stop()

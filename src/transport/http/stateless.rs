@@ -22,6 +22,7 @@ use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 /// The path both eras share.
 const PATH: &str = "/mcp";
@@ -153,6 +154,7 @@ fn stream(
     rx: mpsc::UnboundedReceiver<Arc<str>>,
     task: tokio::task::JoinHandle<()>,
 ) -> Response {
+    let stop = shutdown_stop(state, &conn);
     let events = futures::stream::unfold(
         Streaming {
             first: Some(first),
@@ -165,11 +167,31 @@ fn stream(
             Some((sse::message(None, &frame), s))
         },
     );
-    sse::response(sse::body(
-        events,
-        state.config.keepalive,
+    sse::response(sse::body(events, state.config.keepalive, stop))
+}
+
+/// What ends a stateless stream on shutdown: at once, unless the POST is a listen stream, which
+/// is first ended gracefully so its listen result is its last frame (the stream then ends by
+/// itself; the grace bounds the wait).
+fn shutdown_stop(state: &HttpState, conn: &Session) -> CancellationToken {
+    let stop = CancellationToken::new();
+    let (server, shutdown, closed) = (
+        state.server.clone(),
         state.shutdown.clone(),
-    ))
+        conn.closed.clone(),
+    );
+    let (id, body_stop) = (conn.id.clone(), stop.clone());
+    tokio::spawn(async move {
+        tokio::select! {
+            () = shutdown.cancelled() => {}
+            () = closed.cancelled() => return, // the stream is gone: nothing to stop
+        }
+        if server.end_listeners(Some(&id)) > 0 {
+            let _ = tokio::time::timeout(crate::transport::CLOSE_GRACE, closed.cancelled()).await;
+        }
+        body_stop.cancel();
+    });
+    stop
 }
 
 /// The state of a stateless SSE answer.
