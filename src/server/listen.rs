@@ -377,6 +377,47 @@ mod tests {
     }
 
     #[test]
+    fn the_ack_leads_and_a_cancelled_or_dropped_stream_hears_nothing() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Arc<str>>();
+        let recorder = Arc::new(crate::traffic::Recorder::new(None, None).unwrap());
+        let sink = Sink::new(
+            Arc::new(tx),
+            recorder,
+            crate::traffic::TransportKind::Memory,
+            "m".into(),
+        );
+        let listeners = Listeners::default();
+        let cancelled = CancellationToken::new();
+        let listener = Arc::new(Listener {
+            conn: "m".into(),
+            id: RequestId::String("l".into()),
+            filter: filter(json!({ "toolsListChanged": true })).unwrap(),
+            sink,
+            ended: CancellationToken::new(),
+            cancelled: cancelled.clone(),
+        });
+        assert_eq!(listeners.broadcast(Event::ListChanged(ListKind::Tools)), 0);
+        assert!(listeners.open(&listener));
+        let next = |rx: &mut tokio::sync::mpsc::UnboundedReceiver<Arc<str>>| {
+            serde_json::from_str::<Value>(&rx.try_recv().unwrap()).unwrap()["method"].clone()
+        };
+        assert_eq!(next(&mut rx), "notifications/subscriptions/acknowledged");
+        assert_eq!(
+            listeners.broadcast(Event::ListChanged(ListKind::Prompts)),
+            0
+        );
+        assert_eq!(listeners.broadcast(Event::ListChanged(ListKind::Tools)), 1);
+        assert_eq!(next(&mut rx), "notifications/tools/list_changed");
+        assert_eq!((listeners.count(), listeners.end(Some("other"))), (1, 0));
+        cancelled.cancel();
+        assert_eq!(listeners.broadcast(Event::ListChanged(ListKind::Tools)), 0);
+        assert_eq!(listeners.count(), 0);
+        drop(listener);
+        assert!(listeners.live().is_empty());
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
     fn events_carry_the_subscription_id_with_its_type() {
         let note = Event::ResourceUpdated("a://x").notification(&RequestId::from(7_i64));
         assert_eq!(
