@@ -67,7 +67,7 @@ class Peer:
 
     async def elicit(self, context: Any, params: Any) -> ElicitResult:
         content = {"name": "Ada", "check": True, "integer": 7} if self.elicit_action == "accept" else None
-        return ElicitResult(action=self.elicit_action, content=content)  # type: ignore[arg-type]
+        return ElicitResult(action=self.elicit_action, content=content)
 
     async def roots(self, context: Any) -> ListRootsResult:
         return ListRootsResult(roots=[Root(uri="file:///work", name="work"), Root(uri="file:///tmp")])
@@ -411,3 +411,43 @@ def test_url_elicitation_error_path_then_request_path() -> None:
         assert result["content"][0]["text"] == (
             "✅ User completed the URL elicitation flow.\nElicitation ID: e-1\nURL: https://example.com/auth"
         )
+
+
+# --- the stateless era (2026-07-28): per-session features have no session ----------------------
+
+
+def test_per_session_features_explain_themselves_in_the_stateless_era() -> None:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    with Server() as srv:
+        conn = srv.connect()
+
+        def call(id: int, name: str, arguments: dict[str, Any]) -> Any:
+            params = {"name": name, "arguments": arguments, "_meta": meta}
+            conn.send(json.dumps({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}))
+            answer = json.loads(conn.recv(10.0) or "null")
+            assert answer["id"] == id
+            return answer["result"]
+
+        for i, tool in enumerate(["toggle-simulated-logging", "toggle-subscriber-updates"]):
+            r = call(i, tool, {})
+            assert r["isError"] is True
+            (block,) = r["content"]
+            assert block["text"].startswith(f"{tool} needs a session, and protocol 2026-07-28 has none")
+        data = "data:text/plain;base64,SGVsbG8gd29ybGQ="
+        r = call(5, "gzip-file-as-resource", {"name": "h.gz", "data": data})
+        resource, why = r["content"]
+        assert resource == {
+            "type": "resource",
+            "resource": {
+                "uri": "demo://resource/session/h.gz",
+                "mimeType": "application/gzip",
+                "blob": "H4sIAAAAAAAAA/NIzcnJVyjPL8pJAQBSntaLCwAAAA==",
+            },
+        }
+        assert why["type"] == "text" and "Returned inline instead of as a resource link" in why["text"]
+        r = call(6, "gzip-file-as-resource", {"name": "h.gz", "data": data, "outputType": "resource"})
+        assert len(r["content"]) == 1
+        assert conn.recv(0.2) is None  # no resources/list_changed: nothing was kept

@@ -257,3 +257,120 @@ def test_cli_writes_a_line_per_step_to_stderr(monkeypatch: pytest.MonkeyPatch) -
     assert len(steps) == len(expected), steps
     for line, prefix in zip(steps, expected, strict=True):
         assert line.startswith(prefix), (line, prefix)
+
+
+# --- the stateless era: subscriptions/listen is the subscription -----------------------------
+
+ENV = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "lab-a", "version": "1"},
+}
+SUB = "io.modelcontextprotocol/subscriptionId"
+
+
+def stateless(id: int | str, method: str, params: dict[str, Any], client: str = "lab-a") -> dict[str, Any]:
+    meta = {**ENV, "io.modelcontextprotocol/clientInfo": {"name": client, "version": "1"}}
+    return {"jsonrpc": "2.0", "id": id, "method": method, "params": {**params, "_meta": meta}}
+
+
+def test_cli_listen_flow_over_stdio_writes_the_same_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_TEST_UPDATE_DELAY_SECONDS", "0.05")
+    monkeypatch.setenv("MCP_TEST_SEND_LIST_CHANGED", "true")
+    server = StdioServer("stdio", "--catalog", "review-lab")
+    try:
+        read = {"uri": URI}
+        assert (
+            server.request(1, "resources/read", stateless(1, "", read)["params"])["result"]["contents"][0]["text"]
+            == PENDING
+        )
+        # Only what the filter names: the list change is not asked for here.
+        server.send(stateless("listen-1", "subscriptions/listen", {"notifications": {"resourceSubscriptions": [URI]}}))
+        ack = server.recv()
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+        assert ack["params"] == {"_meta": {SUB: "listen-1"}, "notifications": {"resourceSubscriptions": [URI]}}
+        assert server.recv() == {
+            "jsonrpc": "2.0",
+            "method": UPDATED,
+            "params": {"_meta": {SUB: "listen-1"}, "uri": URI},
+        }
+        # Every request of the connection is the same client: it sees version 2 now.
+        answer = server.request(2, "resources/read", stateless(2, "", read)["params"])
+        assert answer["result"]["contents"][0]["text"] == REVIEWED
+        tool = server.request(
+            3, "tools/call", stateless(3, "", {"name": "get_review_status", "arguments": {}})["params"]
+        )
+        assert tool["result"]["content"][0]["text"] == REVIEWED
+        server.close_stdin()
+        assert server.recv()["id"] == "listen-1"  # the stream ends gracefully with the input
+        assert server.proc.wait(timeout=WAIT) == 0
+        assert server.proc.stderr is not None
+        lines = server.proc.stderr.read().decode().splitlines()
+    finally:
+        server.stop()
+    steps = [line for line in lines if line.startswith("[")]
+    expected = [
+        f"[resources/read] uri={URI} version=1",
+        f"[resources/subscribe] uri={URI}",
+        f"[resource/update] scheduled uri={URI} version=2",
+        f"[resource/update] uri={URI} version=2",
+        f"[notification/send] {UPDATED} uri={URI}",
+        f"[resources/read] uri={URI} version=2",
+        "[tools/call] name=get_review_status version=2",
+    ]
+    assert len(steps) == len(expected), steps
+    for line, prefix in zip(steps, expected, strict=True):
+        assert line.startswith(prefix), (line, prefix)
+
+
+def test_closing_the_listen_stream_before_the_delay_cancels_the_update() -> None:
+    with Server(catalogs=["review-lab"], update_delay=0.5) as server:
+        conn = server.connect()
+        conn.send(json.dumps(stateless(1, "subscriptions/listen", {"notifications": {"resourceSubscriptions": [URI]}})))
+        assert json.loads(conn.recv(WAIT) or "")["method"] == "notifications/subscriptions/acknowledged"
+        conn.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}))
+        assert conn.recv(1.0) is None  # past the delay: no update, no answer
+        conn.send(json.dumps(stateless(2, "resources/read", {"uri": URI})))
+        assert json.loads(conn.recv(WAIT) or "")["result"]["contents"][0]["text"] == PENDING
+
+
+def test_over_http_the_version_belongs_to_the_client_name() -> None:
+    import httpx
+
+    with Server(catalogs=["review-lab"], update_delay=0.05) as server:
+        server.start_http()
+        h = {
+            "accept": "application/json, text/event-stream",
+            "content-type": "application/json",
+            "mcp-protocol-version": "2026-07-28",
+        }
+        with httpx.Client(base_url=server.base_url or "", timeout=WAIT) as http:
+
+            def read(client: str) -> str:
+                body = stateless(9, "resources/read", {"uri": URI}, client)
+                r = http.post("/mcp", json=body, headers={**h, "mcp-method": "resources/read", "mcp-name": URI})
+                return str(r.json()["result"]["contents"][0]["text"])
+
+            body = stateless("l", "subscriptions/listen", {"notifications": {"resourceSubscriptions": [URI]}})
+            with http.stream("POST", "/mcp", json=body, headers={**h, "mcp-method": "subscriptions/listen"}) as s:
+                # Lazy: take the ack and the update, then leave (the stream never ends by itself).
+                frames = (line[len("data: ") :] for line in s.iter_lines() if line.startswith("data: "))
+                assert json.loads(next(frames))["method"] == "notifications/subscriptions/acknowledged"
+                assert json.loads(next(frames))["params"] == {"_meta": {SUB: "l"}, "uri": URI}
+            assert read("lab-a") == REVIEWED
+            assert read("lab-b") == PENDING
+
+
+@pytest.mark.anyio
+async def test_official_client_listens_in_auto_mode() -> None:
+    from mcp.client.subscriptions import ResourceUpdated
+
+    with anyio.fail_after(30):
+        async with Client(lab_params(), read_timeout_seconds=10) as client:
+            assert client.protocol_version == "2026-07-28"
+            assert text_of(await client.read_resource(URI)) == PENDING
+            async with client.listen(resource_subscriptions=[URI]) as sub:
+                assert await anext(sub) == ResourceUpdated(uri=URI)
+                assert text_of(await client.read_resource(URI)) == REVIEWED
+                r = await client.call_tool("get_review_status", {})
+                assert r.content == [TextContent(type="text", text=REVIEWED)]

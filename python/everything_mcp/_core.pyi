@@ -191,6 +191,8 @@ class Server:
         """Wait until a record with seq > since exists (GIL released)."""
     def session_count(self) -> int:
         """How many sessions are open, on any transport."""
+    def listener_count(self) -> int:
+        """How many subscriptions/listen streams are open, on any transport."""
     def tool_names(self) -> list[str]:
         """Registered tool names in tools/list order."""
     def stop(self) -> None:

@@ -252,16 +252,24 @@ class Server:
         return self._core.session_count()
 
     @property
+    def listener_count(self) -> int:
+        """How many ``subscriptions/listen`` streams are open (2026-07-28 clients listening for
+        changes), on any transport; a stream the client closed no longer counts."""
+        return self._core.listener_count()
+
+    @property
     def tool_names(self) -> list[str]:
         """Registered tool names, in ``tools/list`` order."""
         return self._core.tool_names()
 
     def notify_resource_updated(self, uri: str) -> int:
-        """Send ``notifications/resources/updated`` to subscribers of ``uri``; return how many."""
+        """Send ``notifications/resources/updated`` to subscribers of ``uri`` (sessions that
+        subscribed, listen streams whose ``resourceSubscriptions`` name it); return how many."""
         return self._core.notify_resource_updated(uri)
 
     def notify_list_changed(self, kind: str) -> None:
-        """Send ``notifications/<kind>/list_changed`` (``tools``, ``resources``, ``prompts``)."""
+        """Send ``notifications/<kind>/list_changed`` (``tools``, ``resources``, ``prompts``) to
+        every session and every listen stream that asked for it."""
         self._core.notify_list_changed(kind)
 
     def stop(self) -> None:
@@ -516,7 +524,8 @@ class Server:
 
     def log(self, level: str, data: Any, logger: str | None = None) -> int:
         """Send ``notifications/message`` to every connected client (each one's
-        ``logging/setLevel`` applies); returns how many received it."""
+        ``logging/setLevel`` applies); returns how many received it. Listen streams
+        (2026-07-28) never get it: a filter cannot ask for log messages."""
         return self._core.log(level, json.dumps(data), logger)
 
     def __enter__(self) -> Server:

@@ -8,17 +8,24 @@
 //! `catalog::Options::send_list_changed`, `notifications/resources/list_changed`. Unsubscribing
 //! before the delay elapses cancels the update; closing the session stops the timer.
 //!
+//! In the stateless era (2026-07-28) there is no session: a `subscriptions/listen` whose
+//! `resourceSubscriptions` name the status URI is the subscription (ending the stream before
+//! the delay cancels the update), the update is sent on that stream (tagged with its
+//! subscription id), and the version belongs to the client: its stdio connection (every
+//! request on it), or over HTTP, where a request has no connection, its `clientInfo.name`.
+//!
 //! Each step is also written to stderr as one human-readable line (`[resources/read] ...`), so
 //! a person watching an agent's session can follow what the server saw and sent.
 
 use super::{text_result, Options};
 use crate::error::Error;
-use crate::jsonrpc::Message;
-use crate::protocol::methods::NotificationMethod;
 use crate::server::handler::{resource_fn, tool_fn};
+use crate::server::listen::{tell, Event};
 use crate::server::registry::{ListKind, Registry, Resource, Tool};
 use crate::server::session::Session;
+use crate::traffic::TransportKind;
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::io::Write;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -48,6 +55,31 @@ struct ReviewInner {
     reviewed: bool,
     /// Cancels the pending update (a child of the session's `closed` token).
     pending: Option<CancellationToken>,
+}
+
+/// The stateless era's review states, by client (see [`Clients::state`]).
+#[derive(Default)]
+struct Clients(Mutex<HashMap<String, Arc<ReviewState>>>);
+
+impl Clients {
+    /// The review state of `session`'s client: the session's own in the handshake era; in the
+    /// stateless era, where each request has a session of its own, the one of its stdio
+    /// connection (shared by all its requests) or, over HTTP, of its `clientInfo.name`.
+    fn state(&self, session: &Session) -> Arc<ReviewState> {
+        if session.revision().has_handshake() {
+            return session.extension::<ReviewState>();
+        }
+        let key = match session.transport {
+            TransportKind::Http | TransportKind::Sse => {
+                let info = session.state().client_info;
+                let name = info.as_ref().and_then(|c| c.get("name"));
+                format!("client {}", name.and_then(Value::as_str).unwrap_or("?"))
+            }
+            TransportKind::Stdio | TransportKind::Memory => session.id.to_string(),
+        };
+        let mut clients = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        clients.entry(key).or_default().clone()
+    }
 }
 
 impl ReviewState {
@@ -83,10 +115,11 @@ fn trace(line: std::fmt::Arguments<'_>) {
 
 /// Registers this catalog.
 pub fn load(registry: &mut Registry, options: &Options) -> Result<(), Error> {
+    let clients = Arc::new(Clients::default());
     registry
         .resources
-        .insert(STATUS_URI.to_string(), status_resource());
-    let tool = status_tool()?;
+        .insert(STATUS_URI.to_string(), status_resource(clients.clone()));
+    let tool = status_tool(clients.clone())?;
     registry.tools.insert(tool.name().to_string(), tool);
     registry.on_initialized.push(Arc::new(|_server, session| {
         let client = session
@@ -106,13 +139,14 @@ pub fn load(registry: &mut Registry, options: &Options) -> Result<(), Error> {
     registry
         .on_subscribe
         .push(Arc::new(move |_server, session, uri, subscribed| {
-            on_subscribe(session, uri, subscribed, delay, list_changed);
+            let state = clients.state(&session);
+            on_subscribe(session, state, uri, subscribed, delay, list_changed);
         }));
     Ok(())
 }
 
 /// `test://review/status`: the requesting session's version of the review.
-fn status_resource() -> Resource {
+fn status_resource(clients: Arc<Clients>) -> Resource {
     let definition = json!({
         "uri": STATUS_URI,
         "name": "review-status",
@@ -125,23 +159,25 @@ fn status_resource() -> Resource {
     };
     Resource {
         definition,
-        handler: resource_fn(|ctx, uri| async move {
-            let version = ctx.session.extension::<ReviewState>().version();
-            trace(format_args!(
-                "[resources/read] uri={uri} version={version} session={}",
-                ctx.session.id
-            ));
-            Ok(vec![json!({
-                "uri": uri,
-                "mimeType": "text/plain",
-                "text": status_text(version)
-            })])
+        handler: resource_fn(move |ctx, uri| {
+            let version = clients.state(&ctx.session).version();
+            async move {
+                trace(format_args!(
+                    "[resources/read] uri={uri} version={version} session={}",
+                    ctx.session.id
+                ));
+                Ok(vec![json!({
+                    "uri": uri,
+                    "mimeType": "text/plain",
+                    "text": status_text(version)
+                })])
+            }
         }),
     }
 }
 
 /// `get_review_status`: the resource's text for the calling session.
-fn status_tool() -> Result<Tool, Error> {
+fn status_tool(clients: Arc<Clients>) -> Result<Tool, Error> {
     let definition = json!({
         "name": STATUS_TOOL,
         "title": "Get review status",
@@ -150,13 +186,15 @@ fn status_tool() -> Result<Tool, Error> {
     });
     Tool::new(
         definition,
-        tool_fn(|ctx, _args| async move {
-            let version = ctx.session.extension::<ReviewState>().version();
-            trace(format_args!(
-                "[tools/call] name={STATUS_TOOL} version={version} session={}",
-                ctx.session.id
-            ));
-            Ok(text_result(status_text(version).to_string()))
+        tool_fn(move |ctx, _args| {
+            let version = clients.state(&ctx.session).version();
+            async move {
+                trace(format_args!(
+                    "[tools/call] name={STATUS_TOOL} version={version} session={}",
+                    ctx.session.id
+                ));
+                Ok(text_result(status_text(version).to_string()))
+            }
         }),
     )
 }
@@ -165,6 +203,7 @@ fn status_tool() -> Result<Tool, Error> {
 /// comes `delay` after the subscription (with `list_changed`, a resource list change too).
 fn on_subscribe(
     session: Arc<Session>,
+    state: Arc<ReviewState>,
     uri: String,
     subscribed: bool,
     delay: Duration,
@@ -173,7 +212,6 @@ fn on_subscribe(
     if uri != STATUS_URI {
         return;
     }
-    let state = session.extension::<ReviewState>();
     let mut inner = state.lock();
     if !subscribed {
         trace(format_args!(
@@ -208,12 +246,13 @@ fn on_subscribe(
     // The task holds neither the session nor the server: it ends when the session closes, and
     // a closed session's memory is freed right away.
     let weak = Arc::downgrade(&session);
-    tokio::spawn(update_after(weak, uri, delay, stop, list_changed));
+    tokio::spawn(update_after(weak, state, uri, delay, stop, list_changed));
 }
 
 /// Waits `delay`, then moves the session to version 2 and tells it.
 async fn update_after(
     session: std::sync::Weak<Session>,
+    state: Arc<ReviewState>,
     uri: String,
     delay: Duration,
     stop: CancellationToken,
@@ -227,7 +266,6 @@ async fn update_after(
         return;
     };
     {
-        let state = session.extension::<ReviewState>();
         let mut inner = state.lock();
         // An unsubscribe (or close) that raced the timer wins: it cancelled under this lock.
         if stop.is_cancelled() {
@@ -240,21 +278,14 @@ async fn update_after(
         "[resource/update] uri={uri} version=2 session={}",
         session.id
     ));
-    if session.state().subscriptions.contains(&uri) {
-        session.sink.send(&Message::notification(
-            NotificationMethod::ResourceUpdated.as_str(),
-            Some(json!({ "uri": uri })),
-        ));
+    // Only to this client: its listen stream (tagged, filtered) or its subscribed session.
+    if tell(&session, Event::ResourceUpdated(&uri)) {
         trace(format_args!(
             "[notification/send] notifications/resources/updated uri={uri} session={}",
             session.id
         ));
     }
-    if list_changed {
-        session.sink.send(&Message::notification(
-            ListKind::Resources.notification(),
-            None,
-        ));
+    if list_changed && tell(&session, Event::ListChanged(ListKind::Resources)) {
         trace(format_args!(
             "[notification/send] {} session={}",
             ListKind::Resources.notification(),

@@ -322,6 +322,11 @@ impl Server {
         self.core.session_count()
     }
 
+    /// How many `subscriptions/listen` streams are open, on any transport.
+    fn listener_count(&self) -> usize {
+        self.core.listener_count()
+    }
+
     /// Registers a tool whose `definition` (JSON text) is listed and whose `invoker(arguments_json,
     /// context) -> result_json` runs on `tools/call`; `requires` gates it on a client capability.
     #[pyo3(signature = (definition, invoker, requires=None))]

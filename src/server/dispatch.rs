@@ -75,6 +75,11 @@ impl Decoded {
         .is_some_and(envelope::is_stateless)
     }
 
+    /// The frame as text (for recording a transport-level refusal of it).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
     /// The method of a single request or notification.
     pub fn method(&self) -> Option<&str> {
         match &self.frame {

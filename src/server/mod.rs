@@ -6,6 +6,7 @@
 pub mod context;
 pub mod dispatch;
 pub mod handler;
+pub mod listen;
 pub mod methods;
 pub mod pagination;
 pub mod registry;
@@ -86,6 +87,8 @@ pub struct Server {
     pub recorder: Arc<Recorder>,
     /// Live sessions, for broadcasts (`list_changed`, `resources/updated`).
     sessions: Mutex<crate::FastMap<Arc<str>, Weak<Session>>>,
+    /// Open `subscriptions/listen` streams (the stateless era's broadcast audience).
+    listeners: listen::Listeners,
     /// Numbers connection ids (`stdio-1`, `memory-2`, ...).
     next_conn: AtomicU64,
 }
@@ -118,6 +121,7 @@ impl Server {
             registry: RwLock::new(Arc::new(registry)),
             recorder: Arc::new(recorder),
             sessions: Mutex::default(),
+            listeners: listen::Listeners::default(),
             next_conn: AtomicU64::new(1),
         }))
     }
@@ -196,16 +200,18 @@ impl Server {
             .collect()
     }
 
-    /// Sends `notifications/{tools,resources,prompts}/list_changed` to every initialized session.
+    /// Sends `notifications/{tools,resources,prompts}/list_changed` to every initialized session
+    /// and every listen stream that asked for it.
     pub fn notify_list_changed(&self, kind: ListKind) {
         let note = Message::notification(kind.notification(), None);
         for s in self.live_sessions() {
             s.sink.send(&note);
         }
+        self.listeners.broadcast(listen::Event::ListChanged(kind));
     }
 
-    /// Sends `notifications/resources/updated` to every session subscribed to `uri`; returns
-    /// how many were notified.
+    /// Sends `notifications/resources/updated` to every session subscribed to `uri` and every
+    /// listen stream whose `resourceSubscriptions` name it; returns how many were notified.
     pub fn notify_resource_updated(&self, uri: &str) -> usize {
         let note = Message::notification(
             NotificationMethod::ResourceUpdated.as_str(),
@@ -218,7 +224,9 @@ impl Server {
                 n += 1;
             }
         }
-        n
+        n + self
+            .listeners
+            .broadcast(listen::Event::ResourceUpdated(uri))
     }
 
     /// Applies `change` to a copy of the registry, publishes it, and announces `kind` (if any).

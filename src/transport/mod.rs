@@ -78,6 +78,9 @@ pub async fn drive<S>(
             }
         }
     }
+    // A listen stream never ends on its own: end this connection's gracefully (each answers
+    // with its listen result), so they finish within the grace like any other request.
+    server.end_listeners(Some(&session.id));
     tasks.close();
     let _ = tokio::time::timeout(CLOSE_GRACE, tasks.wait()).await;
     server.close_session(&session);

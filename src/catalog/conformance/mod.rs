@@ -1,7 +1,9 @@
 //! The fixtures the official conformance suite (`@modelcontextprotocol/conformance`) calls, with
 //! the texts of the suite's own reference server: tools `test_*` (`tools.rs`), resources
-//! `test://…`, the template and prompts `test_*_prompt…` (`resources.rs`).
+//! `test://…`, the template and prompts `test_*_prompt…` (`resources.rs`), the listen triggers
+//! (`listen.rs`).
 
+mod listen;
 mod resources;
 mod tools;
 
@@ -26,6 +28,9 @@ const STEP: Duration = Duration::from_millis(50);
 /// Registers every fixture.
 pub fn load(registry: &mut Registry, _options: &Options) -> Result<(), Error> {
     for tool in tools::tools()? {
+        registry.tools.insert(tool.name().to_string(), tool);
+    }
+    for tool in listen::tools()? {
         registry.tools.insert(tool.name().to_string(), tool);
     }
     for resource in resources::resources() {

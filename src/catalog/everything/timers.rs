@@ -66,6 +66,10 @@ pub fn toggle_simulated_logging(options: &Options) -> Result<Tool, Error> {
             annotations(false, false, false, false),
         ),
         tool_fn(move |ctx, _args| async move {
+            let instead = "Log messages reach a stateless client only on the stream of the request that emits them, at the level its _meta asks for (io.modelcontextprotocol/logLevel); trigger-long-running-operation and the conformance catalog's test_tool_with_logging do that.";
+            if let Some(answer) = sessionless(&ctx, "toggle-simulated-logging", instead) {
+                return Ok(answer);
+            }
             let label = session_label(&ctx.session);
             let seed = Mutex::new(clock_seed());
             let started =
@@ -103,6 +107,10 @@ pub fn toggle_subscriber_updates(options: &Options) -> Result<Tool, Error> {
             annotations(false, false, false, false),
         ),
         tool_fn(move |ctx, _args| async move {
+            let instead = "notifications/resources/updated reach a stateless client on its subscriptions/listen stream, for the URIs in its resourceSubscriptions, whenever the server publishes one (the review-lab catalog, or Server.notify_resource_updated from Python).";
+            if let Some(answer) = sessionless(&ctx, "toggle-subscriber-updates", instead) {
+                return Ok(answer);
+            }
             let label = session_label(&ctx.session);
             let started =
                 ctx.session
@@ -128,6 +136,18 @@ pub fn toggle_subscriber_updates(options: &Options) -> Result<Tool, Error> {
             }))
         }),
     )
+}
+
+/// What a toggle answers in the stateless era (2026-07-28): there is no session to keep its
+/// timer in (each request has a session of its own that ends with it), so it starts nothing
+/// and says so, with where the era delivers such notifications instead. An error result, so a
+/// client cannot mistake it for a timer that runs.
+fn sessionless(ctx: &RequestContext, tool: &str, instead: &str) -> Option<Value> {
+    if ctx.revision.has_handshake() {
+        return None;
+    }
+    let text = format!("{tool} needs a session, and protocol {} has none (each request stands alone): nothing was started. {instead}", ctx.revision);
+    Some(json!({ "content": [{ "type": "text", "text": text }], "isError": true }))
 }
 
 /// A number argument with a default.

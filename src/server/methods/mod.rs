@@ -51,7 +51,7 @@ pub async fn call(
         ClientRequest::GetPrompt => prompts::get(server, ctx, &params).await,
         ClientRequest::Complete => completion::complete(server, ctx, &params).await,
         ClientRequest::Discover => lifecycle::discover(server),
-        ClientRequest::Listen => Err(ErrorObject::method_not_found("subscriptions/listen")),
+        ClientRequest::Listen => super::listen::listen(server, ctx, &params).await,
     }
 }
 

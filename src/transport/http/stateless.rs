@@ -9,9 +9,10 @@
 //! SSE events carry no ids (the era has no resumption). Closing the stream cancels the request.
 
 use super::streamable::header_str;
-use super::{http_meta, sse, HttpState, VERSION_HEADER};
+use super::{accepts, http_meta, sse, HttpState, Refusal, VERSION_HEADER};
 use crate::jsonrpc::Message;
 use crate::protocol::envelope;
+use crate::protocol::methods::ClientRequest;
 use crate::protocol::Revision;
 use crate::server::dispatch::{Decoded, Work};
 use crate::server::session::{Phase, Session};
@@ -21,6 +22,7 @@ use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 /// The path both eras share.
 const PATH: &str = "/mcp";
@@ -40,6 +42,25 @@ pub fn is_stateless(state: &HttpState, headers: &HeaderMap, decoded: &Decoded) -
 
 /// Serves one stateless POST.
 pub async fn post(state: &Arc<HttpState>, headers: &HeaderMap, decoded: Decoded) -> Response {
+    // A listen stream is SSE from its first frame (the acknowledgement) and never ends in one
+    // JSON body, so a client that cannot take a stream cannot listen.
+    if decoded.method() == Some(ClientRequest::Listen.as_str())
+        && !accepts(headers, &["text/event-stream"])
+    {
+        let r = Refusal::new(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: subscriptions/listen answers with a stream; Accept must admit text/event-stream",
+        );
+        let conn = None;
+        let request = (&Method::POST, PATH, headers);
+        return r.respond(
+            state,
+            TransportKind::Http,
+            conn,
+            request,
+            decoded.text().as_bytes(),
+        );
+    }
     let (tx, mut rx) = mpsc::unbounded_channel::<Arc<str>>();
     let server = &state.server;
     let id = server.connection_id(TransportKind::Http);
@@ -133,6 +154,7 @@ fn stream(
     rx: mpsc::UnboundedReceiver<Arc<str>>,
     task: tokio::task::JoinHandle<()>,
 ) -> Response {
+    let stop = shutdown_stop(state, &conn);
     let events = futures::stream::unfold(
         Streaming {
             first: Some(first),
@@ -145,11 +167,31 @@ fn stream(
             Some((sse::message(None, &frame), s))
         },
     );
-    sse::response(sse::body(
-        events,
-        state.config.keepalive,
+    sse::response(sse::body(events, state.config.keepalive, stop))
+}
+
+/// What ends a stateless stream on shutdown: at once, unless the POST is a listen stream, which
+/// is first ended gracefully so its listen result is its last frame (the stream then ends by
+/// itself; the grace bounds the wait).
+fn shutdown_stop(state: &HttpState, conn: &Session) -> CancellationToken {
+    let stop = CancellationToken::new();
+    let (server, shutdown, closed) = (
+        state.server.clone(),
         state.shutdown.clone(),
-    ))
+        conn.closed.clone(),
+    );
+    let (id, body_stop) = (conn.id.clone(), stop.clone());
+    tokio::spawn(async move {
+        tokio::select! {
+            () = shutdown.cancelled() => {}
+            () = closed.cancelled() => return, // the stream is gone: nothing to stop
+        }
+        if server.end_listeners(Some(&id)) > 0 {
+            let _ = tokio::time::timeout(crate::transport::CLOSE_GRACE, closed.cancelled()).await;
+        }
+        body_stop.cancel();
+    });
+    stop
 }
 
 /// The state of a stateless SSE answer.
