@@ -3,6 +3,7 @@
 //! `test://…`, the template and prompts `test_*_prompt…` (`resources.rs`).
 
 mod resources;
+mod stateless;
 mod tools;
 
 use super::{js_string, schema, text_result, Options};
@@ -40,6 +41,7 @@ pub fn load(registry: &mut Registry, _options: &Options) -> Result<(), Error> {
     for prompt in resources::prompts() {
         registry.prompts.insert(prompt.name().to_string(), prompt);
     }
+    stateless::load(registry)?;
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 //! ([`guard`]) and CORS, plus `GET /health`.
 
 pub mod guard;
+pub mod headers;
 pub mod legacy_sse;
 pub mod sessions;
 pub mod sse;
