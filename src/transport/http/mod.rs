@@ -9,6 +9,8 @@ pub mod sessions;
 pub mod sse;
 pub mod stateless;
 #[cfg(test)]
+mod stateless_tests;
+#[cfg(test)]
 mod status_tests;
 pub mod streamable;
 
