@@ -394,3 +394,56 @@ async fn session_and_last_event_id_headers_are_ignored() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(h.get("mcp-session-id").is_none());
 }
+
+/// The app over a server whose one tool, `pair`, has a JSON Schema 2020-12 input schema with no
+/// `$schema`: `prefixItems` (which earlier drafts ignore) and a `$ref` into `$defs`.
+fn schema_app() -> Router {
+    let mut registry = Registry::default();
+    let tool = Tool::new(
+        json!({
+            "name": "pair",
+            "inputSchema": {
+                "type": "object",
+                "$defs": { "positive": { "type": "integer", "minimum": 1 } },
+                "properties": {
+                    "pair": { "type": "array", "prefixItems": [{ "type": "string" }, { "$ref": "#/$defs/positive" }] }
+                },
+                "required": ["pair"]
+            }
+        }),
+        tool_fn(|_, _| async { Ok(json!({ "content": [{ "type": "text", "text": "ok" }] })) }),
+    )
+    .expect("tool");
+    registry.tools.insert("pair".into(), tool);
+    let server = Server::new(ServerConfig::default(), registry).expect("server");
+    app(HttpState::new(
+        server,
+        HttpConfig::default(),
+        CancellationToken::new(),
+    ))
+}
+
+#[tokio::test]
+async fn tool_input_is_validated_as_json_schema_2020_12_by_default() {
+    let app = schema_app();
+    let headers = [
+        ("mcp-protocol-version", V2026),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "pair"),
+    ];
+    for (pair, valid) in [
+        (json!(["a", 1]), true),
+        (json!(["a", "b"]), false),
+        (json!(["a", 0]), false),
+    ] {
+        let body = rpc(
+            1,
+            "tools/call",
+            json!({ "name": "pair", "arguments": { "pair": pair } }),
+        );
+        let (status, _, answer) = send(&app, request(Method::POST, &headers, &body)).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        let is_error = answer["result"]["isError"] == json!(true);
+        assert_eq!(is_error, !valid, "{pair}: {answer}");
+    }
+}
