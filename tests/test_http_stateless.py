@@ -12,6 +12,7 @@ import subprocess
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
@@ -231,3 +232,27 @@ def test_the_same_error_codes_over_stdio(stdio: StdioServer) -> None:
     assert error(5, "foo/bar")["code"] == -32601
     nope = error(6, "resources/read", params={"uri": "test://nope"})
     assert nope["code"] == -32602 and nope["data"] == {"uri": "test://nope"}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_the_official_client_mirrors_x_mcp_header_arguments(url: str) -> None:
+    """The `mcp` 2.x client in auto mode over HTTP: it lists the tools, learns that `region` is
+    mirrored into `Mcp-Param-Region`, and its call passes the server's header checks."""
+    from mcp import Client
+    from mcp.types import TextContent
+
+    with anyio.fail_after(20):
+        async with Client(url, read_timeout_seconds=10) as client:
+            assert client.protocol_version == V2026
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert tools["test_header_param"].input_schema["properties"]["region"]["x-mcp-header"] == "Region"
+            for region in ["us-west1", "Hello, 世界", " padded "]:
+                r = await client.call_tool("test_header_param", {"region": region})
+                assert r.content == [TextContent(type="text", text=f"Region: {region}")]
+            r = await client.read_resource("test://stateless-static-text")
+            assert r.contents[0].text == "Static text content from the stateless draft path."  # type: ignore[union-attr]
