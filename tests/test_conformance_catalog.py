@@ -200,6 +200,7 @@ async def test_resources_prompts_and_completion(transport: str, http_server: Ser
                 ("test://static-text", "static-text"),
                 ("test://static-binary", "static-binary"),
                 ("test://watched-resource", "watched-resource"),
+                ("test://stateless-static-text", "Stateless Static Text"),
             ]
             templates = (await client.list_resource_templates()).resource_templates
             assert [(t.uri_template, t.name, t.mime_type) for t in templates] == [

@@ -92,6 +92,26 @@ impl Decoded {
     pub fn error(&self) -> Option<&ErrorObject> {
         self.frame.as_ref().err().map(|i| &*i.error)
     }
+
+    /// The frame's single request, if it is one: what a transport checks against its own
+    /// metadata (the stateless era's HTTP headers) before the request is served.
+    pub fn request(&self) -> Option<&Request> {
+        match &self.frame {
+            Ok(Frame::Single(Message::Request(r))) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// Whether the frame is a single JSON-RPC response (a result or an error answering some
+    /// request): the stateless era has no server requests to answer, so HTTP refuses these.
+    pub fn is_response(&self) -> bool {
+        matches!(
+            &self.frame,
+            Ok(Frame::Single(
+                Message::Response { .. } | Message::Error { .. }
+            ))
+        )
+    }
 }
 
 impl Server {
@@ -201,6 +221,41 @@ impl Server {
                 self.receive_batch(session, sink, items)
             }
         }
+    }
+
+    /// Records a decoded frame (with `http` metadata) that the transport refuses before it is
+    /// served, and returns the refusal: `error`, keeping the request's id when it has one.
+    pub fn reject(
+        &self,
+        session: &Session,
+        decoded: Decoded,
+        error: ErrorObject,
+        http: Option<Arc<HttpMeta>>,
+    ) -> Outgoing {
+        let meta = inbound_meta(session, http);
+        let Decoded { text, exact, frame } = decoded;
+        let (parsed, id) = match &frame {
+            Ok(Frame::Single(message)) => {
+                let id = match message {
+                    Message::Request(r) => Some(r.id.clone()),
+                    _ => None,
+                };
+                (Parsed::of_message(message), id)
+            }
+            Err(invalid) => (invalid_parsed(invalid, exact), None),
+            Ok(Frame::Batch(_)) => (
+                Parsed {
+                    exact,
+                    error: None,
+                    kind: Kind::Batch,
+                    method: None,
+                    id: None,
+                },
+                None,
+            ),
+        };
+        self.recorder.record(&meta, text, parsed);
+        Outgoing::One(Message::error(id, error))
     }
 
     /// Takes a frame that was over `max_message_bytes`: recorded (truncated), answered with

@@ -5,6 +5,7 @@
 
 mod listen;
 mod resources;
+mod stateless;
 mod tools;
 
 use super::{js_string, schema, text_result, Options};
@@ -45,6 +46,7 @@ pub fn load(registry: &mut Registry, _options: &Options) -> Result<(), Error> {
     for prompt in resources::prompts() {
         registry.prompts.insert(prompt.name().to_string(), prompt);
     }
+    stateless::load(registry)?;
     Ok(())
 }
 

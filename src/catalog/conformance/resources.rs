@@ -9,7 +9,7 @@ use crate::server::registry::{Prompt, Resource, ResourceTemplate};
 use serde_json::{json, Value};
 
 /// A resource whose read always returns `contents`.
-fn fixed_resource(definition: Value, contents: Value) -> Resource {
+pub(super) fn fixed_resource(definition: Value, contents: Value) -> Resource {
     Resource {
         definition: object(definition),
         handler: resource_fn(move |_, _| {

@@ -88,10 +88,15 @@ pub async fn read(
     {
         (template.handler)(ctx, uri.clone(), vars).await
     } else {
-        return Err(
-            ErrorObject::new(RESOURCE_NOT_FOUND, format!("Resource not found: {uri}"))
-                .with_data(json!({ "uri": uri })),
-        );
+        // SEP-2164: the stateless era standardizes on -32602 (with the URI in `data`); the
+        // handshake era keeps the -32002 its clients know.
+        let code = if ctx.revision.has_handshake() {
+            RESOURCE_NOT_FOUND
+        } else {
+            crate::jsonrpc::code::INVALID_PARAMS
+        };
+        return Err(ErrorObject::new(code, format!("Resource not found: {uri}"))
+            .with_data(json!({ "uri": uri })));
     };
     Ok(json!({ "contents": contents.map_err(handler_error)? }))
 }

@@ -3,10 +3,13 @@
 //! ([`guard`]) and CORS, plus `GET /health`.
 
 pub mod guard;
+pub mod headers;
 pub mod legacy_sse;
 pub mod sessions;
 pub mod sse;
 pub mod stateless;
+#[cfg(test)]
+mod stateless_tests;
 #[cfg(test)]
 mod status_tests;
 pub mod streamable;

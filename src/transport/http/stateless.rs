@@ -10,7 +10,7 @@
 
 use super::streamable::header_str;
 use super::{accepts, http_meta, sse, HttpState, Refusal, VERSION_HEADER};
-use crate::jsonrpc::Message;
+use crate::jsonrpc::{ErrorObject, Message};
 use crate::protocol::envelope;
 use crate::protocol::methods::ClientRequest;
 use crate::protocol::Revision;
@@ -38,6 +38,38 @@ pub fn is_stateless(state: &HttpState, headers: &HeaderMap, decoded: &Decoded) -
         .and_then(|v| v.trim().parse::<Revision>().ok())
         .is_some_and(|r| !r.has_handshake());
     header_says || decoded.has_envelope() || !server.serves_handshake()
+}
+
+/// `405 Allow: POST` for a GET or DELETE that names a stateless revision in its
+/// `MCP-Protocol-Version` header: the era has no standalone stream and no session to end, and
+/// the spec asks for exactly this answer (a client probing the era learns it from it).
+pub fn refuse_non_post(
+    state: &HttpState,
+    method: &Method,
+    headers: &HeaderMap,
+) -> Option<Response> {
+    let stateless = header_str(headers, &VERSION_HEADER)
+        .and_then(|v| v.trim().parse::<Revision>().ok())
+        .is_some_and(|r| !r.has_handshake());
+    if !stateless || !state.server.serves_stateless() {
+        return None;
+    }
+    let refusal = super::Refusal::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!("Method not allowed: {method} has no meaning in protocol revision 2026-07-28; send requests with POST"),
+    );
+    // Recorded under no connection: the era has none, and a session header is ignored.
+    let mut response = refusal.respond(
+        state,
+        TransportKind::Http,
+        None,
+        (method, PATH, headers),
+        b"",
+    );
+    response
+        .headers_mut()
+        .insert(header::ALLOW, axum::http::HeaderValue::from_static("POST"));
+    Some(response)
 }
 
 /// Serves one stateless POST.
@@ -74,6 +106,16 @@ pub async fn post(state: &Arc<HttpState>, headers: &HeaderMap, decoded: Decoded)
     // Whatever the body says, this POST is served by the stateless rules (a missing envelope is
     // then `-32602`, not a handshake-era refusal).
     conn.update(|s| s.phase = Phase::Stateless);
+    if let Some(error) = refusal(state, headers, &decoded) {
+        let http = Some(http_meta(
+            &Method::POST,
+            PATH,
+            StatusCode::BAD_REQUEST,
+            headers,
+        ));
+        let out = server.reject(&conn, decoded, error, http);
+        return json(&sink, &out);
+    }
     let expects_reply = decoded.expects_reply();
     let status = if expects_reply {
         StatusCode::OK
@@ -112,6 +154,20 @@ pub async fn post(state: &Arc<HttpState>, headers: &HeaderMap, decoded: Decoded)
         return stream(state, conn, first, rx, done);
     }
     json(&sink, &out)
+}
+
+/// Why a stateless POST is refused before it is served, if it is: a JSON-RPC response (the
+/// era has no server requests to answer) is `-32600`; a request whose headers disagree with
+/// its body is `-32020` ([`headers::check`]). Notifications pass unchecked: the TS client
+/// POSTs `notifications/cancelled` without `Mcp-Method`, and they are only acknowledged (202).
+fn refusal(state: &HttpState, headers: &HeaderMap, decoded: &Decoded) -> Option<ErrorObject> {
+    if decoded.is_response() {
+        return Some(ErrorObject::invalid_request(
+            "a JSON-RPC response was POSTed, but a 2026-07-28 server sends no requests to answer",
+        ));
+    }
+    let request = decoded.request()?;
+    super::headers::check(headers, request, &state.server.registry()).err()
 }
 
 /// The HTTP status of a stateless answer: `404` for `-32601`, `400` for the errors the spec

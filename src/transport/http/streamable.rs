@@ -435,6 +435,9 @@ impl Drop for DetachGuard {
 /// `GET /mcp`: the standalone stream, or a resumed stream with `Last-Event-ID`.
 pub async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Response {
     let m = &Method::GET;
+    if let Some(refused) = stateless::refuse_non_post(&state, m, &headers) {
+        return refused;
+    }
     if !accepts(&headers, &["text/event-stream"]) {
         let r = Refusal::new(
             StatusCode::NOT_ACCEPTABLE,
@@ -512,6 +515,9 @@ pub async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Res
 
 /// `DELETE /mcp`: ends the session (200); its id gets 404 from then on.
 pub async fn delete(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Response {
+    if let Some(refused) = stateless::refuse_non_post(&state, &Method::DELETE, &headers) {
+        return refused;
+    }
     let session = match find_session(&state, &Method::DELETE, &headers, b"") {
         Ok(s) => s,
         Err(response) => return *response,
