@@ -9,6 +9,8 @@ pub mod handler;
 pub mod methods;
 pub mod pagination;
 pub mod registry;
+pub mod request_state;
+pub mod rounds;
 pub mod session;
 pub mod sink;
 pub mod stateless;
@@ -88,6 +90,9 @@ pub struct Server {
     sessions: Mutex<crate::FastMap<Arc<str>, Weak<Session>>>,
     /// Numbers connection ids (`stdio-1`, `memory-2`, ...).
     next_conn: AtomicU64,
+    /// Signs the `requestState` of multi-round-trip requests (random per server, so no other
+    /// server, and no earlier run, can mint a state this one accepts).
+    pub(crate) state_key: request_state::Key,
 }
 
 impl Server {
@@ -119,6 +124,7 @@ impl Server {
             recorder: Arc::new(recorder),
             sessions: Mutex::default(),
             next_conn: AtomicU64::new(1),
+            state_key: request_state::Key::random(),
         }))
     }
 
