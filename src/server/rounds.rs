@@ -113,14 +113,20 @@ impl Rounds {
             Some(Value::Object(m)) => m.clone(),
             _ => Map::new(),
         };
+        // With a state, only answers to the questions it says were asked count. Without one
+        // (a client answering a hand-written round, as the conformance suite does) an answer
+        // counts for whatever this run asks under its key (`q: null`): it is the client's own
+        // word either way. Only result objects are answers; anything else re-asks.
+        let stateless_round = sealed.is_null();
         let asked = sealed.get("asked").and_then(Value::as_object);
-        if let (Some(Value::Object(responses)), Some(asked)) = (params.get("inputResponses"), asked)
-        {
-            for (k, response) in responses {
-                // Only answers to questions that were asked, and only result objects.
-                if let (Some(q), true) = (asked.get(k), response.is_object()) {
-                    answers.insert(k.clone(), json!({ "q": q, "r": response }));
-                }
+        if let Some(Value::Object(responses)) = params.get("inputResponses") {
+            for (k, response) in responses.iter().filter(|(_, r)| r.is_object()) {
+                let question = match asked.and_then(|a| a.get(k)) {
+                    Some(q) => q.clone(),
+                    None if stateless_round => Value::Null,
+                    None => continue,
+                };
+                answers.insert(k.clone(), json!({ "q": question, "r": response }));
             }
         }
         Ok(Self {
@@ -158,10 +164,10 @@ impl Rounds {
         let mut found = Vec::with_capacity(asks.len());
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         for ask in asks {
-            let known = self
-                .answers
-                .get(&ask.key)
-                .filter(|a| a.get("q").and_then(Value::as_str) == Some(ask.digest().as_str()));
+            let known = self.answers.get(&ask.key).filter(|a| match a.get("q") {
+                Some(Value::String(q)) => *q == ask.digest(),
+                _ => true,
+            });
             if let Some(answer) = known {
                 found.push(answer["r"].clone());
                 continue;

@@ -2,6 +2,7 @@
 //! the texts of the suite's own reference server: tools `test_*` (`tools.rs`), resources
 //! `test://…`, the template and prompts `test_*_prompt…` (`resources.rs`).
 
+mod mrtr;
 mod resources;
 mod tools;
 
@@ -37,6 +38,12 @@ pub fn load(registry: &mut Registry, _options: &Options) -> Result<(), Error> {
     registry
         .templates
         .insert("test://template/{id}/data".into(), template);
+    for tool in mrtr::tools()? {
+        registry.tools.insert(tool.name().to_string(), tool);
+    }
+    for prompt in mrtr::prompts() {
+        registry.prompts.insert(prompt.name().to_string(), prompt);
+    }
     for prompt in resources::prompts() {
         registry.prompts.insert(prompt.name().to_string(), prompt);
     }
