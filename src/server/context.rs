@@ -136,11 +136,16 @@ impl RequestContext {
         method: &str,
         params: Option<Value>,
     ) -> Result<Value, ErrorObject> {
-        let key = match &self.rounds {
-            Some(r) => r.auto_key(),
-            None => String::new(),
-        };
+        let key = self.next_key();
         self.ask_keyed(&key, method, params).await
+    }
+
+    /// The automatic key of the next unkeyed ask (`"<n>"`; empty in the handshake era, where
+    /// keys mean nothing).
+    pub fn next_key(&self) -> String {
+        self.rounds
+            .as_ref()
+            .map_or_else(String::new, |r| r.auto_key())
     }
 
     /// [`RequestContext::ask_client`] under an explicit key: the key of its entry in
