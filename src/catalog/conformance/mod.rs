@@ -38,15 +38,10 @@ pub fn load(registry: &mut Registry, _options: &Options) -> Result<(), Error> {
     registry
         .templates
         .insert("test://template/{id}/data".into(), template);
-    for tool in mrtr::tools()? {
-        registry.tools.insert(tool.name().to_string(), tool);
-    }
-    for prompt in mrtr::prompts() {
-        registry.prompts.insert(prompt.name().to_string(), prompt);
-    }
     for prompt in resources::prompts() {
         registry.prompts.insert(prompt.name().to_string(), prompt);
     }
+    mrtr::load(registry)?;
     Ok(())
 }
 

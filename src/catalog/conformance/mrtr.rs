@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::jsonrpc::ErrorObject;
 use crate::server::context::RequestContext;
 use crate::server::handler::{prompt_fn, tool_fn, HandlerError};
-use crate::server::registry::{Prompt, Tool};
+use crate::server::registry::{Prompt, Registry, Tool};
 use crate::server::rounds::Ask;
 use serde_json::{json, Value};
 
@@ -102,8 +102,19 @@ async fn confirm_with_state(ctx: RequestContext) -> Result<Value, HandlerError> 
     )))
 }
 
+/// Registers every fixture (after the suite's other tools and prompts, keeping their order).
+pub(super) fn load(registry: &mut Registry) -> Result<(), Error> {
+    for tool in tools()? {
+        registry.tools.insert(tool.name().to_string(), tool);
+    }
+    for prompt in prompts() {
+        registry.prompts.insert(prompt.name().to_string(), prompt);
+    }
+    Ok(())
+}
+
 /// Every fixture tool.
-pub(super) fn tools() -> Result<Vec<Tool>, Error> {
+fn tools() -> Result<Vec<Tool>, Error> {
     Ok(vec![
         Tool::new(
             plain("test_input_required_result_elicitation", "MRTR (SEP-2322): asks the user's name (key user_name), then greets them"),
@@ -195,7 +206,7 @@ pub(super) fn tools() -> Result<Vec<Tool>, Error> {
 }
 
 /// Every fixture prompt.
-pub(super) fn prompts() -> Vec<Prompt> {
+fn prompts() -> Vec<Prompt> {
     vec![Prompt {
         definition: object(json!({
             "name": "test_input_required_result_prompt",
