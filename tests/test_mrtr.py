@@ -313,6 +313,28 @@ def test_the_stdio_subprocess_serves_a_python_free_round_trip() -> None:
         r1 = srv.request(1, "tools/call", {**call("trigger-elicitation-request")})["result"]
         assert r1["inputRequests"]["1"]["method"] == "elicitation/create"
         assert r1["inputRequests"]["1"]["params"]["mode"] == "form"
+        # URL mode: the random elicitation id is carried between rounds, so the question is stable.
+        url_caps = {"elicitation": {"url": {}}}
+        args = {"url": "https://example.com/flow"}
+        r1 = srv.request(2, "tools/call", {**call("trigger-url-elicitation", caps=url_caps), "arguments": args})
+        ask = r1["result"]["inputRequests"]["1"]
+        assert ask["params"]["mode"] == "url"
+        id = ask["params"]["elicitationId"]
+        answer = {"1": {"action": "accept"}}
+        r2 = srv.request(
+            3,
+            "tools/call",
+            {
+                **call("trigger-url-elicitation", caps=url_caps),
+                "arguments": args,
+                "inputResponses": answer,
+                "requestState": r1["result"]["requestState"],
+            },
+        )
+        text = r2["result"]["content"][0]["text"]
+        assert (
+            text == f"✅ User completed the URL elicitation flow.\nElicitation ID: {id}\nURL: https://example.com/flow"
+        )
     finally:
         srv.stop()
 

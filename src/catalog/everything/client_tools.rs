@@ -236,7 +236,13 @@ fn trigger_url_elicitation() -> Result<Tool, Error> {
                         .with_data(json!({ "elicitations": [elicitation] })),
                 ));
             }
-            let id = requested_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+            // A stateless request re-runs this handler on every round: a random id must be the
+            // same on each, or the question would change and be asked again forever.
+            let id = requested_id.unwrap_or_else(|| match ctx.round_state() {
+                Value::String(carried) => carried,
+                _ => uuid::Uuid::new_v4().to_string(),
+            });
+            ctx.set_round_state(json!(id));
             let params = json!({ "mode": "url", "url": url, "message": message, "elicitationId": id });
             let result = ctx.elicit(params).await.map_err(HandlerError::Rpc)?;
             let text = match result.get("action").and_then(Value::as_str) {
