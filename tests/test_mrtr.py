@@ -341,3 +341,35 @@ def test_the_stdio_subprocess_serves_a_python_free_round_trip() -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+@pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")
+async def test_the_everything_client_tools_end_with_the_same_texts_in_both_eras() -> None:
+    calls = [
+        ("trigger-sampling-request", {"prompt": "capital?"}),
+        ("trigger-elicitation-request", {}),
+        ("get-roots-list", {}),
+        ("test_input_required_result_request_state", {}),
+        ("test_input_required_result_prompt", None),
+    ]
+    seen: dict[str, list[Any]] = {}
+    with Server(catalogs=["everything", "conformance"]) as srv:
+        for mode in ("auto", "legacy"):
+            with anyio.fail_after(30):
+                async with Client(
+                    StdioServerParameters(**srv.stdio_params),
+                    mode=mode,  # type: ignore[arg-type]
+                    read_timeout_seconds=10,
+                    sampling_callback=sample,
+                    elicitation_callback=elicit,
+                    list_roots_callback=roots,
+                ) as client:
+                    out = seen.setdefault(mode, [])
+                    for name, args in calls:
+                        if args is None:
+                            r: Any = await client.get_prompt(name)
+                            out.append([m.content for m in r.messages])
+                        else:
+                            r = await client.call_tool(name, args)
+                            out.append(r.content)
+    assert seen["auto"] == seen["legacy"]

@@ -421,7 +421,11 @@ impl Server {
                 })),
                 () = needed => rounds.as_ref().map(|r| r.input_required(&server.state_key)),
             };
-            handler_cancel.cancel();
+            // Only a round that ended stops the handler's token: after an ordinary answer,
+            // work the handler spawned with its context keeps running as before.
+            if rounds.as_ref().is_some_and(|r| r.is_over()) {
+                handler_cancel.cancel();
+            }
             conn.end_request(&id, generation);
             if !Arc::ptr_eq(&session, &conn) {
                 session.close(); // a request's own session ends with it
