@@ -15,7 +15,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import CreateMessageResult, ElicitResult, ListRootsResult, Root, TextContent
 
-from everything_mcp import Context, Server
+from everything_mcp import Context, Handle, InputRequired, Server
 
 from conftest import WAIT, StdioServer
 
@@ -237,7 +237,7 @@ async def roots(context: Any) -> ListRootsResult:
     return ListRootsResult(roots=[Root(uri="file:///project", name="project")])
 
 
-def python_tools(srv: Server) -> None:
+def python_tools(srv: Server) -> Handle:
     @srv.tool()
     def elicit_twice(ctx: Context) -> str:
         ctx.state["runs"] = ctx.state.get("runs", 0) + 1
@@ -259,13 +259,24 @@ def python_tools(srv: Server) -> None:
         )
         return f"{answers['llm']['content']['text']} / {answers['roots']['roots'][0]['uri']}"
 
+    @srv.tool()
+    async def async_rounds(ctx: Context) -> str:
+        try:
+            name = await ctx.aelicit("Name?", {"type": "object", "properties": {"name": {"type": "string"}}})
+            found = await ctx.alist_roots()
+        except Exception as e:  # InputRequired is a BaseException: it is not caught here
+            return f"caught {e!r}"
+        return f"{name['content']['name']} has {len(found)} root(s)"
+
+    return elicit_twice
+
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 @pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")
 async def test_the_sdk_client_answers_input_requests_with_its_callbacks(transport: str, mode: str) -> None:
     with Server(catalogs=["everything", "conformance"]) as srv:
-        python_tools(srv)
+        twice = python_tools(srv)
         target: Any = StdioServerParameters(**srv.stdio_params) if transport == "stdio" else srv.start_http()
         with anyio.fail_after(30):
             async with Client(
@@ -293,6 +304,13 @@ async def test_the_sdk_client_answers_input_requests_with_its_callbacks(transpor
                 ]
                 r = await client.call_tool("ask_both", {})
                 assert r.content == [TextContent(type="text", text="Paris / file:///project")]
+                r = await client.call_tool("async_rounds", {})
+                assert r.content == [TextContent(type="text", text="name-value has 1 root(s)")]
+        # A Python handler runs once per round; its Handle records every run (the first two end
+        # with InputRequired, the last with the result).
+        assert len(twice.calls) == (3 if stateless else 1)
+        assert all(isinstance(c.error, InputRequired) for c in twice.calls[:-1])
+        assert twice.calls[-1].result is not None and twice.calls[-1].error is None
         pushed = srv.traffic.requests(dir="out")
         if stateless:
             assert pushed == []
