@@ -391,3 +391,34 @@ async def test_the_everything_client_tools_end_with_the_same_texts_in_both_eras(
                             r = await client.call_tool(name, args)
                             out.append(r.content)
     assert seen["auto"] == seen["legacy"]
+
+
+def test_a_round_that_spoke_first_ends_its_sse_stream_with_input_required() -> None:
+    with Server(catalogs=["none"]) as srv:
+
+        @srv.tool()
+        def progress_then_ask(ctx: Context) -> str:
+            ctx.progress(1, 2, "asking")
+            answer = ctx.elicit("Name?", {"type": "object", "properties": {"name": {"type": "string"}}}, key="n")
+            return str(answer["content"]["name"])
+
+        srv.start_http()
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": "progress_then_ask",
+        }
+        params = {"name": "progress_then_ask", "arguments": {}, "_meta": {**meta(), "progressToken": 7}}
+        with httpx.Client(base_url=srv.base_url or "", timeout=WAIT) as http:
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+            r = http.post("/mcp", json=body, headers=headers)
+            assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+            frames = [json.loads(line[6:]) for line in r.text.splitlines() if line.startswith("data: ")]
+            assert [f.get("method") for f in frames] == ["notifications/progress", None]
+            assert frames[1]["result"]["resultType"] == "input_required"
+            answer = {"n": {"action": "accept", "content": {"name": "Ada"}}}
+            again = {**params, "inputResponses": answer, "requestState": frames[1]["result"]["requestState"]}
+            r = http.post("/mcp", json={**body, "id": 2, "params": again}, headers=headers)
+            frames = [json.loads(line[6:]) for line in r.text.splitlines() if line.startswith("data: ")]
+            assert frames[-1]["result"]["content"] == [{"type": "text", "text": "Ada"}]
