@@ -353,6 +353,13 @@ def test_the_stdio_subprocess_serves_a_python_free_round_trip() -> None:
         assert (
             text == f"✅ User completed the URL elicitation flow.\nElicitation ID: {id}\nURL: https://example.com/flow"
         )
+        # The error path (-32042) then a retry that proceeds, though each stateless request has a
+        # session of its own.
+        err_args = {"url": "https://example.com/err", "errorPath": True}
+        r = srv.request(4, "tools/call", {**call("trigger-url-elicitation", caps=url_caps), "arguments": err_args})
+        assert r["error"]["code"] == -32042
+        r = srv.request(5, "tools/call", {**call("trigger-url-elicitation", caps=url_caps), "arguments": err_args})
+        assert r["result"]["resultType"] == "input_required"
     finally:
         srv.stop()
 
