@@ -753,3 +753,63 @@ async fn every_listed_method_routes_to_a_handler() {
         }
     }
 }
+
+/// Two unkeyed asks of one `join!`: in the stateless era both land in ONE `inputRequests`
+/// (automatic keys "1" and "2"), and the next round's answers complete the call.
+#[tokio::test]
+async fn the_asks_of_one_join_share_a_round_in_the_stateless_era() {
+    let s = server(None);
+    s.add_tool(
+        Tool::new(
+            json!({ "name": "two", "inputSchema": { "type": "object" } }),
+            tool_fn(|ctx, _| async move {
+                let (a, b) = tokio::join!(
+                    ctx.ask_client("roots/list", None),
+                    ctx.ask_client(
+                        "sampling/createMessage",
+                        Some(json!({ "messages": [], "maxTokens": 1 }))
+                    ),
+                );
+                let a = a.map_err(HandlerError::Rpc)?;
+                let b = b.map_err(HandlerError::Rpc)?;
+                let text = format!(
+                    "{} roots, {}",
+                    a["roots"].as_array().map_or(0, Vec::len),
+                    b["content"]["text"]
+                );
+                Ok(json!({ "content": [{ "type": "text", "text": text }] }))
+            }),
+        )
+        .unwrap(),
+    );
+    let mut c = Client::new(&s);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": { "roots": {}, "sampling": {} }
+    });
+    let r1 = c
+        .request(
+            1,
+            "tools/call",
+            json!({ "name": "two", "arguments": {}, "_meta": meta }),
+        )
+        .await;
+    let round = &r1["result"];
+    assert_eq!(round["resultType"], "input_required");
+    assert_eq!(
+        round["inputRequests"]["1"],
+        json!({ "method": "roots/list" })
+    );
+    assert_eq!(
+        round["inputRequests"]["2"]["method"],
+        "sampling/createMessage"
+    );
+    let answers = json!({
+        "1": { "roots": [{ "uri": "file:///x" }] },
+        "2": { "role": "assistant", "content": { "type": "text", "text": "hi" }, "model": "m" }
+    });
+    let params = json!({ "name": "two", "arguments": {}, "_meta": meta, "inputResponses": answers, "requestState": round["requestState"] });
+    let r2 = c.request(2, "tools/call", params).await;
+    assert_eq!(r2["result"]["content"][0]["text"], "1 roots, \"hi\"");
+    assert_eq!(r2["result"]["resultType"], "complete");
+}

@@ -222,6 +222,7 @@ async def test_resources_prompts_and_completion(transport: str, http_server: Ser
                 "test_prompt_with_arguments",
                 "test_prompt_with_embedded_resource",
                 "test_prompt_with_image",
+                "test_input_required_result_prompt",
             ]
             r = await client.get_prompt("test_simple_prompt")
             assert r.messages[0].content == TextContent(type="text", text="This is a simple prompt for testing.")

@@ -16,6 +16,7 @@ from ._core import (
     ConfigError,
     ConnectionClosedError,
     EverythingMcpError,
+    InputRequired,
     __version__,
 )
 
@@ -47,6 +48,7 @@ __all__ = [
     "Context",
     "EverythingMcpError",
     "Handle",
+    "InputRequired",
     "RpcError",
     "Server",
     "TrafficRecord",

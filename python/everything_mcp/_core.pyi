@@ -15,6 +15,7 @@ __all__ = [
     "ConnectionClosedError",
     "Context",
     "EverythingMcpError",
+    "InputRequired",
     "Pending",
     "Reply",
     "Server",
@@ -37,6 +38,9 @@ class ConfigError(EverythingMcpError):
 class ConnectionClosedError(EverythingMcpError):
     """The connection is closed."""
 
+class InputRequired(BaseException):
+    """A stateless-era ask whose answer is not known yet: this round of the request is over."""
+
 class ClientError(EverythingMcpError):
     """The client answered a server request with an error, lacks the capability, or did not answer in time."""
 
@@ -58,15 +62,30 @@ class Context:
     def cancelled(self) -> bool: ...
     def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None: ...
     def log(self, level: str, data: str, logger: str | None = None) -> None: ...
-    def ask(self, method: str, params: str | None = None, timeout: float | None = None) -> str: ...
+    def ask(
+        self, method: str, params: str | None = None, timeout: float | None = None, key: str | None = None
+    ) -> str: ...
     def ask_async(
         self,
         method: str,
         params: str | None,
         timeout: float | None,
         callback: Callable[[Any, BaseException | None], None],
+        key: str | None = None,
     ) -> Pending:
         """`ask` without waiting: `callback(answer_json, None)` or `callback(None, ClientError)` later."""
+    def ask_all(self, asks: str, timeout: float | None = None) -> str:
+        """Several asks at once (`[[key, method, params|null], ...]` JSON); a JSON array of answers."""
+    def ask_all_async(
+        self, asks: str, timeout: float | None, callback: Callable[[Any, BaseException | None], None]
+    ) -> Pending:
+        """`ask_all` without waiting."""
+    @property
+    def round_state(self) -> str: ...
+    def set_round_state(self, state: str) -> None:
+        """Replace the state carried to the next round (JSON text)."""
+    @property
+    def stateless(self) -> bool: ...
 
 @final
 class Reply:

@@ -94,6 +94,7 @@ class Context:
 
     def __init__(self, core: _core.Context) -> None:
         self._core = core
+        self._state: dict[str, Any] | None = None
 
     @property
     def request_id(self) -> str | int:
@@ -130,43 +131,99 @@ class Context:
         """Send ``notifications/message`` unless the client's ``logging/setLevel`` filters it."""
         self._core.log(level, json.dumps(data), logger)
 
-    def ask(self, method: str, params: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
-        """Send a request to the client and wait for its result (raises ``ClientError``)."""
-        return json.loads(self._core.ask(method, None if params is None else json.dumps(params), timeout))
+    @property
+    def stateless(self) -> bool:
+        """Whether the request is served in the stateless era (2026-07-28), where asking the
+        client ends the round with ``input_required`` and the handler runs again, from the top,
+        once the client answers."""
+        return self._core.stateless
 
-    async def aask(self, method: str, params: dict[str, Any] | None = None, timeout: float | None = None) -> Any:
+    @property
+    def state(self) -> dict[str, Any]:
+        """A JSON-able dict the handler carries between rounds of a stateless request (sealed
+        into ``requestState``; what it held when the round ended comes back on the next run).
+        Empty at first, and in the handshake era, where the handler runs once."""
+        if self._state is None:
+            loaded = json.loads(self._core.round_state)
+            self._state = loaded if isinstance(loaded, dict) else {}
+        return self._state
+
+    def _save_state(self) -> None:
+        # A round ends inside an ask, so saving before each ask seals what the handler holds.
+        if self._state is not None:
+            self._core.set_round_state(json.dumps(self._state))
+
+    def ask(
+        self, method: str, params: dict[str, Any] | None = None, timeout: float | None = None, *, key: str | None = None
+    ) -> Any:
+        """Ask the client (``sampling/createMessage``, ``elicitation/create``, ``roots/list``) and
+        wait for its result (raises ``ClientError``). Handshake era: a server → client request.
+        Stateless era: an input request under ``key`` (default ``"<n>"``, the nth unkeyed ask of
+        this run); until the client answered it raises :class:`InputRequired` (a
+        ``BaseException``: let it propagate), and the next round's run gets the answer."""
+        self._save_state()
+        text = None if params is None else json.dumps(params)
+        return json.loads(self._core.ask(method, text, timeout, key))
+
+    async def aask(
+        self, method: str, params: dict[str, Any] | None = None, timeout: float | None = None, *, key: str | None = None
+    ) -> Any:
         """:meth:`ask` for ``async def`` handlers: the event loop keeps running while the client
         answers."""
+        self._save_state()
         text = json.dumps(params) if params is not None else None
-        answer = await await_core(lambda callback: self._core.ask_async(method, text, timeout, callback))
+        answer = await await_core(lambda callback: self._core.ask_async(method, text, timeout, callback, key))
         return json.loads(answer)
 
-    def sample(self, prompt: str, max_tokens: int = 100, **params: Any) -> Any:
+    def ask_all(
+        self, asks: dict[str, tuple[str, dict[str, Any] | None]], timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Ask several things at once, ``{key: (method, params)}``: in ONE round in the stateless
+        era (all of them in the same ``inputRequests``), concurrently in the handshake era.
+        Returns ``{key: answer}``."""
+        self._save_state()
+        keys = list(asks)
+        text = json.dumps([[k, m, p] for k, (m, p) in asks.items()])
+        return dict(zip(keys, json.loads(self._core.ask_all(text, timeout)), strict=True))
+
+    async def aask_all(
+        self, asks: dict[str, tuple[str, dict[str, Any] | None]], timeout: float | None = None
+    ) -> dict[str, Any]:
+        """:meth:`ask_all` for ``async def`` handlers."""
+        self._save_state()
+        keys = list(asks)
+        text = json.dumps([[k, m, p] for k, (m, p) in asks.items()])
+        answers = await await_core(lambda callback: self._core.ask_all_async(text, timeout, callback))
+        return dict(zip(keys, json.loads(answers), strict=True))
+
+    def sample(self, prompt: str, max_tokens: int = 100, *, key: str | None = None, **params: Any) -> Any:
         """Ask the client's LLM (``sampling/createMessage``) with one user message."""
         message = {"role": "user", "content": {"type": "text", "text": prompt}}
-        return self.ask("sampling/createMessage", {"messages": [message], "maxTokens": max_tokens, **params})
+        return self.ask("sampling/createMessage", {"messages": [message], "maxTokens": max_tokens, **params}, key=key)
 
-    def elicit(self, message: str, requested_schema: dict[str, Any]) -> Any:
+    def elicit(self, message: str, requested_schema: dict[str, Any], *, key: str | None = None) -> Any:
         """Ask the user for input through the client (``elicitation/create``, form mode)."""
-        return self.ask("elicitation/create", {"message": message, "requestedSchema": requested_schema})
+        return self.ask("elicitation/create", {"message": message, "requestedSchema": requested_schema}, key=key)
 
-    def list_roots(self) -> list[dict[str, Any]]:
+    def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
         """Ask the client for its roots (``roots/list``)."""
-        roots: list[dict[str, Any]] = self.ask("roots/list").get("roots", [])
+        roots: list[dict[str, Any]] = self.ask("roots/list", key=key).get("roots", [])
         return roots
 
-    async def asample(self, prompt: str, max_tokens: int = 100, **params: Any) -> Any:
+    async def asample(self, prompt: str, max_tokens: int = 100, *, key: str | None = None, **params: Any) -> Any:
         """:meth:`sample` for ``async def`` handlers."""
         message = {"role": "user", "content": {"type": "text", "text": prompt}}
-        return await self.aask("sampling/createMessage", {"messages": [message], "maxTokens": max_tokens, **params})
+        params = {"messages": [message], "maxTokens": max_tokens, **params}
+        return await self.aask("sampling/createMessage", params, key=key)
 
-    async def aelicit(self, message: str, requested_schema: dict[str, Any]) -> Any:
+    async def aelicit(self, message: str, requested_schema: dict[str, Any], *, key: str | None = None) -> Any:
         """:meth:`elicit` for ``async def`` handlers."""
-        return await self.aask("elicitation/create", {"message": message, "requestedSchema": requested_schema})
+        params = {"message": message, "requestedSchema": requested_schema}
+        return await self.aask("elicitation/create", params, key=key)
 
-    async def alist_roots(self) -> list[dict[str, Any]]:
+    async def alist_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
         """:meth:`list_roots` for ``async def`` handlers."""
-        roots: list[dict[str, Any]] = (await self.aask("roots/list")).get("roots", [])
+        roots: list[dict[str, Any]] = (await self.aask("roots/list", key=key)).get("roots", [])
         return roots
 
 

@@ -30,6 +30,13 @@ pyo3::create_exception!(
     "The client answered a server request with an error, lacks the capability, or did not answer in time."
 );
 
+pyo3::create_exception!(
+    _core,
+    InputRequired,
+    pyo3::exceptions::PyBaseException,
+    "Raised inside a handler's ask in the stateless era when the answer is not known yet: this round of the request is over (the client was answered input_required) and the handler runs again, from the top, with the answer. A BaseException, so `except Exception` does not swallow it."
+);
+
 /// Maps a core error to its Python exception.
 pub fn to_py(e: Error) -> PyErr {
     match e {

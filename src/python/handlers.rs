@@ -8,12 +8,13 @@
 
 use super::args;
 use super::callback::{call_back, Pending};
-use super::errors::ClientError;
+use super::errors::{ClientError, InputRequired};
 use super::wait::{deadline_after, run_interruptibly, Waited};
 use crate::server::context::RequestContext;
 use crate::server::handler::{
     BoxFuture, CompleteFn, HandlerError, HandlerResult, ObjectFn, ResourceFn, TemplateFn,
 };
+use crate::server::rounds::Ask;
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};
 use serde_json::Value;
@@ -89,60 +90,148 @@ impl Context {
 
     /// Asks the client (`sampling/createMessage`, `elicitation/create`, `roots/list`) and waits
     /// for its answer (JSON text), at most `timeout` seconds. A JSON-RPC error from the client,
-    /// a missing capability or a timeout raises `ClientError`.
-    #[pyo3(signature = (method, params=None, timeout=None))]
+    /// a missing capability or a timeout raises `ClientError`. In the stateless era the ask is
+    /// an `inputRequests` entry under `key` (default: `"<n>"`, the nth unkeyed ask of this run);
+    /// an unknown answer raises `InputRequired` (this round is over).
+    #[pyo3(signature = (method, params=None, timeout=None, key=None))]
     fn ask(
         &self,
         py: Python<'_>,
         method: &str,
         params: Option<&str>,
         timeout: Option<f64>,
+        key: Option<String>,
     ) -> PyResult<String> {
-        let asking = self.asking(method, params, timeout)?;
-        match run_interruptibly(py, &self.handle, None, None, asking)? {
-            Waited::Done(answer) => answer,
-            Waited::TimedOut | Waited::Stopped => Err(ClientError::new_err("the server stopped")),
-        }
+        let asks = vec![self.ask_of(key, method, params)?];
+        let asking = self.asking(asks, timeout, true);
+        self.wait(py, asking)
     }
 
     /// `ask` for `async def` handlers: returns at once and calls `callback(answer_json, None)`
     /// or `callback(None, ClientError)` later (see `callback.rs`).
-    #[pyo3(signature = (method, params, timeout, callback))]
+    #[pyo3(signature = (method, params, timeout, callback, key=None))]
     fn ask_async(
         &self,
         method: &str,
         params: Option<&str>,
         timeout: Option<f64>,
         callback: Py<PyAny>,
+        key: Option<String>,
     ) -> PyResult<Pending> {
-        let asking = self.asking(method, params, timeout)?;
+        let asks = vec![self.ask_of(key, method, params)?];
+        Ok(call_back(
+            &self.handle,
+            self.asking(asks, timeout, true),
+            callback,
+        ))
+    }
+
+    /// Asks several things at once (JSON text `[[key, method, params|null], …]`): one round in
+    /// the stateless era, concurrent requests in the handshake era. Answers: a JSON array, in
+    /// order.
+    #[pyo3(signature = (asks, timeout=None))]
+    fn ask_all(&self, py: Python<'_>, asks: &str, timeout: Option<f64>) -> PyResult<String> {
+        let asking = self.asking(asks_of(asks)?, timeout, false);
+        self.wait(py, asking)
+    }
+
+    /// `ask_all` for `async def` handlers (see `ask_async`).
+    #[pyo3(signature = (asks, timeout, callback))]
+    fn ask_all_async(
+        &self,
+        asks: &str,
+        timeout: Option<f64>,
+        callback: Py<PyAny>,
+    ) -> PyResult<Pending> {
+        let asking = self.asking(asks_of(asks)?, timeout, false);
         Ok(call_back(&self.handle, asking, callback))
+    }
+
+    /// The state the handler carries between rounds (JSON text; `null` at first and in the
+    /// handshake era).
+    #[getter]
+    fn round_state(&self) -> String {
+        self.ctx.round_state().to_string()
+    }
+
+    /// Replaces the state carried to the next round (JSON text).
+    fn set_round_state(&self, state: &str) -> PyResult<()> {
+        self.ctx.set_round_state(args::json(state)?);
+        Ok(())
+    }
+
+    /// Whether the request is served in the stateless era (asks are input requests).
+    #[getter]
+    fn stateless(&self) -> bool {
+        self.ctx.rounds.is_some()
     }
 }
 
+/// `[[key, method, params|null], …]` as asks.
+fn asks_of(text: &str) -> PyResult<Vec<Ask>> {
+    let parsed: Vec<(String, String, Option<Value>)> = serde_json::from_str(text)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("bad asks: {e}")))?;
+    Ok(parsed
+        .into_iter()
+        .map(|(key, method, params)| Ask {
+            key,
+            method,
+            params,
+        })
+        .collect())
+}
+
 impl Context {
-    /// Asking the client, bounded by `timeout` seconds, with its outcome as Python sees it:
-    /// shared by `ask` and `ask_async`.
+    /// One ask, under `key` or the next automatic one.
+    fn ask_of(&self, key: Option<String>, method: &str, params: Option<&str>) -> PyResult<Ask> {
+        Ok(Ask {
+            key: key.unwrap_or_else(|| self.ctx.next_key()),
+            method: method.into(),
+            params: params.map(args::json).transpose()?,
+        })
+    }
+
+    /// Waits for `asking` from a sync handler's thread, interruptibly.
+    fn wait(
+        &self,
+        py: Python<'_>,
+        asking: impl Future<Output = PyResult<String>> + Send + 'static,
+    ) -> PyResult<String> {
+        match run_interruptibly(py, &self.handle, None, None, asking)? {
+            Waited::Done(answer) => answer,
+            Waited::TimedOut | Waited::Stopped => Err(ClientError::new_err("the server stopped")),
+        }
+    }
+
+    /// Asking the client, bounded by `timeout` seconds, with its outcome as Python sees it
+    /// (`one`: the single answer, else a JSON array): shared by `ask*` and `ask_all*`.
     fn asking(
         &self,
-        method: &str,
-        params: Option<&str>,
+        asks: Vec<Ask>,
         timeout: Option<f64>,
-    ) -> PyResult<impl Future<Output = PyResult<String>> + Send + 'static> {
-        let params = params.map(args::json).transpose()?;
+        one: bool,
+    ) -> impl Future<Output = PyResult<String>> + Send + 'static {
         let seconds = timeout.unwrap_or(ASK_TIMEOUT_SECONDS);
         let deadline = tokio::time::Instant::from_std(deadline_after(seconds));
         let ctx = self.ctx.clone();
-        let method = method.to_string();
-        Ok(async move {
-            match tokio::time::timeout_at(deadline, ctx.ask_client(&method, params)).await {
-                Ok(Ok(answer)) => Ok(answer.to_string()),
+        async move {
+            let what = asks
+                .iter()
+                .map(|a| a.method.as_str())
+                .collect::<Vec<_>>()
+                .join(", ");
+            match tokio::time::timeout_at(deadline, ctx.ask_all(&asks)).await {
+                Ok(Ok(mut answers)) if one => Ok(answers.pop().unwrap_or(Value::Null).to_string()),
+                Ok(Ok(answers)) => Ok(Value::Array(answers).to_string()),
+                Ok(Err(_)) if ctx.round_is_over() => Err(InputRequired::new_err(
+                    "this round of the request is over: the client was asked for input",
+                )),
                 Ok(Err(e)) => Err(ClientError::new_err(e.message)),
                 Err(_elapsed) => Err(ClientError::new_err(format!(
-                    "the client did not answer {method} within {seconds} s"
+                    "the client did not answer {what} within {seconds} s"
                 ))),
             }
-        })
+        }
     }
 }
 

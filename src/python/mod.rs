@@ -21,7 +21,9 @@ pub mod _core {
     #[pymodule_export]
     use super::connection::Connection;
     #[pymodule_export]
-    use super::errors::{ClientError, ConfigError, ConnectionClosedError, EverythingMcpError};
+    use super::errors::{
+        ClientError, ConfigError, ConnectionClosedError, EverythingMcpError, InputRequired,
+    };
     #[pymodule_export]
     use super::handlers::{Context, Reply};
     #[pymodule_export]

@@ -3,6 +3,7 @@
 //! client something. Handlers are written once against this type; the era-specific plumbing
 //! (session vs. per-request `_meta`, push request vs. `input_required`) lives behind it.
 
+use super::rounds::{Ask, Rounds};
 use super::session::Session;
 use super::sink::Sink;
 use crate::jsnum;
@@ -73,8 +74,12 @@ pub struct RequestContext {
     pub revision: Revision,
     /// `params._meta` as sent (empty when absent).
     pub meta: Map<String, Value>,
-    /// Cancelled by `notifications/cancelled`, or when the connection ends.
+    /// Cancelled by `notifications/cancelled`, or when the connection ends (and, in the
+    /// stateless era, when a round ends because input is needed).
     pub cancel: CancellationToken,
+    /// The multi-round-trip state of a stateless request (answers so far, questions pending);
+    /// `None` in the handshake era, where asking is a real server → client request.
+    pub rounds: Option<Arc<Rounds>>,
 }
 
 impl RequestContext {
@@ -123,8 +128,88 @@ impl RequestContext {
     /// `roots/list`) and waits for its answer, at most [`ASK_TIMEOUT`]. In the handshake era
     /// this is a server → client request on this request's stream (the POST's SSE stream over
     /// HTTP). The request is not sent when the client did not declare the capability it needs
-    /// (`sampling`, `elicitation`, `roots`): that is an error at once.
+    /// (`sampling`, `elicitation`, `roots`): that is an error at once. In the stateless era it
+    /// is a multi-round-trip ask ([`super::rounds`]) under the automatic key `"<n>"` (the nth
+    /// unkeyed ask of this run).
     pub async fn ask_client(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, ErrorObject> {
+        let key = self.next_key();
+        self.ask_keyed(&key, method, params).await
+    }
+
+    /// The automatic key of the next unkeyed ask (`"<n>"`; empty in the handshake era, where
+    /// keys mean nothing).
+    pub fn next_key(&self) -> String {
+        self.rounds
+            .as_ref()
+            .map_or_else(String::new, |r| r.auto_key())
+    }
+
+    /// [`RequestContext::ask_client`] under an explicit key: the key of its entry in
+    /// `inputRequests` in the stateless era (ignored in the handshake era).
+    pub async fn ask_keyed(
+        &self,
+        key: &str,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, ErrorObject> {
+        let ask = Ask {
+            key: key.into(),
+            method: method.into(),
+            params,
+        };
+        let mut answers = self.ask_all(std::slice::from_ref(&ask)).await?;
+        Ok(answers.pop().unwrap_or(Value::Null))
+    }
+
+    /// Asks several things at once: in ONE round in the stateless era (every unanswered one
+    /// appears in the same `inputRequests`), concurrently in the handshake era. The answers
+    /// come in the order of `asks`; the first failure fails them all.
+    pub async fn ask_all(&self, asks: &[Ask]) -> Result<Vec<Value>, ErrorObject> {
+        let Some(rounds) = &self.rounds else {
+            let each = asks
+                .iter()
+                .map(|a| self.push_request(&a.method, a.params.clone()));
+            return futures::future::join_all(each).await.into_iter().collect();
+        };
+        match rounds.resolve(asks, &self.client_capabilities())? {
+            Some(answers) => Ok(answers),
+            None => {
+                // The round is over: the serving future answers input_required and drops this
+                // future; a handler running elsewhere (Python) is released by the cancellation.
+                self.cancel.cancelled().await;
+                Err(ErrorObject::internal(
+                    "this round of the request is over: the client must answer the input requests",
+                ))
+            }
+        }
+    }
+
+    /// Whether this stateless request's round ended because input is needed (or the request
+    /// fails on a missing capability): a handler that notices must stop, its answer is unused.
+    pub fn round_is_over(&self) -> bool {
+        self.rounds.as_ref().is_some_and(|r| r.is_over())
+    }
+
+    /// The state a stateless handler carries between rounds (`null` at first, and always in
+    /// the handshake era, where the handler runs once).
+    pub fn round_state(&self) -> Value {
+        self.rounds.as_ref().map_or(Value::Null, |r| r.state())
+    }
+
+    /// Replaces the state carried to the next round (sealed into `requestState`); does nothing
+    /// in the handshake era.
+    pub fn set_round_state(&self, state: Value) {
+        if let Some(r) = &self.rounds {
+            r.set_state(state);
+        }
+    }
+
+    /// A real server → client request (the handshake era).
+    async fn push_request(
         &self,
         method: &str,
         params: Option<Value>,

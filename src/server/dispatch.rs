@@ -8,6 +8,7 @@
 use super::context::RequestContext;
 use super::handler::BoxFuture;
 use super::methods::{self, Route};
+use super::rounds::Rounds;
 use super::session::{Phase, Session};
 use super::sink::{Outgoing, Sink};
 use super::Server;
@@ -405,7 +406,16 @@ impl Server {
         match begin(session, &req) {
             Ok(begun) => {
                 let request_session = session.clone();
-                Work::Task(self.serve(session, request_session, sink, req, route, params, begun))
+                Work::Task(self.serve(
+                    session,
+                    request_session,
+                    sink,
+                    req,
+                    route,
+                    params,
+                    begun,
+                    None,
+                ))
             }
             Err(refused) => reply(Message::error(None, refused)),
         }
@@ -414,6 +424,10 @@ impl Server {
     /// The future that serves a begun request of connection `conn` on `session` (the
     /// connection's own in the handshake era, the request's own in the stateless era): the
     /// handler runs until it answers or the request is cancelled; a panic becomes `-32603`.
+    /// With `rounds` (the stateless era) it also ends when the handler asks the client
+    /// something it has no answer for: the handler is dropped, the request answers
+    /// `input_required`, and the handler's token is cancelled so a handler blocked elsewhere
+    /// (a Python thread in `ctx.ask`) unwinds.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn serve(
         self: &Arc<Self>,
@@ -424,6 +438,7 @@ impl Server {
         route: Route,
         params: Map<String, Value>,
         (generation, cancel): (u64, CancellationToken),
+        rounds: Option<Arc<Rounds>>,
     ) -> BoxFuture<Option<Outgoing>> {
         let meta = match params.get("_meta") {
             Some(Value::Object(m)) => m.clone(),
@@ -437,14 +452,25 @@ impl Server {
             request_id: req.id.clone(),
             method: req.method.clone(),
             meta,
-            cancel: cancel.clone(),
+            // A child, so ending a round can stop the handler without cancelling the request.
+            cancel: cancel.child_token(),
+            rounds: rounds.clone(),
         };
+        let handler_cancel = ctx.cancel.clone();
         let server = self.clone();
         let conn = conn.clone();
         Box::pin(async move {
             let id = req.id;
             let session = ctx.session.clone();
             let serve = AssertUnwindSafe(methods::call(&server, ctx, route, params)).catch_unwind();
+            let needed = async {
+                match &rounds {
+                    Some(r) => r.needed().await,
+                    None => std::future::pending().await,
+                }
+            };
+            // Biased: the handler is polled before `needed`, so every ask of one poll (the
+            // branches of a `join!`) has registered before the round ends.
             let result = tokio::select! {
                 biased;
                 () = cancel.cancelled() => None,
@@ -453,7 +479,13 @@ impl Server {
                     tracing::error!(method = %req.method, "handler panicked: {what}");
                     Err(ErrorObject::internal(format!("the handler of {} panicked: {what}", req.method)))
                 })),
+                () = needed => rounds.as_ref().map(|r| r.input_required(&server.state_key)),
             };
+            // Only a round that ended stops the handler's token: after an ordinary answer,
+            // work the handler spawned with its context keeps running as before.
+            if rounds.as_ref().is_some_and(|r| r.is_over()) {
+                handler_cancel.cancel();
+            }
             conn.end_request(&id, generation);
             if !Arc::ptr_eq(&session, &conn) {
                 session.close(); // a request's own session ends with it

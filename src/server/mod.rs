@@ -10,6 +10,8 @@ pub mod listen;
 pub mod methods;
 pub mod pagination;
 pub mod registry;
+pub mod request_state;
+pub mod rounds;
 pub mod session;
 pub mod sink;
 pub mod stateless;
@@ -91,6 +93,9 @@ pub struct Server {
     listeners: listen::Listeners,
     /// Numbers connection ids (`stdio-1`, `memory-2`, ...).
     next_conn: AtomicU64,
+    /// Signs the `requestState` of multi-round-trip requests (random per server, so no other
+    /// server, and no earlier run, can mint a state this one accepts).
+    pub(crate) state_key: request_state::Key,
 }
 
 impl Server {
@@ -123,6 +128,7 @@ impl Server {
             sessions: Mutex::default(),
             listeners: listen::Listeners::default(),
             next_conn: AtomicU64::new(1),
+            state_key: request_state::Key::random(),
         }))
     }
 

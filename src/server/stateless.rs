@@ -7,6 +7,7 @@
 
 use super::dispatch::Work;
 use super::methods::Route;
+use super::rounds::Rounds;
 use super::session::{Phase, Session};
 use super::sink::{Outgoing, Sink};
 use super::Server;
@@ -88,6 +89,11 @@ impl Server {
             Route::Builtin(m) => Some(*m),
             Route::Custom(_) => None,
         };
+        // A tampered, expired or misplaced requestState is refused before anything runs.
+        let rounds = match Rounds::open(&self.state_key, &req.method, builtin, &params) {
+            Ok(r) => Arc::new(r),
+            Err(e) => return reply(e),
+        };
         let (generation, cancel) = match super::dispatch::begin(conn, &req) {
             Ok(begun) => begun,
             Err(refused) => return Work::Reply(Outgoing::One(Message::error(None, refused))),
@@ -108,6 +114,7 @@ impl Server {
             route,
             params,
             (generation, cancel),
+            Some(rounds),
         );
         let server = self.clone();
         Work::Task(Box::pin(async move {

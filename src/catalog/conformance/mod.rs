@@ -4,6 +4,7 @@
 //! (`listen.rs`).
 
 mod listen;
+mod mrtr;
 mod resources;
 mod stateless;
 mod tools;
@@ -47,6 +48,7 @@ pub fn load(registry: &mut Registry, _options: &Options) -> Result<(), Error> {
         registry.prompts.insert(prompt.name().to_string(), prompt);
     }
     stateless::load(registry)?;
+    mrtr::load(registry)?;
     Ok(())
 }
 

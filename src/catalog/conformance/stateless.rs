@@ -1,16 +1,15 @@
 //! Fixtures the suite's 2026-07-28 (stateless era) scenarios call: `test_logging_tool` (logs
-//! only for a request that asked for logs with its envelope's `logLevel`),
-//! `test_missing_capability` (`-32021` without the sampling capability),
-//! `test_streaming_elicitation` (a progress notification, then the result), `test_header_param`
+//! only for a request that asked for logs with its envelope's `logLevel`), `test_header_param`
 //! (an argument mirrored into the `Mcp-Param-Region` header, SEP-2243) and the resource
-//! `test://stateless-static-text`, with the texts of the suite's reference server.
+//! `test://stateless-static-text`, with the texts of the suite's reference server. The fixtures
+//! that ask the client something (`test_missing_capability`, `test_streaming_elicitation`) are
+//! in `mrtr.rs`.
 
 use super::resources::fixed_resource;
 use crate::catalog::{string_arg, text_result};
 use crate::error::Error;
-use crate::protocol::envelope;
 use crate::protocol::LogLevel;
-use crate::server::handler::{tool_fn, HandlerError};
+use crate::server::handler::tool_fn;
 use crate::server::registry::{Resource, Tool};
 use serde_json::json;
 
@@ -32,33 +31,6 @@ pub(super) fn tools() -> Result<Vec<Tool>, Error> {
                     None,
                 );
                 Ok(text_result("Logging evaluated".into()))
-            }),
-        )?,
-        Tool::new(
-            json!({
-                "name": "test_missing_capability",
-                "description": "Needs the sampling client capability: a request whose envelope does not declare it is refused with -32021 naming it",
-                "inputSchema": { "type": "object", "properties": {} }
-            }),
-            tool_fn(|ctx, _| async move {
-                if ctx.client_capabilities().get("sampling").is_none() {
-                    return Err(HandlerError::Rpc(envelope::missing_capability(
-                        "this tool needs the sampling client capability, which the request does not declare",
-                        json!({ "sampling": {} }),
-                    )));
-                }
-                Ok(text_result("Success".into()))
-            }),
-        )?,
-        Tool::new(
-            json!({
-                "name": "test_streaming_elicitation",
-                "description": "Streams a progress notification before its result: the response's own stream carries only messages related to the request, never a server request",
-                "inputSchema": { "type": "object", "properties": {} }
-            }),
-            tool_fn(|ctx, _| async move {
-                ctx.progress(50.0, Some(100.0), None);
-                Ok(text_result("Streaming complete".into()))
             }),
         )?,
         Tool::new(

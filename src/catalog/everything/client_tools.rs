@@ -192,6 +192,10 @@ fn trigger_elicitation_request() -> Result<Tool, Error> {
 #[derive(Default)]
 struct UrlErrorMarkers(Mutex<HashSet<String>>);
 
+/// The markers of stateless requests, which have no session to keep them on.
+static STATELESS_URL_ERROR_MARKERS: std::sync::LazyLock<Arc<UrlErrorMarkers>> =
+    std::sync::LazyLock::new(Arc::default);
+
 fn trigger_url_elicitation() -> Result<Tool, Error> {
     let input = json!({
         "type": "object",
@@ -220,8 +224,15 @@ fn trigger_url_elicitation() -> Result<Tool, Error> {
             let message = args.get("message").and_then(Value::as_str).unwrap_or("Please open the link to complete this action.").to_string();
             let requested_id = args.get("elicitationId").and_then(Value::as_str).map(str::to_string);
             let error_path = args.get("errorPath").and_then(Value::as_bool).unwrap_or(false);
-            let marker = format!("{}\0{url}\0{}", ctx.session.id, requested_id.clone().unwrap_or_default());
-            let markers = ctx.session.extension::<UrlErrorMarkers>();
+            // A stateless request's session lives for that request only: its markers must
+            // outlive it so the retry proceeds (kept per client identity, process-wide).
+            let (owner, markers) = if ctx.rounds.is_some() {
+                let who = ctx.session.read(|s| s.client_info.clone()).unwrap_or_default();
+                (who.to_string(), STATELESS_URL_ERROR_MARKERS.clone())
+            } else {
+                (ctx.session.id.to_string(), ctx.session.extension::<UrlErrorMarkers>())
+            };
+            let marker = format!("{owner}\0{url}\0{}", requested_id.clone().unwrap_or_default());
             let retry = markers.0.lock().unwrap_or_else(|e| e.into_inner()).remove(&marker);
             if error_path && !retry {
                 markers.0.lock().unwrap_or_else(|e| e.into_inner()).insert(marker);
@@ -236,7 +247,13 @@ fn trigger_url_elicitation() -> Result<Tool, Error> {
                         .with_data(json!({ "elicitations": [elicitation] })),
                 ));
             }
-            let id = requested_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+            // A stateless request re-runs this handler on every round: a random id must be the
+            // same on each, or the question would change and be asked again forever.
+            let id = requested_id.unwrap_or_else(|| match ctx.round_state() {
+                Value::String(carried) => carried,
+                _ => uuid::Uuid::new_v4().to_string(),
+            });
+            ctx.set_round_state(json!(id));
             let params = json!({ "mode": "url", "url": url, "message": message, "elicitationId": id });
             let result = ctx.elicit(params).await.map_err(HandlerError::Rpc)?;
             let text = match result.get("action").and_then(Value::as_str) {

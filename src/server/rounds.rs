@@ -1,0 +1,390 @@
+//! Multi-round-trip requests (MRTR, SEP-2322): how a stateless request asks its client
+//! something. No server → client request is ever sent in the stateless era. Instead:
+//!
+//! 1. The handler runs. Each ask has a key (explicit, or `"<n>"` for the nth unkeyed ask of
+//!    the run, deterministic because a handler re-runs identically). An ask whose answer is
+//!    known returns it at once.
+//! 2. An ask without an answer registers its input request here and never resolves. The serving
+//!    future ([`super::dispatch`]) races the handler against [`Rounds::needed`]; once input is
+//!    needed it drops the handler and answers `{resultType:"input_required", inputRequests,
+//!    requestState}` ([`Rounds::input_required`]).
+//! 3. The client answers with a new request: the same params plus `inputResponses` (bare
+//!    results, keyed) and the echoed `requestState`. The handler runs again from the top;
+//!    answers are those sealed in the state plus this round's, accepted only for keys the state
+//!    says were asked (an unknown key or a missing answer re-asks; it is never an error).
+//!
+//! An answer is tied to its question by a digest, so a handler that asks something different
+//! under the same key is asked again rather than handed a stale answer.
+
+use super::request_state::{self, Binding, Key};
+use crate::jsonrpc::ErrorObject;
+use crate::protocol::envelope;
+use crate::protocol::methods::{ClientRequest, ServerRequest};
+use indexmap::IndexMap;
+use serde_json::{json, Map, Value};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+
+/// One question a handler asks: its key, method and params.
+#[derive(Debug, Clone)]
+pub struct Ask {
+    /// The key its answer comes back under in `inputResponses`.
+    pub key: String,
+    /// `sampling/createMessage`, `elicitation/create` or `roots/list`.
+    pub method: String,
+    /// The request's params (`None`: no `params` member, as for `roots/list`).
+    pub params: Option<Value>,
+}
+
+impl Ask {
+    /// The wire form inside `inputRequests`: `{method, params?}`.
+    fn to_wire(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("method".into(), self.method.clone().into());
+        if let Some(p) = &self.params {
+            let mut p = p.clone();
+            // A 2026 elicitation says which mode it is; a form is the default.
+            if let (Some(ServerRequest::Elicit), Value::Object(o)) =
+                (ServerRequest::parse(&self.method), &mut p)
+            {
+                o.entry("mode").or_insert_with(|| "form".into());
+            }
+            m.insert("params".into(), p);
+        }
+        Value::Object(m)
+    }
+
+    /// The digest that ties an answer to this exact question.
+    fn digest(&self) -> String {
+        request_state::digest(&self.to_wire())
+    }
+}
+
+/// What a round of one stateless request knows and what it still needs.
+pub struct Rounds {
+    /// The method served; only those that [`ClientRequest::may_require_input`] may ask.
+    method: Option<ClientRequest>,
+    /// What the sealed state is bound to.
+    binding: Binding,
+    /// Known answers by key: `{q: question digest, r: result}`.
+    answers: Map<String, Value>,
+    /// The handler's own state, carried between rounds (Python's `ctx.state`).
+    state: Mutex<Value>,
+    /// Counts unkeyed asks, for their automatic keys.
+    next_auto: AtomicU64,
+    /// What this round still needs, and whether it must end with an error instead.
+    pending: Mutex<Pending>,
+    /// Cancelled once this round needs input (or must fail): the serving future stops.
+    needed: CancellationToken,
+}
+
+/// What a round still needs.
+#[derive(Default)]
+struct Pending {
+    /// The questions without answers, in the order asked.
+    asks: IndexMap<String, Ask>,
+    /// The error the request ends with instead (e.g. -32021), first one wins.
+    failure: Option<ErrorObject>,
+}
+
+impl Rounds {
+    /// The rounds of a stateless request of `method` with `params`: opens its `requestState`
+    /// (`-32602` when it is not a state this server sealed for this request) and takes this
+    /// round's `inputResponses` for the keys the state says were asked.
+    pub fn open(
+        key: &Key,
+        method: &str,
+        builtin: Option<ClientRequest>,
+        params: &Map<String, Value>,
+    ) -> Result<Self, ErrorObject> {
+        let binding = Binding::of(method, params);
+        let sealed = match params.get("requestState") {
+            None | Some(Value::Null) => Value::Null,
+            Some(Value::String(token)) => request_state::open(key, &binding, token)?,
+            Some(_) => {
+                return Err(
+                    ErrorObject::invalid_params("\"requestState\" must be a string")
+                        .with_data(json!({ "reason": "invalid_request_state" })),
+                )
+            }
+        };
+        let mut answers = match sealed.get("answers") {
+            Some(Value::Object(m)) => m.clone(),
+            _ => Map::new(),
+        };
+        // With a state, only answers to the questions it says were asked count. Without one
+        // (a client answering a hand-written round, as the conformance suite does) an answer
+        // counts for whatever this run asks under its key (`q: null`): it is the client's own
+        // word either way. Only result objects are answers; anything else re-asks.
+        let stateless_round = sealed.is_null();
+        let asked = sealed.get("asked").and_then(Value::as_object);
+        if let Some(Value::Object(responses)) = params.get("inputResponses") {
+            for (k, response) in responses.iter().filter(|(_, r)| r.is_object()) {
+                let question = match asked.and_then(|a| a.get(k)) {
+                    Some(q) => q.clone(),
+                    None if stateless_round => Value::Null,
+                    None => continue,
+                };
+                answers.insert(k.clone(), json!({ "q": question, "r": response }));
+            }
+        }
+        Ok(Self {
+            method: builtin,
+            binding,
+            answers,
+            state: Mutex::new(sealed.get("state").cloned().unwrap_or(Value::Null)),
+            next_auto: AtomicU64::new(1),
+            pending: Mutex::default(),
+            needed: CancellationToken::new(),
+        })
+    }
+
+    /// The key of the next unkeyed ask of this run: `"1"`, `"2"`, …
+    pub fn auto_key(&self) -> String {
+        self.next_auto.fetch_add(1, Ordering::Relaxed).to_string()
+    }
+
+    /// The answers to `asks`, all known; or `None` once the round is over (input is needed, or
+    /// the request must fail: then the caller must wait for the handler to be dropped or
+    /// cancelled). `capabilities` are the client's, from the envelope: a question it could not
+    /// take fails the request with `-32021`. Asking from a method that may not require input
+    /// is an error the handler gets.
+    pub fn resolve(
+        &self,
+        asks: &[Ask],
+        capabilities: &Value,
+    ) -> Result<Option<Vec<Value>>, ErrorObject> {
+        if !self.method.is_some_and(ClientRequest::may_require_input) {
+            return Err(ErrorObject::internal(format!(
+                "{} cannot ask the client anything in the stateless era (only tools/call, prompts/get and resources/read may answer input_required)",
+                self.binding.method
+            )));
+        }
+        let mut found = Vec::with_capacity(asks.len());
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        for ask in asks {
+            let known = self.answers.get(&ask.key).filter(|a| match a.get("q") {
+                Some(Value::String(q)) => *q == ask.digest(),
+                _ => true,
+            });
+            if let Some(answer) = known {
+                found.push(answer["r"].clone());
+                continue;
+            }
+            if let Some(missing) =
+                super::context::missing_capability(&ask.method, ask.params.as_ref(), capabilities)
+            {
+                pending
+                    .failure
+                    .get_or_insert_with(|| missing_capability(ask, missing));
+            } else {
+                pending.asks.insert(ask.key.clone(), ask.clone());
+            }
+        }
+        if found.len() == asks.len() {
+            return Ok(Some(found));
+        }
+        drop(pending);
+        self.needed.cancel();
+        Ok(None)
+    }
+
+    /// Resolves once this round is over: input is needed or the request must fail.
+    pub async fn needed(&self) {
+        self.needed.cancelled().await;
+    }
+
+    /// Whether this round is over (see [`Rounds::needed`]).
+    pub fn is_over(&self) -> bool {
+        self.needed.is_cancelled()
+    }
+
+    /// The handler's own state, carried between rounds.
+    pub fn state(&self) -> Value {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Replaces the handler's own state (sealed into `requestState` if the round needs input).
+    pub fn set_state(&self, state: Value) {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = state;
+    }
+
+    /// How the round ends once [`Rounds::needed`] resolved: the failure, or the
+    /// `input_required` result with the questions and the sealed state (answers so far, the
+    /// questions' digests, the handler's state).
+    pub fn input_required(&self, key: &Key) -> Result<Value, ErrorObject> {
+        let pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(failure) = &pending.failure {
+            return Err(failure.clone());
+        }
+        let requests: Map<String, Value> = pending
+            .asks
+            .iter()
+            .map(|(k, a)| (k.clone(), a.to_wire()))
+            .collect();
+        let asked: Map<String, Value> = pending
+            .asks
+            .iter()
+            .map(|(k, a)| (k.clone(), a.digest().into()))
+            .collect();
+        let data = json!({ "answers": self.answers, "asked": asked, "state": self.state() });
+        Ok(json!({
+            "resultType": "input_required",
+            "inputRequests": requests,
+            "requestState": request_state::seal(key, &self.binding, data),
+        }))
+    }
+}
+
+/// `-32021` for a question the client lacks `missing` (a dotted capability path) for, with
+/// `data.requiredCapabilities` as an object (`{"sampling":{}}`; a form elicitation needs
+/// `{"elicitation":{"form":{}}}`, as both official SDKs report it).
+fn missing_capability(ask: &Ask, missing: &str) -> ErrorObject {
+    let path = if missing == "elicitation"
+        && ServerRequest::parse(&ask.method) == Some(ServerRequest::Elicit)
+    {
+        let url = ask
+            .params
+            .as_ref()
+            .and_then(|p| p.get("mode"))
+            .and_then(Value::as_str)
+            == Some("url");
+        if url {
+            "elicitation.url"
+        } else {
+            "elicitation.form"
+        }
+    } else {
+        missing
+    };
+    let required = path
+        .rsplit('.')
+        .fold(json!({}), |inner, key| json!({ key: inner }));
+    envelope::missing_capability(
+        format!(
+            "Cannot request input {:?} ({}): the request's client capabilities do not declare {path:?}",
+            ask.key, ask.method
+        ),
+        required,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(extra: Value) -> Map<String, Value> {
+        let mut p = json!({ "name": "t", "arguments": {} });
+        p.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        p.as_object().unwrap().clone()
+    }
+
+    fn elicit(key: &str) -> Ask {
+        Ask {
+            key: key.into(),
+            method: "elicitation/create".into(),
+            params: Some(json!({ "mode": "form", "message": key })),
+        }
+    }
+
+    #[test]
+    fn a_question_is_asked_then_answered_through_the_sealed_state() {
+        let key = Key::random();
+        let caps = json!({ "elicitation": {} });
+        let first = Rounds::open(
+            &key,
+            "tools/call",
+            Some(ClientRequest::CallTool),
+            &params(json!({})),
+        )
+        .unwrap();
+        assert!(first.resolve(&[elicit("a")], &caps).unwrap().is_none());
+        let out = first.input_required(&key).unwrap();
+        assert_eq!(
+            out["inputRequests"],
+            json!({ "a": { "method": "elicitation/create", "params": { "mode": "form", "message": "a" } } })
+        );
+        let state = out["requestState"].clone();
+        // An unknown key re-asks.
+        let wrong = Rounds::open(
+            &key,
+            "tools/call",
+            Some(ClientRequest::CallTool),
+            &params(
+                json!({ "requestState": state, "inputResponses": { "b": { "action": "accept" } } }),
+            ),
+        )
+        .unwrap();
+        assert!(wrong.resolve(&[elicit("a")], &caps).unwrap().is_none());
+        // The right key answers.
+        let answer = json!({ "action": "accept", "content": { "x": 1 } });
+        let second = Rounds::open(
+            &key,
+            "tools/call",
+            Some(ClientRequest::CallTool),
+            &params(json!({ "requestState": state, "inputResponses": { "a": answer } })),
+        )
+        .unwrap();
+        assert_eq!(
+            second.resolve(&[elicit("a")], &caps).unwrap(),
+            Some(vec![answer])
+        );
+        // A different question under the same key is asked again.
+        let mut other = elicit("a");
+        other.params = Some(json!({ "mode": "form", "message": "other" }));
+        assert!(second.resolve(&[other], &caps).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_question_the_client_cannot_take_fails_the_request_with_32021() {
+        let key = Key::random();
+        let r = Rounds::open(
+            &key,
+            "tools/call",
+            Some(ClientRequest::CallTool),
+            &params(json!({})),
+        )
+        .unwrap();
+        let sample = Ask {
+            key: "s".into(),
+            method: "sampling/createMessage".into(),
+            params: Some(json!({})),
+        };
+        assert!(r
+            .resolve(&[sample, elicit("e")], &json!({}))
+            .unwrap()
+            .is_none());
+        let e = r.input_required(&key).unwrap_err();
+        assert_eq!(e.code, envelope::MISSING_CLIENT_CAPABILITY);
+        assert_eq!(
+            e.data.unwrap()["requiredCapabilities"],
+            json!({ "sampling": {} })
+        );
+        let r = Rounds::open(
+            &key,
+            "tools/call",
+            Some(ClientRequest::CallTool),
+            &params(json!({})),
+        )
+        .unwrap();
+        r.resolve(&[elicit("e")], &json!({})).unwrap();
+        let e = r.input_required(&key).unwrap_err();
+        assert_eq!(
+            e.data.unwrap()["requiredCapabilities"],
+            json!({ "elicitation": { "form": {} } })
+        );
+        let listing = Rounds::open(
+            &key,
+            "tools/list",
+            Some(ClientRequest::ListTools),
+            &Map::new(),
+        )
+        .unwrap();
+        assert!(listing
+            .resolve(&[elicit("e")], &json!({ "elicitation": {} }))
+            .is_err());
+    }
+}
