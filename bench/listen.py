@@ -1,0 +1,90 @@
+"""`subscriptions/listen` at scale: many listen streams open on one server, what each costs in
+resident memory, and how long one `notifications/tools/list_changed` takes to reach them all.
+
+The streams are opened over one stdio pipe of the CLI (`python -m everything_mcp stdio --catalog
+conformance`): a listen stream is the same core object on every transport, and one pipe measures
+the server's own cost per stream without 10,000 TCP connections of a load generator's. The change
+is triggered by the conformance fixture `test_trigger_tool_change`, called on the same pipe; the
+time runs from writing that call to reading the last tagged notification. Only our server has
+the stateless era among the contenders, so there are no peer figures.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+"""The 2026-07-28 envelope every request of the benchmark carries."""
+
+
+def _rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for {pid}")
+
+
+def _request(id_: int | str, method: str, params: dict[str, Any]) -> bytes:
+    frame = {"jsonrpc": "2.0", "id": id_, "method": method, "params": {**params, "_meta": ENVELOPE}}
+    return (json.dumps(frame) + "\n").encode()
+
+
+def _read_until(out: Any, count: int, want: str, deadline: float) -> None:
+    """Reads frames until `count` of them have method `want` (fails past `deadline` or on an error)."""
+    seen = 0
+    while seen < count:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"saw {seen} of {count} {want}")
+        line = out.readline()
+        if not line:
+            raise RuntimeError(f"the server closed its output after {seen} of {count} {want}")
+        frame = json.loads(line)
+        if "error" in frame:
+            raise RuntimeError(f"error answer: {frame}")
+        if frame.get("method") == want:
+            seen += 1
+
+
+def measure(streams: int, timeout: float = 300.0) -> dict[str, float]:
+    """Opens `streams` listen streams; returns KB of resident memory per stream and the ms for one
+    `list_changed` to reach them all."""
+    cmd = [sys.executable, "-m", "everything_mcp", "stdio", "--catalog", "conformance"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdin is not None and proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    try:
+        # One answered request first, so the baseline is a server that has served the era.
+        proc.stdin.write(_request(0, "server/discover", {}))
+        proc.stdin.flush()
+        proc.stdout.readline()
+        before = _rss_kb(proc.pid)
+        filter_ = {"notifications": {"toolsListChanged": True}}
+        proc.stdin.write(b"".join(_request(f"listen-{i}", "subscriptions/listen", filter_) for i in range(streams)))
+        proc.stdin.flush()
+        _read_until(proc.stdout, streams, "notifications/subscriptions/acknowledged", deadline)
+        after = _rss_kb(proc.pid)
+        t = time.perf_counter()
+        proc.stdin.write(_request(1, "tools/call", {"name": "test_trigger_tool_change", "arguments": {}}))
+        proc.stdin.flush()
+        _read_until(proc.stdout, streams, "notifications/tools/list_changed", deadline)
+        fanout_ms = (time.perf_counter() - t) * 1000
+        return {"kb_per_stream": (after - before) / streams, "fanout_ms": fanout_ms}
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+if __name__ == "__main__":
+    print(measure(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000))
