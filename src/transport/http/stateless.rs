@@ -38,11 +38,18 @@ pub fn is_stateless(state: &HttpState, headers: &HeaderMap, decoded: &Decoded) -
     header_says || decoded.has_envelope() || !server.serves_handshake()
 }
 
-/// Serves one stateless POST.
-pub async fn post(state: &Arc<HttpState>, headers: &HeaderMap, decoded: Decoded) -> Response {
+/// Serves one stateless POST that arrived on the TCP connection records name `peer` (`None`
+/// for an app served without connect info, e.g. in-process tests: then the POST is named on
+/// its own).
+pub async fn post(
+    state: &Arc<HttpState>,
+    headers: &HeaderMap,
+    peer: Option<Arc<str>>,
+    decoded: Decoded,
+) -> Response {
     let (tx, mut rx) = mpsc::unbounded_channel::<Arc<str>>();
     let server = &state.server;
-    let id = server.connection_id(TransportKind::Http);
+    let id = peer.unwrap_or_else(|| server.connection_id(TransportKind::Http));
     let sink = Sink::new(
         Arc::new(tx),
         server.recorder.clone(),
