@@ -329,7 +329,7 @@ def test_cli_era_option() -> None:
         timeout=WAIT,
         stdin=subprocess.DEVNULL,
     )
-    assert bad.returncode != 0
+    assert bad.returncode == 2
     assert "era stateless serves none of the allowed revisions (2025-11-25)" in bad.stderr
 
 
