@@ -741,6 +741,7 @@ impl Record {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn meta(dir: Direction) -> FrameMeta {
         FrameMeta {
@@ -783,6 +784,81 @@ mod tests {
         assert_eq!(line["dir"], "out");
         assert_eq!(line["kind"], "response");
         assert_eq!(line["stream"], Value::Null);
+    }
+
+    fn parsed(kind: Kind, method: Option<&str>, id: Option<i64>) -> Parsed {
+        Parsed {
+            exact: true,
+            error: None,
+            kind,
+            method: method.map(Into::into),
+            id: id.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn frames_carry_the_era_and_revision_of_their_exchange() {
+        let r = Recorder::new(None, None).unwrap();
+        // A stateless request tagged by its envelope; its answer inherits the tag.
+        let tagged = meta(Direction::In).with_revision(Some(Revision::V2026_07_28));
+        r.record(
+            &tagged,
+            "{}",
+            parsed(Kind::Request, Some("tools/list"), Some(1)),
+        );
+        r.record(
+            &meta(Direction::Out),
+            "{}",
+            parsed(Kind::Response, None, Some(1)),
+        );
+        // A handshake connection learns its revision from the initialize answer; its later
+        // untagged frames (a notification the session sends) get it.
+        let mut other = meta(Direction::In);
+        other.conn = "c2".into();
+        let init = other.clone().with_revision(Some(Revision::V2025_06_18));
+        r.record(
+            &init,
+            "{}",
+            parsed(Kind::Request, Some("initialize"), Some(0)),
+        );
+        other.dir = Direction::Out;
+        let answer = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18"}}"#;
+        r.record(&other, answer, parsed(Kind::Response, None, Some(0)));
+        r.record(
+            &other,
+            "{}",
+            parsed(Kind::Notification, Some("notifications/message"), None),
+        );
+        // Nothing known: null.
+        r.record(&meta(Direction::In), "x", parsed(Kind::Invalid, None, None));
+        let tags: Vec<(Option<Era>, Option<Revision>)> = r
+            .since(0)
+            .iter()
+            .map(|rec| (rec.era, rec.revision))
+            .collect();
+        let stateless = (Some(Era::Stateless), Some(Revision::V2026_07_28));
+        let handshake = (Some(Era::Handshake), Some(Revision::V2025_06_18));
+        assert_eq!(
+            tags,
+            [
+                stateless,
+                stateless,
+                handshake,
+                handshake,
+                handshake,
+                (None, None)
+            ]
+        );
+        let line: Value = serde_json::from_str(&r.since(0)[0].to_json()).unwrap();
+        assert_eq!(
+            (&line["era"], &line["revision"]),
+            (&json!("stateless"), &json!("2026-07-28"))
+        );
+        assert_eq!(line["v"], 2);
+        // A closed connection is forgotten.
+        r.forget_conn("c2");
+        r.record(&other, "{}", parsed(Kind::Notification, Some("x"), None));
+        assert_eq!(r.since(6)[0].revision, None);
     }
 
     fn ping(r: &Recorder) -> u64 {
