@@ -350,3 +350,18 @@ async def test_auto_client_over_the_cli_subprocess() -> None:
             ):
                 pass
         assert "Method not found: initialize" in repr(refused.value)
+
+
+def discover(url: str) -> httpx.Response:
+    meta = {"io.modelcontextprotocol/protocolVersion": STATELESS, "io.modelcontextprotocol/clientCapabilities": {}}
+    return post(url, {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}, STATELESS)
+
+
+@pytest.mark.everything_mcp(era="handshake")
+def test_the_marker_and_the_factory_pin_an_era(everything_mcp: Server, everything_mcp_factory: Any) -> None:
+    assert everything_mcp.http_url is not None
+    assert discover(everything_mcp.http_url).status_code == 400
+    stateless = everything_mcp_factory(era="stateless")
+    r = discover(stateless.http_url)
+    assert r.status_code == 200
+    assert r.json()["result"]["supportedVersions"] == [STATELESS]
