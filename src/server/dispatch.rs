@@ -492,6 +492,9 @@ impl Server {
     /// stateless connection's frame without a usable envelope is still of that era; anything
     /// else belongs to the session's negotiated revision (unknown before `initialize`).
     fn tag_inbound(&self, meta: FrameMeta, session: &Session, message: &Message) -> FrameMeta {
+        if !self.recorder.capturing() {
+            return meta; // no record will hold it
+        }
         let params = match message {
             Message::Request(r) => r.params.as_ref(),
             Message::Notification(n) => n.params.as_ref(),
