@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -17,7 +18,7 @@ from mcp import Client, StdioServerParameters
 from mcp.types import LoggingMessageNotificationParams, PromptReference, TextContent
 
 from everything_mcp import ConfigError, Context, Server
-from everything_mcp.traffic import TrafficRecord
+from everything_mcp.traffic import TrafficRecord, load_records
 
 from conftest import SERVER_CMD, WAIT
 
@@ -333,13 +334,19 @@ def test_cli_era_option() -> None:
     assert "era stateless serves none of the allowed revisions (2025-11-25)" in bad.stderr
 
 
-async def test_auto_client_over_the_cli_subprocess() -> None:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "everything_mcp", "stdio"])
+async def test_auto_client_over_the_cli_subprocess(tmp_path: Path) -> None:
+    record = tmp_path / "traffic.jsonl"
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "everything_mcp", "stdio", "--record", str(record)]
+    )
     with anyio.fail_after(30):
         async with Client(params, mode="auto", read_timeout_seconds=WAIT) as client:
             assert client.protocol_version == STATELESS
             r = await client.call_tool("echo", {"message": "cli"})
             assert r.content == [TextContent(type="text", text="Echo: cli")]
+        records = load_records(record)
+        assert [r.method for r in records if r.kind == "request"][:2] == ["server/discover", "tools/call"]
+        assert {(r.v, r.era, r.revision, r.conn) for r in records} == {(2, "stateless", STATELESS, "stdio-1")}
         with pytest.raises(Exception) as refused:
             async with Client(
                 StdioServerParameters(
