@@ -200,10 +200,10 @@ class TrafficView(Sequence[TrafficRecord]):
         rows = self._records()[-limit:]
         if not rows:
             return "  (nothing recorded)"
-        lines = [f"  {'seq':>4} {'dir':<3} {'kind':<12} {'id':<6} method / error"]
+        lines = [f"  {'seq':>4} {'dir':<3} {'kind':<12} {'id':<6} {'era':<9} method / error"]
         for r in rows:
             what = r.method or r.error or ""
-            lines.append(f"  {r.seq:>4} {r.dir:<3} {r.kind:<12} {r.id!s:<6} {what}")
+            lines.append(f"  {r.seq:>4} {r.dir:<3} {r.kind:<12} {r.id!s:<6} {r.era or '-':<9} {what}")
         return "\n".join(lines)
 
 
