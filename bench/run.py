@@ -11,6 +11,9 @@ Contenders (each figure is measured for those it applies to):
 - `bare-axum`: the machine's ceiling: an axum endpoint that parses the JSON-RPC body and answers
   the same SSE frames with no MCP logic (`bench/rust`).
 
+`ours-stateless` is not a server of its own: it is `ours-tape` driven as a 2026-07-28 client
+(`loadgen --stateless`: no handshake, the 2026 headers and the `_meta` envelope on every POST).
+
 The load comes from `bench/rust`'s `loadgen` (one keep-alive connection per worker). Contenders
 are interleaved run by run (the order rotates each round) so machine drift hits all alike; every
 figure is reported as the median and the min-max of its rounds. Peers are installed into
@@ -337,6 +340,16 @@ def bench_stdio(cs: list[Contender], sizes: Sizes, out: Results) -> None:
             out.add("stdio_rps", c.name, got["rps"])
 
 
+STATELESS = "ours-stateless"
+"""The figures of `ours-tape` served to a stateless (2026-07-28) client."""
+
+
+def stateless_connections(sizes: Sizes) -> int:
+    """The connection count of the stateless throughput figure: 16, the targets' (the largest
+    measured in a smoke run)."""
+    return 16 if 16 in sizes.connections else max(sizes.connections)
+
+
 def bench_http(cs: list[Contender], sizes: Sizes, out: Results) -> None:
     runnable = [c for c in cs if c.http]
     for r in range(sizes.http_rounds):
@@ -351,6 +364,17 @@ def bench_http(cs: list[Contender], sizes: Sizes, out: Results) -> None:
                     out.add(f"http_rps_c{conns}", c.name, got["rps"])
                     out.add(f"http_p50_ms_c{conns}", c.name, got["p50_ms"])
                     out.add(f"http_p99_ms_c{conns}", c.name, got["p99_ms"])
+                if c.name == "ours-tape":
+                    # The same server, right after, as a stateless client sees it: one round's
+                    # pair ran on the same machine state, so their ratio is fair.
+                    conns = stateless_connections(sizes)
+                    got = loadgen(
+                        sizes, "http", "--url", url, "--connections", conns, "--duration", sizes.http_seconds,
+                        "--warmup", sizes.http_warmup, "--stateless",
+                    )  # fmt: skip
+                    out.add(f"http_rps_c{conns}", STATELESS, got["rps"])
+                    out.add(f"http_p50_ms_c{conns}", STATELESS, got["p50_ms"])
+                    out.add(f"http_p99_ms_c{conns}", STATELESS, got["p99_ms"])
 
 
 def bench_sessions(cs: list[Contender], sizes: Sizes, out: Results) -> None:
@@ -387,6 +411,16 @@ def bench_memory(cs: list[Contender], sizes: Sizes, out: Results) -> None:
             out.add("rss_small_mb", c.name, rss_mb(pid))
             loadgen(sizes, "http", "--url", url, "--connections", 16, "--count", large - small)
             out.add("rss_large_mb", c.name, rss_mb(pid))
+        if c.name != "ours-tape":
+            continue
+        # Stateless requests on a fresh server: each gets a session of its own that must be
+        # freed with its answer, and the tape must stay bounded.
+        with serving(c) as (url, pid):
+            out.add("rss_idle_mb", STATELESS, rss_mb(pid))
+            loadgen(sizes, "http", "--url", url, "--connections", 16, "--count", small, "--stateless")
+            out.add("rss_small_mb", STATELESS, rss_mb(pid))
+            loadgen(sizes, "http", "--url", url, "--connections", 16, "--count", large - small, "--stateless")
+            out.add("rss_large_mb", STATELESS, rss_mb(pid))
 
 
 def bench_fixture(sizes: Sizes, out: Results) -> None:
@@ -509,6 +543,22 @@ TARGETS = (
         "of ceiling",
     ),
     Target(
+        "stateless HTTP echo, 16 connections, tape on >= the stateful figure",
+        ("http_rps_c16", STATELESS),
+        ("http_rps_c16", "ours-tape"),
+        ">=",
+        1.0,
+        "x",
+    ),
+    Target(
+        "... and >= 60% of bare axum",
+        ("http_rps_c16", STATELESS),
+        ("http_rps_c16", "bare-axum"),
+        ">=",
+        0.6,
+        "of ceiling",
+    ),
+    Target(
         "... that is >= 20x the reference's requests/s",
         ("http_rps_c16", "ours-tape"),
         ("http_rps_c16", "reference"),
@@ -576,6 +626,14 @@ TARGETS = (
         "",
     ),
     Target(
+        "RSS after 200k stateless requests within 10% of after 10k (in-process, tape on)",
+        ("rss_large_mb", STATELESS),
+        ("rss_small_mb", STATELESS),
+        "<=",
+        1.1,
+        "",
+    ),
+    Target(
         "traffic capture costs <= 10% throughput (tape on / CLI, 16 connections)",
         ("http_rps_c16", "ours-tape"),
         ("http_rps_c16", "ours"),
@@ -599,6 +657,7 @@ def ratios(res: Results, sizes: Sizes) -> list[str]:
         for who, label in (("ours", "tape off"), ("ours-tape", "tape on"), ("ours-py", "Python echo")):
             rows.append((f"HTTP req/s, {c} conn., {label}", f"http_rps_c{c}", who, "higher"))
         rows.append((f"HTTP p99, {c} conn., tape on", f"http_p99_ms_c{c}", "ours-tape", "lower"))
+        rows.append((f"HTTP req/s, {c} conn., stateless, tape on", f"http_rps_c{c}", STATELESS, "higher"))
     rows += [
         ("`initialize`/s", "initialize_per_s", "ours", "higher"),
         (f"KB per idle session at {sizes.memory_sessions[1]:,}", "session_kb_large", "ours", "lower"),
@@ -616,6 +675,7 @@ def ratios(res: Results, sizes: Sizes) -> list[str]:
 
 
 def report(res: Results, sizes: Sizes, who: list[str], command: str) -> str:
+    who = [row for w in who for row in ((w, STATELESS) if w == "ours-tape" else (w,))]
     http_cols: list[tuple[str, str]] = []
     for c in sizes.connections:
         http_cols += [(f"http_rps_c{c}", f"req/s, {c} conn."), (f"http_p50_ms_c{c}", "p50 ms")]
@@ -682,7 +742,12 @@ NOTES = """\
   traffic tape on (the default `keep_traffic=10_000`). `ours-py` is the same with `echo`
   registered as a plain Python function. `reference` and `python-sdk` are the peers; `bare-axum`
   (`bench/rust/src/bin/bare_axum.rs`) parses the same JSON-RPC body and answers the same two SSE
-  events with no MCP logic: the most an axum server can do on this machine.
+  events with no MCP logic: the most an axum server can do on this machine. `ours-stateless` is
+  `ours-tape` driven by a 2026-07-28 client (`loadgen --stateless`): no handshake, every POST
+  carries `MCP-Protocol-Version: 2026-07-28`, `Mcp-Method`, `Mcp-Name` and the `_meta` envelope,
+  each is served on a session of its own (answered as `application/json`), and only an answer
+  with `"resultType":"complete"` counts; its figures are measured right after `ours-tape`'s on
+  the same server (throughput at 16 connections) and on a fresh one (memory).
 - **Load.** `bench/rust/src/bin/loadgen.rs` does the MCP handshake, then runs one keep-alive
   HTTP/1.1 connection per worker, each looping `tools/call echo` on the one session and
   reading the whole SSE answer. Only requests that end inside the measured window count (1 s

@@ -6,7 +6,8 @@
 //! The format is documented (and versioned) in `docs/traffic-format.md`.
 
 use crate::jsonrpc::{Message, RequestId};
-use crate::protocol::methods::NotificationMethod;
+use crate::protocol::methods::{ClientRequest, NotificationMethod};
+use crate::protocol::{Era, Revision};
 use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -18,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// The version of the record format written in every record's `v` field.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Bytes of a frame over the size limit that are kept for its record (the rest is dropped,
 /// and the record says so). Transports keep this many bytes of such frames.
@@ -83,6 +84,20 @@ pub struct FrameMeta {
     /// HTTP method, path, status and the MCP-relevant headers, for HTTP frames. Shared: a
     /// stream's sink stamps the same metadata on every frame it records.
     pub http: Option<Arc<HttpMeta>>,
+    /// The era the frame belongs to, where the sender knows it (a stateless request's sink;
+    /// an incoming frame read by the dispatcher); otherwise the recorder works it out.
+    pub era: Option<Era>,
+    /// The revision the frame belongs to, likewise.
+    pub revision: Option<Revision>,
+}
+
+impl FrameMeta {
+    /// The same frame description, tagged with `revision` (and its era).
+    pub fn with_revision(mut self, revision: Option<Revision>) -> Self {
+        self.revision = revision;
+        self.era = revision.map(Era::of).or(self.era);
+        self
+    }
 }
 
 /// The `http` field of a record: what the HTTP exchange looked like. A plain struct rather than
@@ -256,6 +271,12 @@ pub struct Record {
     pub id: Option<RequestId>,
     /// For responses: milliseconds since the request they answer was recorded.
     pub latency_ms: Option<f64>,
+    /// `handshake` or `stateless`: the era of the exchange this frame is part of, or null when
+    /// it is not known (a frame before `initialize`, an unparseable frame).
+    pub era: Option<Era>,
+    /// The protocol revision of that exchange (a stateless request's envelope, a session's
+    /// negotiated revision; a response's is its request's), or null.
+    pub revision: Option<Revision>,
 }
 
 /// A request awaiting its response: (connection, direction of the request, id).
@@ -295,9 +316,25 @@ struct Inner {
     /// The `--record` file.
     file: Option<File>,
     /// Requests awaiting a response, keyed by (connection, direction of the request, id):
-    /// gives responses their `method` and `latency_ms`. Entries of cancelled requests and of
-    /// closed connections are removed so this cannot grow without bound.
-    open: crate::FastMap<OpenKey, (u64, Arc<str>)>,
+    /// gives responses their `method`, `latency_ms`, era and revision. Entries of cancelled
+    /// requests and of closed connections are removed so this cannot grow without bound.
+    open: crate::FastMap<OpenKey, Opened>,
+    /// The revision each handshake-era connection negotiated (from its `initialize` answer):
+    /// gives the frames its sink sends (notifications, server requests) their era and
+    /// revision. Removed with the connection ([`Recorder::forget_conn`]).
+    negotiated: crate::FastMap<Arc<str>, Revision>,
+}
+
+/// What the recorder keeps of a request until it is answered.
+struct Opened {
+    /// When it was recorded (`t_ns`).
+    t_ns: u64,
+    /// Its method.
+    method: Arc<str>,
+    /// Its era, if known.
+    era: Option<Era>,
+    /// Its revision, if known.
+    revision: Option<Revision>,
 }
 
 /// A record built outside the recorder's lock; [`Recorder::commit`] fills in its place.
@@ -363,6 +400,8 @@ impl Draft {
             method: parsed.method,
             id: parsed.id,
             latency_ms: None,
+            era: meta.era,
+            revision: meta.revision,
         });
         Self { record, open }
     }
@@ -393,6 +432,7 @@ impl Recorder {
                 dropped: 0,
                 file,
                 open: Default::default(),
+                negotiated: Default::default(),
             }),
         })
     }
@@ -499,12 +539,20 @@ impl Recorder {
             match draft.open {
                 OpenStep::Start(key) => {
                     let method = record.method.clone().unwrap_or_else(|| "".into());
-                    inner.open.insert(key, (t_ns, method));
+                    let opened = Opened {
+                        t_ns,
+                        method,
+                        era: record.era,
+                        revision: record.revision,
+                    };
+                    inner.open.insert(key, opened);
                 }
                 OpenStep::Finish(key) => {
-                    if let Some((t0, method)) = inner.open.remove(&key) {
-                        record.latency_ms = Some(t_ns.saturating_sub(t0) as f64 / 1e6);
-                        record.method = Some(method);
+                    if let Some(opened) = inner.open.remove(&key) {
+                        record.latency_ms = Some(t_ns.saturating_sub(opened.t_ns) as f64 / 1e6);
+                        record.method = Some(opened.method);
+                        record.era = record.era.or(opened.era);
+                        record.revision = record.revision.or(opened.revision);
                     }
                 }
                 OpenStep::Forget(key) => {
@@ -512,6 +560,7 @@ impl Recorder {
                 }
                 OpenStep::Nothing => {}
             }
+            Self::settle_revision(inner, record);
         }
         let record = draft.record;
         if let Some(file) = inner.file.as_mut() {
@@ -536,6 +585,35 @@ impl Recorder {
             }
         }
         (seq, evicted)
+    }
+
+    /// Gives a frame whose sender did not know its revision the one its connection negotiated,
+    /// and learns a connection's revision from its `initialize` answer (the one frame that
+    /// says it; parsed only for that method).
+    fn settle_revision(inner: &mut Inner, record: &mut Record) {
+        let initialize = ClientRequest::Initialize.as_str();
+        if record.dir == Direction::Out
+            && record.kind == Kind::Response
+            && record.method.as_deref() == Some(initialize)
+        {
+            let agreed = serde_json::from_str::<Value>(&record.raw.text)
+                .ok()
+                .and_then(|m| {
+                    m.pointer("/result/protocolVersion")
+                        .and_then(Value::as_str)
+                        .and_then(|v| v.parse::<Revision>().ok())
+                });
+            if let Some(revision) = agreed {
+                record.revision = Some(revision);
+                inner.negotiated.insert(record.conn.clone(), revision);
+            }
+        }
+        if record.revision.is_none() {
+            record.revision = inner.negotiated.get(&record.conn).copied();
+        }
+        if record.era.is_none() {
+            record.era = record.revision.map(Era::of);
+        }
     }
 
     /// Records a frame that was too large to keep: its first bytes and its size.
@@ -573,7 +651,9 @@ impl Recorder {
 
     /// Forgets the open requests of a connection that ended (they will never be answered).
     pub fn forget_conn(&self, conn: &str) {
-        self.lock().open.retain(|(c, _, _), _| &**c != conn);
+        let mut inner = self.lock();
+        inner.open.retain(|(c, _, _), _| &**c != conn);
+        inner.negotiated.remove(conn);
     }
 
     /// Records still in memory with `seq > after`, in order.
@@ -661,6 +741,7 @@ impl Record {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn meta(dir: Direction) -> FrameMeta {
         FrameMeta {
@@ -669,6 +750,8 @@ mod tests {
             conn: "c1".into(),
             stream: None,
             http: None,
+            era: None,
+            revision: None,
         }
     }
 
@@ -701,6 +784,81 @@ mod tests {
         assert_eq!(line["dir"], "out");
         assert_eq!(line["kind"], "response");
         assert_eq!(line["stream"], Value::Null);
+    }
+
+    fn parsed(kind: Kind, method: Option<&str>, id: Option<i64>) -> Parsed {
+        Parsed {
+            exact: true,
+            error: None,
+            kind,
+            method: method.map(Into::into),
+            id: id.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn frames_carry_the_era_and_revision_of_their_exchange() {
+        let r = Recorder::new(None, None).unwrap();
+        // A stateless request tagged by its envelope; its answer inherits the tag.
+        let tagged = meta(Direction::In).with_revision(Some(Revision::V2026_07_28));
+        r.record(
+            &tagged,
+            "{}",
+            parsed(Kind::Request, Some("tools/list"), Some(1)),
+        );
+        r.record(
+            &meta(Direction::Out),
+            "{}",
+            parsed(Kind::Response, None, Some(1)),
+        );
+        // A handshake connection learns its revision from the initialize answer; its later
+        // untagged frames (a notification the session sends) get it.
+        let mut other = meta(Direction::In);
+        other.conn = "c2".into();
+        let init = other.clone().with_revision(Some(Revision::V2025_06_18));
+        r.record(
+            &init,
+            "{}",
+            parsed(Kind::Request, Some("initialize"), Some(0)),
+        );
+        other.dir = Direction::Out;
+        let answer = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18"}}"#;
+        r.record(&other, answer, parsed(Kind::Response, None, Some(0)));
+        r.record(
+            &other,
+            "{}",
+            parsed(Kind::Notification, Some("notifications/message"), None),
+        );
+        // Nothing known: null.
+        r.record(&meta(Direction::In), "x", parsed(Kind::Invalid, None, None));
+        let tags: Vec<(Option<Era>, Option<Revision>)> = r
+            .since(0)
+            .iter()
+            .map(|rec| (rec.era, rec.revision))
+            .collect();
+        let stateless = (Some(Era::Stateless), Some(Revision::V2026_07_28));
+        let handshake = (Some(Era::Handshake), Some(Revision::V2025_06_18));
+        assert_eq!(
+            tags,
+            [
+                stateless,
+                stateless,
+                handshake,
+                handshake,
+                handshake,
+                (None, None)
+            ]
+        );
+        let line: Value = serde_json::from_str(&r.since(0)[0].to_json()).unwrap();
+        assert_eq!(
+            (&line["era"], &line["revision"]),
+            (&json!("stateless"), &json!("2026-07-28"))
+        );
+        assert_eq!(line["v"], 2);
+        // A closed connection is forgotten.
+        r.forget_conn("c2");
+        r.record(&other, "{}", parsed(Kind::Notification, Some("x"), None));
+        assert_eq!(r.since(6)[0].revision, None);
     }
 
     fn ping(r: &Recorder) -> u64 {

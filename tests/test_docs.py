@@ -26,6 +26,14 @@ def test_pytest_md_example_runs_in_parallel(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=3)
 
 
+def test_eras_md_example_runs(pytester: pytest.Pytester) -> None:
+    (example,) = re.findall(r"```python\n(.*?)```", (DOCS / "eras.md").read_text(), re.S)
+    pytester.makepyfile(test_example=example)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q", "-W", "ignore::DeprecationWarning")
+    # Once per anyio backend the plugin parametrizes (asyncio, trio), never a failure.
+    assert result.ret == 0 and result.parseoutcomes()["passed"] >= 1
+
+
 ROOT = DOCS.parent
 PATH_SPAN = re.compile(r"`((?:src|python|bench|tests|scripts)/[^`\s]*)(?: \([^`]*\))?`")
 """A backticked repository path, optionally followed by what to look for in it: `src/x.rs (fn)`."""

@@ -60,7 +60,9 @@ def test_plugin_fixtures_marker_and_failure_records(pytester: pytest.Pytester) -
     records = pytester.path / "records"
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--everything-mcp-records={records}", "-q")
     result.assert_outcomes(passed=6, failed=1)
-    result.stdout.fnmatch_lines(["*everything-mcp traffic (server 1)*", "*in  request      1      initialize*"])
+    result.stdout.fnmatch_lines(
+        ["*everything-mcp traffic (server 1)*", "*in  request      1      handshake initialize*"]
+    )
     (saved,) = records.glob("*.jsonl")
     assert "test_failing" in saved.name
     assert '"method":"initialize"' in saved.read_text()

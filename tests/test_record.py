@@ -12,7 +12,7 @@ from conftest import WAIT, StdioServer
 
 FIELDS = {
     "v", "seq", "ts", "t_ns", "dir", "transport", "conn", "stream", "event_id", "http",
-    "raw", "msg", "error", "kind", "method", "id", "latency_ms",
+    "raw", "msg", "error", "kind", "method", "id", "latency_ms", "era", "revision",
 }  # fmt: skip
 
 
@@ -43,6 +43,9 @@ def test_record_file_survives_sigterm(tmp_path: Path) -> None:
         ("out", "error", None, None),
     ]
     assert {r.transport for r in records} == {"stdio"}
+    assert {r.v for r in records} == {2}
+    # The whole connection is of the revision its initialize negotiated, even a garbage frame.
+    assert {(r.era, r.revision) for r in records} == {("handshake", "2025-11-25")}
     assert len({r.conn for r in records}) == 1
     call, answer, garbage = records[3], records[4], records[5]
     assert call.raw == json.dumps(

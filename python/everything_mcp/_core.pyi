@@ -8,6 +8,7 @@ from typing import Any, final
 __all__ = [
     "CATALOGS",
     "DEFAULTS",
+    "ERAS",
     "SUPPORTED_REVISIONS",
     "ClientError",
     "ConfigError",
@@ -25,6 +26,8 @@ __all__ = [
 
 __version__: str
 SUPPORTED_REVISIONS: list[str]
+ERAS: list[str]
+"""The values of ``era``: ``handshake``, ``stateless`` or ``both``."""
 CATALOGS: list[str]
 DEFAULTS: dict[str, Any]
 """Every setting's default (durations in seconds; ``None``: unset), read from the Rust core."""
@@ -121,6 +124,7 @@ class Server:
         catalogs: list[str] | None = None,
         record: str | os.PathLike[str] | None = None,
         revisions: list[str] | None = None,
+        era: str | None = None,
         page_size: int | None = None,
         max_message_bytes: int | None = None,
         keep_traffic: int | None = None,

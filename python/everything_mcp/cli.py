@@ -47,6 +47,7 @@ def _server_defaults() -> dict[str, Any]:
         "record": None,
         "log_level": "warn",
         "revision": None,
+        "era": None,
         "page_size": None,
         "max_message_bytes": None,
         "tick_ms": None,
@@ -151,6 +152,12 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
         action="append",
         choices=_core.SUPPORTED_REVISIONS,
         help="accept only this protocol revision, repeatable (default: all)",
+    )
+    p.add_argument(
+        "--era",
+        choices=_core.ERAS,
+        help="serve the handshake era (2024-11-05 … 2025-11-25), the stateless era (2026-07-28)"
+        f" or both side by side; narrows --revision (default: {_core.DEFAULTS['era']})",
     )
     p.add_argument("--page-size", metavar="N", type=_count, help="items per */list page (default: one page)")
     p.add_argument(
@@ -289,6 +296,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             catalogs=[name for names in ns.catalog for name in names] if ns.catalog else None,
             record=ns.record,
             revisions=ns.revision,
+            era=ns.era,
             page_size=ns.page_size,
             max_message_bytes=ns.max_message_bytes,
             keep_traffic=0,  # nothing reads it in memory; --record has everything

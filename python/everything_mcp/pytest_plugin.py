@@ -99,7 +99,7 @@ def _start(item: pytest.Item, options: dict[str, Any]) -> Server:
 
 @pytest.fixture
 def everything_mcp_factory(request: pytest.FixtureRequest) -> Iterator[Callable[..., Server]]:
-    """Start servers with any options (``catalogs``, ``revisions``, ``tick``, ``json_response``…);
+    """Start servers with any options (``catalogs``, ``era``, ``revisions``, ``tick``, ``json_response``…);
     each serves HTTP on an ephemeral port and is stopped after the test."""
     started: list[Server] = []
 

@@ -69,6 +69,9 @@ class Server:
             ``everything_mcp.CATALOGS``).
         record: also append every frame to this JSON-lines file.
         revisions: protocol revisions to accept (default: all).
+        era: ``"handshake"`` (2024-11-05 … 2025-11-25), ``"stateless"`` (2026-07-28) or
+            ``"both"`` (default); narrows ``revisions`` further (``ConfigError`` when nothing is
+            left). See ``docs/eras.md``.
         page_size: items per ``*/list`` page (default: one page).
         max_message_bytes: largest accepted frame (default 64 MiB).
         keep_traffic: most records kept in memory, oldest dropped first (default 10,000, so a
@@ -90,6 +93,7 @@ class Server:
         catalogs: Sequence[str] | None = None,
         record: str | os.PathLike[str] | None = None,
         revisions: Sequence[str] | None = None,
+        era: str | None = None,
         page_size: int | None = None,
         max_message_bytes: int | None = None,
         keep_traffic: int | None = None,
@@ -107,6 +111,7 @@ class Server:
             catalogs=list(catalogs) if catalogs is not None else None,
             record=os.fspath(record) if record is not None else None,
             revisions=list(revisions) if revisions is not None else None,
+            era=era,
             page_size=page_size,
             max_message_bytes=max_message_bytes,
             keep_traffic=keep_traffic,

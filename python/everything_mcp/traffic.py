@@ -16,6 +16,7 @@ from typing import Any, Literal, overload
 __all__ = ["TrafficRecord", "TrafficView", "load_records", "parse_record"]
 
 Direction = Literal["in", "out"]
+Era = Literal["handshake", "stateless"]
 Kind = Literal["request", "notification", "response", "error", "batch", "invalid"]
 
 
@@ -57,6 +58,11 @@ class TrafficRecord:
     """The request id, for requests and responses."""
     latency_ms: float | None
     """For responses: milliseconds since the request they answer."""
+    era: Era | None = None
+    """``"handshake"`` or ``"stateless"``: the era of the exchange (None when unknown, e.g.
+    before ``initialize``, and in format-1 files, which predate the field)."""
+    revision: str | None = None
+    """The protocol revision of the exchange, e.g. ``"2026-07-28"`` (None when unknown)."""
 
     @property
     def result(self) -> Any:
@@ -120,12 +126,16 @@ class TrafficView(Sequence[TrafficRecord]):
         kind: str | None = None,
         dir: str | None = None,
         conn: str | None = None,
+        era: str | None = None,
+        revision: str | None = None,
     ) -> list[TrafficRecord]:
-        """Records matching every given criterion."""
+        """Records matching every given criterion (``era``: ``"handshake"`` or
+        ``"stateless"``; ``revision``: e.g. ``"2026-07-28"``)."""
         return [
             r for r in self._records()
             if (method is None or r.method == method) and (kind is None or r.kind == kind)
             and (dir is None or r.dir == dir) and (conn is None or r.conn == conn)
+            and (era is None or r.era == era) and (revision is None or r.revision == revision)
         ]  # fmt: skip
 
     def requests(self, method: str | None = None, **criteria: Any) -> list[TrafficRecord]:
@@ -190,10 +200,10 @@ class TrafficView(Sequence[TrafficRecord]):
         rows = self._records()[-limit:]
         if not rows:
             return "  (nothing recorded)"
-        lines = [f"  {'seq':>4} {'dir':<3} {'kind':<12} {'id':<6} method / error"]
+        lines = [f"  {'seq':>4} {'dir':<3} {'kind':<12} {'id':<6} {'era':<9} method / error"]
         for r in rows:
             what = r.method or r.error or ""
-            lines.append(f"  {r.seq:>4} {r.dir:<3} {r.kind:<12} {r.id!s:<6} {what}")
+            lines.append(f"  {r.seq:>4} {r.dir:<3} {r.kind:<12} {r.id!s:<6} {r.era or '-':<9} {what}")
         return "\n".join(lines)
 
 

@@ -4,10 +4,12 @@
 
 pub mod capabilities;
 pub mod envelope;
+pub mod era;
 pub mod logging;
 pub mod methods;
 pub mod revision;
 pub mod shape;
 
+pub use era::{Era, EraChoice};
 pub use logging::{LogFilter, LogLevel};
 pub use revision::Revision;

@@ -91,6 +91,13 @@ impl Revision {
     }
 }
 
+/// Written as its wire string (traffic records name the revision of every frame).
+impl serde::Serialize for Revision {
+    fn serialize<S: serde::Serializer>(&self, out: S) -> Result<S::Ok, S::Error> {
+        out.serialize_str(self.as_str())
+    }
+}
+
 impl fmt::Display for Revision {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -25,6 +25,7 @@ pub fn dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("catalogs", CATALOGS.to_vec())?;
     d.set_item("worker_threads", WORKER_THREADS)?;
+    d.set_item("era", server.era.as_str())?;
     d.set_item("page_size", server.page_size)?;
     d.set_item("max_message_bytes", server.max_message_bytes)?;
     d.set_item("keep_traffic", server.keep_traffic)?;

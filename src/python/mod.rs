@@ -40,6 +40,7 @@ pub mod _core {
             "SUPPORTED_REVISIONS",
             crate::protocol::Revision::ALL.map(|r| r.as_str()).to_vec(),
         )?;
+        m.add("ERAS", crate::protocol::EraChoice::NAMES.to_vec())?;
         m.add("CATALOGS", crate::catalog::names().collect::<Vec<_>>())?;
         m.add("DEFAULTS", super::defaults::dict(m.py())?)?;
         Ok(())

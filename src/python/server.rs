@@ -9,7 +9,7 @@ use super::errors::{to_py, ConfigError};
 use super::handlers;
 use super::wait::{deadline_after, run_interruptibly, wait_detached, wait_interruptibly, Waited};
 use crate::catalog;
-use crate::protocol::Revision;
+use crate::protocol::{EraChoice, Revision};
 use crate::server::registry::{CompletionKey, ListKind, Prompt, Resource, ResourceTemplate, Tool};
 use crate::server::{Server as CoreServer, ServerConfig};
 use crate::transport::http::{self, guard::Allowlist, HttpConfig, HttpState};
@@ -76,13 +76,14 @@ impl Server {
     /// Every parameter is optional: an omitted one takes its default from the Rust type that
     /// owns it (`_core.DEFAULTS` lists them), so no default is restated in Python.
     #[new]
-    #[pyo3(signature = (*, catalogs=None, record=None, revisions=None, page_size=None, max_message_bytes=None, keep_traffic=None, name=None, title=None, version=None, instructions=None, worker_threads=None, tick=None, update_delay=None, send_list_changed=None, expose_env=None))]
+    #[pyo3(signature = (*, catalogs=None, record=None, revisions=None, era=None, page_size=None, max_message_bytes=None, keep_traffic=None, name=None, title=None, version=None, instructions=None, worker_threads=None, tick=None, update_delay=None, send_list_changed=None, expose_env=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         catalogs: Option<Vec<String>>,
         record: Option<PathBuf>,
         revisions: Option<Vec<String>>,
+        era: Option<String>,
         page_size: Option<usize>,
         max_message_bytes: Option<usize>,
         keep_traffic: Option<usize>,
@@ -105,6 +106,10 @@ impl Server {
             version: version.unwrap_or(defaults.version),
             instructions: instructions.or(defaults.instructions),
             revisions: parse_revisions(revisions)?,
+            era: era
+                .map(|e| e.parse::<EraChoice>().map_err(ConfigError::new_err))
+                .transpose()?
+                .unwrap_or(defaults.era),
             page_size: page_size.or(defaults.page_size),
             max_message_bytes: max_message_bytes.unwrap_or(defaults.max_message_bytes),
             record_path: record,

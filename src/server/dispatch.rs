@@ -17,6 +17,8 @@ use crate::jsonrpc::{
 };
 use crate::protocol::envelope;
 use crate::protocol::methods::{ClientRequest, NotificationMethod};
+use crate::protocol::revision::negotiate;
+use crate::protocol::{Era, Revision};
 use crate::traffic::{Direction, FrameMeta, HttpMeta, Kind, Parsed};
 use futures::FutureExt;
 use serde_json::{Map, Value};
@@ -207,6 +209,7 @@ impl Server {
             }
             Ok(Frame::Single(message)) => {
                 let parsed = Parsed::of_message(&message);
+                let meta = self.tag_inbound(meta, session, &message);
                 self.recorder.record(&meta, text, parsed);
                 self.handle_message(session, sink, message)
             }
@@ -575,6 +578,57 @@ fn batch_refusal(revision: Option<crate::protocol::Revision>) -> Option<String> 
     }
 }
 
+impl Server {
+    /// The era and revision an incoming `message` of `session` belongs to, for its record: a
+    /// stateless request's envelope says it; `initialize` will get the revision negotiation picks; a
+    /// stateless connection's frame without a usable envelope is still of that era; anything
+    /// else belongs to the session's negotiated revision (unknown before `initialize`).
+    fn tag_inbound(&self, meta: FrameMeta, session: &Session, message: &Message) -> FrameMeta {
+        if !self.recorder.capturing() {
+            return meta; // no record will hold it
+        }
+        let params = match message {
+            Message::Request(r) => r.params.as_ref(),
+            Message::Notification(n) => n.params.as_ref(),
+            _ => None,
+        }
+        .and_then(Value::as_object);
+        // The gate's own decision: an envelope the server does not serve statelessly (a
+        // handshake-only server, a handshake connection) does not make the frame stateless.
+        if let Some(params) = params.filter(|p| self.is_stateless_request(session, p)) {
+            let revision = params
+                .get("_meta")
+                .and_then(|m| m.get(envelope::PROTOCOL_VERSION))
+                .and_then(Value::as_str)
+                .and_then(|v| v.parse::<Revision>().ok());
+            return FrameMeta {
+                era: Some(Era::Stateless),
+                ..meta
+            }
+            .with_revision(revision);
+        }
+        if let Message::Request(r) = message {
+            if r.method == ClientRequest::Initialize.as_str() {
+                let requested = params
+                    .and_then(|p| p.get("protocolVersion"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let revision = negotiate(requested, &self.config.revisions);
+                return meta.with_revision(revision);
+            }
+        }
+        let (phase, revision) = session.read(|s| (s.phase, s.revision));
+        if phase == Phase::Stateless {
+            return FrameMeta {
+                era: Some(Era::Stateless),
+                ..meta
+            }
+            .with_revision(revision);
+        }
+        meta.with_revision(revision)
+    }
+}
+
 /// The recorder's description of a frame of `session` arriving.
 fn inbound_meta(session: &Session, http: Option<Arc<HttpMeta>>) -> FrameMeta {
     FrameMeta {
@@ -583,6 +637,8 @@ fn inbound_meta(session: &Session, http: Option<Arc<HttpMeta>>) -> FrameMeta {
         conn: session.id.clone(),
         stream: None,
         http,
+        era: None,
+        revision: None,
     }
 }
 

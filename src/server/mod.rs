@@ -20,7 +20,7 @@ pub mod uri_template;
 use crate::error::Error;
 use crate::jsonrpc::Message;
 use crate::protocol::methods::NotificationMethod;
-use crate::protocol::Revision;
+use crate::protocol::{EraChoice, Revision};
 use crate::traffic::{Recorder, TransportKind};
 use handler::CompleteFn;
 use registry::{CompletionKey, ListKind, Prompt, Registry, Resource, ResourceTemplate, Tool};
@@ -49,7 +49,11 @@ pub struct ServerConfig {
     /// `instructions` in the `initialize` result; `None`: the catalog's (or a generic text).
     pub instructions: Option<String>,
     /// Revisions this server accepts (a client asking for another gets the newest of these).
+    /// [`Server::new`] narrows them to `era` (and to the handshake era for a handshake-only
+    /// catalog), so once the server exists this is exactly what it serves.
     pub revisions: Vec<Revision>,
+    /// Which eras are served (`--era`): a test pins one to check its client in that era.
+    pub era: EraChoice,
     /// Items per page for `*/list`; `None` returns everything in one page.
     pub page_size: Option<usize>,
     /// Largest accepted frame in bytes; larger ones get `-32600` and are not parsed.
@@ -70,6 +74,7 @@ impl Default for ServerConfig {
             version: env!("CARGO_PKG_VERSION").into(),
             instructions: None,
             revisions: Revision::ALL.to_vec(),
+            era: EraChoice::Both,
             page_size: None,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             record_path: None,
@@ -101,11 +106,25 @@ pub struct Server {
 impl Server {
     /// A server offering `registry`; fails on a bad limit or a record file that cannot be
     /// opened.
-    pub fn new(config: ServerConfig, registry: Registry) -> Result<Arc<Self>, Error> {
+    pub fn new(mut config: ServerConfig, registry: Registry) -> Result<Arc<Self>, Error> {
         if config.revisions.is_empty() {
             return Err(Error::Config(
                 "at least one protocol revision must be allowed".into(),
             ));
+        }
+        config.revisions = config
+            .era
+            .narrow(&config.revisions)
+            .map_err(Error::Config)?;
+        if registry.handshake_only {
+            // Dropped silently under `--era both` (the catalog's docs say so); refused when
+            // nothing would be left.
+            config.revisions.retain(|r| r.has_handshake());
+            if config.revisions.is_empty() {
+                return Err(Error::Config(
+                    "a loaded catalog (everything-v1) serves only the handshake era; it cannot be served in the stateless era".into(),
+                ));
+            }
         }
         if config.max_message_bytes == 0 {
             return Err(Error::Config("max_message_bytes must be positive".into()));

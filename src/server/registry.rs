@@ -212,6 +212,10 @@ pub struct Registry {
     /// Replaces the built-in paging of `resources/list` (cursor format and page size), for a
     /// catalog that reproduces another server's cursors; `None`: the built-in one.
     pub resource_pager: Option<super::pagination::Pager>,
+    /// Set by a catalog that only exists in the handshake era (`everything-v1` reproduces a
+    /// 2025 server): while it is loaded the server serves no stateless revision, so a 2026
+    /// client gets the handshake era's `-32601` for `server/discover` and falls back.
+    pub handshake_only: bool,
 }
 
 /// Errors a catalog reports in another server's words (see [`Registry::dialect`]).

@@ -3,6 +3,7 @@
 //! every frame that leaves is on the tape, in wire order.
 
 use crate::jsonrpc::Message;
+use crate::protocol::Revision;
 use crate::traffic::{Direction, FrameMeta, HttpMeta, Kind, Parsed, Recorder, TransportKind};
 use serde_json::Value;
 use std::sync::Arc;
@@ -99,6 +100,8 @@ impl Sink {
             conn,
             stream: outlet.stream(),
             http: None,
+            era: None,
+            revision: None,
         };
         Self {
             outlet,
@@ -112,6 +115,13 @@ impl Sink {
     pub fn with_http(mut self, http: Option<HttpMeta>) -> Self {
         self.meta.http = http.map(Arc::new);
         self.meta.stream = None;
+        self
+    }
+
+    /// The same outlet, its frames recorded as belonging to `revision` (a stateless request's
+    /// sink: its notifications and server requests are of the request's revision).
+    pub fn tagged(mut self, revision: Revision) -> Self {
+        self.meta = self.meta.with_revision(Some(revision));
         self
     }
 

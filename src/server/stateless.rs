@@ -27,7 +27,9 @@ const CACHE_TTL_MS: u64 = 0;
 const CACHE_SCOPE: &str = "private";
 
 impl Server {
-    /// Whether this server serves the stateless era (a stateless revision is allowed).
+    /// Whether this server serves the stateless era: a stateless revision is allowed (after
+    /// `--era` and `--revision`, and not while a handshake-only catalog such as `everything-v1`
+    /// is loaded: [`Server::new`] drops the stateless revisions then).
     pub fn serves_stateless(&self) -> bool {
         self.config.revisions.iter().any(|r| !r.has_handshake())
     }
@@ -98,6 +100,8 @@ impl Server {
             Ok(begun) => begun,
             Err(refused) => return Work::Reply(Outgoing::One(Message::error(None, refused))),
         };
+        // Everything the request's handler sends is recorded as of the request's revision.
+        let sink = &sink.clone().tagged(envelope.revision);
         let session = Arc::new(Session::for_request(
             conn.id.clone(),
             conn.transport,

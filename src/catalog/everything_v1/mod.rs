@@ -48,6 +48,8 @@ pub fn load(registry: &mut Registry, options: &Options) -> Result<(), Error> {
         registry.tools.insert(tool.name().to_string(), tool);
     }
     resources::load(registry)?;
+    // v1 predates the stateless era: a 2026 client is answered as v1 would answer it.
+    registry.handshake_only = true;
     // v1 answered unknown names with -32603 errors.
     registry.dialect.get_or_insert(ErrorDialect {
         unknown_tool: |name| ErrorObject::new(-32603, format!("Unknown tool: {name}")),

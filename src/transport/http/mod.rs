@@ -5,6 +5,7 @@
 pub mod guard;
 pub mod headers;
 pub mod legacy_sse;
+pub mod peer;
 pub mod sessions;
 pub mod sse;
 pub mod stateless;
@@ -24,7 +25,6 @@ use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode}
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::serve::ListenerExt;
 use axum::Router;
 use serde_json::json;
 use sessions::{HttpSession, SessionTable};
@@ -237,6 +237,8 @@ impl Refusal {
             conn: conn.clone(),
             stream: None,
             http: Some(http_meta(method, path, self.status, headers)),
+            era: None,
+            revision: None,
         };
         let text = String::from_utf8_lossy(body);
         let parsed = Parsed {
@@ -289,6 +291,8 @@ pub fn record_exchange(
         conn: conn.into(),
         stream: None,
         http: Some(http_meta(method, path, status, headers)),
+        era: None,
+        revision: None,
     };
     let parsed = Parsed {
         exact: true,
@@ -453,16 +457,10 @@ pub async fn bind(host: &str, port: u16, strict: bool) -> std::io::Result<TcpLis
 pub async fn serve(listener: TcpListener, state: Arc<HttpState>) -> std::io::Result<()> {
     let reaper = tokio::spawn(expire_idle_sessions(state.clone()));
     let shutdown = state.shutdown.clone();
-    // An SSE answer leaves in two writes (headers + priming event, then the message): without
-    // TCP_NODELAY, Nagle holds the second until the client's delayed ACK, ~40 ms per request.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!("TCP_NODELAY: {e}");
-        }
-    });
+    let listener = peer::NamingListener(listener);
     let result = axum::serve(
         listener,
-        app(state.clone()).into_make_service_with_connect_info::<SocketAddr>(),
+        app(state.clone()).into_make_service_with_connect_info::<peer::Peer>(),
     )
     .with_graceful_shutdown(async move { shutdown.cancelled().await })
     .await;

@@ -72,8 +72,15 @@ pub fn refuse_non_post(
     Some(response)
 }
 
-/// Serves one stateless POST.
-pub async fn post(state: &Arc<HttpState>, headers: &HeaderMap, decoded: Decoded) -> Response {
+/// Serves one stateless POST that arrived on the TCP connection records name `peer` (`None`
+/// for an app served without connect info, e.g. in-process tests: then the POST is named on
+/// its own).
+pub async fn post(
+    state: &Arc<HttpState>,
+    headers: &HeaderMap,
+    peer: Option<Arc<str>>,
+    decoded: Decoded,
+) -> Response {
     // A listen stream is SSE from its first frame (the acknowledgement) and never ends in one
     // JSON body, so a client that cannot take a stream cannot listen.
     if decoded.method() == Some(ClientRequest::Listen.as_str())
@@ -95,7 +102,7 @@ pub async fn post(state: &Arc<HttpState>, headers: &HeaderMap, decoded: Decoded)
     }
     let (tx, mut rx) = mpsc::unbounded_channel::<Arc<str>>();
     let server = &state.server;
-    let id = server.connection_id(TransportKind::Http);
+    let id = peer.unwrap_or_else(|| server.connection_id(TransportKind::Http));
     let sink = Sink::new(
         Arc::new(tx),
         server.recorder.clone(),

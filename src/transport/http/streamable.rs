@@ -147,7 +147,11 @@ pub async fn post(
     if stateless_header || header_str(&headers, &SESSION_HEADER).is_none() {
         let decoded = state.server.decode(None, &body);
         if stateless::is_stateless(&state, &headers, &decoded) {
-            return stateless::post(&state, &headers, decoded).await;
+            let peer = parts
+                .extensions
+                .get::<axum::extract::ConnectInfo<super::peer::Peer>>()
+                .map(|info| info.0.conn.clone());
+            return stateless::post(&state, &headers, peer, decoded).await;
         }
         return initialize(&state, &headers, &body, decoded).await;
     }

@@ -1,6 +1,8 @@
 //! `loadgen`: an MCP-aware load generator for the HTTP and stdio transports.
 //!
-//! Modes: `http` (echo `tools/call` throughput and latency over keep-alive connections),
+//! Modes: `http` (echo `tools/call` throughput and latency over keep-alive connections; with
+//! `--stateless`, as a 2026-07-28 client: no handshake, every POST carries the 2026 headers and
+//! the `_meta` envelope, and only a `resultType: "complete"` answer counts as a success),
 //! `initialize` (session creation rate; the sessions are left open so the caller can
 //! measure memory per idle session) and `stdio` (pipelined echo calls to a child process).
 //! It prints exactly one JSON object on stdout; diagnostics go to stderr.
@@ -36,7 +38,7 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","param
 /// The notification that completes the handshake.
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 /// Shown when the command line makes no sense.
-const USAGE: &str = "usage: loadgen http --url URL --connections C (--duration S [--warmup S] | --count N) [--no-handshake] [--message T]\n       loadgen initialize --url URL --connections C --count K\n       loadgen stdio --count N [--warmup W] -- CMD ARGS...";
+const USAGE: &str = "usage: loadgen http --url URL --connections C (--duration S [--warmup S] | --count N) [--no-handshake | --stateless] [--message T]\n       loadgen initialize --url URL --connections C --count K\n       loadgen stdio --count N [--warmup W] -- CMD ARGS...";
 
 /// Request ids for `tools/call`, unique across all workers.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -55,6 +57,8 @@ struct Args {
     mode: String,
     opts: HashMap<String, String>,
     no_handshake: bool,
+    /// `--stateless`: speak the 2026-07-28 era (no handshake, the envelope on every request).
+    stateless: bool,
     command: Vec<String>,
 }
 
@@ -64,12 +68,14 @@ impl Args {
         let mut it = std::env::args().skip(1);
         let mode = it.next().ok_or(USAGE)?;
         let (mut opts, mut no_handshake, mut command) = (HashMap::new(), false, Vec::new());
+        let mut stateless = false;
         while let Some(arg) = it.next() {
             match arg.strip_prefix("--") {
                 Some("") => {
                     command = it.by_ref().collect();
                 }
                 Some("no-handshake") => no_handshake = true,
+                Some("stateless") => stateless = true,
                 Some(name) => {
                     let value = it.next().ok_or_else(|| format!("--{name} needs a value"))?;
                     opts.insert(name.to_string(), value);
@@ -81,6 +87,7 @@ impl Args {
             mode,
             opts,
             no_handshake,
+            stateless,
             command,
         })
     }
@@ -101,6 +108,32 @@ fn echo_call(id: u64, message: &str) -> String {
     format!(
         r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":{message}}}}}}}"#
     )
+}
+
+/// The same call as a stateless (2026-07-28) request: the envelope in `params._meta`.
+fn stateless_echo_call(id: u64, message: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":{message}}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"loadgen","version":"1"}}}}}}}}"#
+    )
+}
+
+/// The headers of a stateless `tools/call echo`: the version, and the method and name the
+/// 2026 HTTP rules mirror from the body.
+fn stateless_headers() -> SessionHeaders {
+    vec![
+        (
+            HeaderName::from_static("mcp-protocol-version"),
+            HeaderValue::from_static("2026-07-28"),
+        ),
+        (
+            HeaderName::from_static("mcp-method"),
+            HeaderValue::from_static("tools/call"),
+        ),
+        (
+            HeaderName::from_static("mcp-name"),
+            HeaderValue::from_static("echo"),
+        ),
+    ]
 }
 
 /// Where the server listens, split from the URL once.
@@ -138,6 +171,11 @@ impl Reply {
     /// A JSON-RPC success: status 200 and a response object carrying `"result"`.
     fn ok(&self) -> bool {
         self.status == StatusCode::OK && contains(response_payload(&self.body), b"\"result\"")
+    }
+
+    /// A success that also carries `marker` (a stateless result's `"resultType":"complete"`).
+    fn ok_with(&self, marker: Option<&[u8]>) -> bool {
+        self.ok() && marker.is_none_or(|m| contains(response_payload(&self.body), m))
     }
 
     /// Status and the start of the body, for error messages.
@@ -283,10 +321,16 @@ struct Stats {
 }
 
 impl Stats {
-    /// Records one finished request (its latency only when it succeeded).
-    fn record(&mut self, result: Result<Reply, BoxError>, latency: Duration) {
+    /// Records one finished request (its latency only when it succeeded, i.e. answered with a
+    /// result carrying `marker`, if given).
+    fn record(
+        &mut self,
+        result: Result<Reply, BoxError>,
+        latency: Duration,
+        marker: Option<&[u8]>,
+    ) {
         match result {
-            Ok(reply) if reply.ok() => self.latencies_us.push(micros(latency)),
+            Ok(reply) if reply.ok_with(marker) => self.latencies_us.push(micros(latency)),
             Ok(reply) => {
                 report_once(reply.describe());
                 self.errors += 1;
@@ -350,7 +394,10 @@ async fn http_mode(args: &Args) -> Result<Value, BoxError> {
     };
     let message: Arc<str> =
         serde_json::to_string(&args.get("message", Some("hello".to_string()))?)?.into();
-    let headers = Arc::new(if args.no_handshake {
+    let stateless = args.stateless;
+    let headers = Arc::new(if stateless {
+        stateless_headers()
+    } else if args.no_handshake {
         session_headers(None)
     } else {
         handshake(&mut Conn::open(&target).await?).await?.0
@@ -370,8 +417,12 @@ async fn http_mode(args: &Args) -> Result<Value, BoxError> {
             while Instant::now() < window_end
                 && budget.is_none_or(|n| taken.fetch_add(1, Ordering::Relaxed) < n)
             {
-                let body =
-                    Bytes::from(echo_call(NEXT_ID.fetch_add(1, Ordering::Relaxed), &message));
+                let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+                let body = Bytes::from(if stateless {
+                    stateless_echo_call(id, &message)
+                } else {
+                    echo_call(id, &message)
+                });
                 let start = Instant::now();
                 let result = conn.post(&body, &headers).await;
                 let end = Instant::now();
@@ -380,7 +431,9 @@ async fn http_mode(args: &Args) -> Result<Value, BoxError> {
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
                 if (window_start..=window_end).contains(&end) {
-                    stats.record(result, end - start);
+                    let marker: Option<&[u8]> =
+                        stateless.then_some(br#""resultType":"complete""#.as_slice());
+                    stats.record(result, end - start, marker);
                 } else if let Err(e) = result {
                     report_once(e);
                 }
@@ -395,7 +448,7 @@ async fn http_mode(args: &Args) -> Result<Value, BoxError> {
         None => duration.as_secs_f64(),
     };
     Ok(json!({
-        "mode": "http", "connections": connections, "requests": lat.len(), "errors": stats.errors,
+        "mode": "http", "stateless": stateless, "connections": connections, "requests": lat.len(), "errors": stats.errors,
         "seconds": round3(seconds), "rps": round3(lat.len() as f64 / seconds),
         "p50_ms": percentile(lat, 0.5), "p90_ms": percentile(lat, 0.9),
         "p99_ms": percentile(lat, 0.99), "max_ms": percentile(lat, 1.0),
