@@ -43,7 +43,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import side_by_side  # the reference's pinned install is shared with it
+from . import listen, side_by_side  # the reference's pinned install is shared with side_by_side
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -78,6 +78,8 @@ class Sizes:
     load_requests: tuple[int, int] = (10_000, 200_000)
     fixture_runs: int = 200
     relay_runs: int = 20
+    listen_streams: int = 10_000
+    """`subscriptions/listen` streams open at once on one server (the listen figures)."""
     loadgen_timeout: float = 1200.0
     """Seconds one loadgen run may take (`--smoke` lowers it: CI must never hang on a stuck server)."""
 
@@ -95,6 +97,7 @@ SMOKE = Sizes(
     load_requests=(200, 400),
     fixture_runs=5,
     relay_runs=2,
+    listen_streams=50,
     loadgen_timeout=120.0,
 )
 
@@ -726,6 +729,15 @@ def report(res: Results, sizes: Sizes, who: list[str], command: str) -> str:
     )
     lines += table(
         res,
+        f"`subscriptions/listen`: {sizes.listen_streams:,} streams on one stdio connection",
+        [
+            ("listen_kb_per_stream", "KB of resident memory per stream"),
+            ("listen_fanout_ms", "one `tools/list_changed` to every stream, ms"),
+        ],
+        who,
+    )
+    lines += table(
+        res,
         "Fixture cost",
         [("fixture_ms", "`Server()` + `start_http()` + `stop()` ms"), ("relay_ms", "relay start → first answer ms")],
         who,
@@ -849,6 +861,15 @@ def node_version() -> str:
 # --------------------------------------------------------------------------------------------------
 # Main
 
+
+def bench_listen(sizes: Sizes, out: Results) -> None:
+    """Many listen streams on one server: KB each, and one list_changed's fan-out (`bench.listen`)."""
+    for _ in range(sizes.rounds):
+        figures = listen.measure(sizes.listen_streams)
+        out.add("listen_kb_per_stream", "ours", figures["kb_per_stream"])
+        out.add("listen_fanout_ms", "ours", figures["fanout_ms"])
+
+
 BENCHMARKS: dict[str, Callable[[list[Contender], Sizes, Results], None]] = {
     "cold-start": bench_cold_start,
     "stdio": bench_stdio,
@@ -856,6 +877,7 @@ BENCHMARKS: dict[str, Callable[[list[Contender], Sizes, Results], None]] = {
     "sessions": bench_sessions,
     "memory": bench_memory,
     "fixture": lambda _cs, sizes, out: bench_fixture(sizes, out),
+    "listen": lambda _cs, sizes, out: bench_listen(sizes, out),
 }
 NAMES = ("ours", "ours-tape", "ours-py", "reference", "python-sdk", "bare-axum")
 

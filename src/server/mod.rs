@@ -101,6 +101,9 @@ pub struct Server {
     /// Signs the `requestState` of multi-round-trip requests (random per server, so no other
     /// server, and no earlier run, can mint a state this one accepts).
     pub(crate) state_key: request_state::Key,
+    /// `serverInfo` for the stateless revision, built once: every stateless result carries it
+    /// (`stateless::complete`), so it is cloned per request instead of rebuilt.
+    stateless_info: Value,
 }
 
 impl Server {
@@ -140,8 +143,10 @@ impl Server {
                     .unwrap_or_else(|| std::path::Path::new(""));
                 Error::Config(format!("cannot open record file {}: {e}", path.display()))
             })?;
+        let stateless_info = implementation(&config, Revision::V2026_07_28);
         Ok(Arc::new(Self {
             config,
+            stateless_info,
             registry: RwLock::new(Arc::new(registry)),
             recorder: Arc::new(recorder),
             sessions: Mutex::default(),
@@ -420,17 +425,25 @@ impl Server {
 
     /// The `serverInfo` object for `revision`.
     pub fn server_info(&self, revision: Revision) -> Value {
-        let mut info = serde_json::Map::new();
-        info.insert("name".into(), self.config.name.clone().into());
-        if let Some(t) = &self.config.title {
-            info.insert("title".into(), t.clone().into());
+        if revision == Revision::V2026_07_28 {
+            return self.stateless_info.clone();
         }
-        info.insert("version".into(), self.config.version.clone().into());
-        crate::protocol::shape::for_revision(
-            crate::protocol::shape::Shape::Implementation,
-            &mut info,
-            revision,
-        );
-        Value::Object(info)
+        implementation(&self.config, revision)
     }
+}
+
+/// The `Implementation` object (`serverInfo`) `config` describes, shaped for `revision`.
+fn implementation(config: &ServerConfig, revision: Revision) -> Value {
+    let mut info = serde_json::Map::new();
+    info.insert("name".into(), config.name.clone().into());
+    if let Some(t) = &config.title {
+        info.insert("title".into(), t.clone().into());
+    }
+    info.insert("version".into(), config.version.clone().into());
+    crate::protocol::shape::for_revision(
+        crate::protocol::shape::Shape::Implementation,
+        &mut info,
+        revision,
+    );
+    Value::Object(info)
 }

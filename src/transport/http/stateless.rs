@@ -129,7 +129,11 @@ pub async fn post(
     } else {
         StatusCode::ACCEPTED
     };
-    let http = Some(http_meta(&Method::POST, PATH, status, headers));
+    // Built only when something is recorded: the CLI without --record keeps no tape.
+    let http = server
+        .recorder
+        .capturing()
+        .then(|| http_meta(&Method::POST, PATH, status, headers));
     let out = match server.accept(&conn, &sink, decoded, http) {
         Work::Nothing => return StatusCode::ACCEPTED.into_response(),
         Work::Reply(out) => out,
