@@ -439,12 +439,14 @@ impl Server {
         sink: &Sink,
         req: Request,
         route: Route,
-        params: Map<String, Value>,
+        mut params: Map<String, Value>,
         (generation, cancel): (u64, CancellationToken),
         rounds: Option<Arc<Rounds>>,
     ) -> BoxFuture<Option<Outgoing>> {
-        let meta = match params.get("_meta") {
-            Some(Value::Object(m)) => m.clone(),
+        // Taken out, not copied: a stateless request's `_meta` is its whole envelope, and
+        // handlers read it from `RequestContext::meta`, never from their params.
+        let meta = match params.remove("_meta") {
+            Some(Value::Object(m)) => m,
             _ => Map::new(),
         };
         let ctx = RequestContext {
