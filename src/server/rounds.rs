@@ -24,6 +24,7 @@ use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::sync::OnceLock;
 use tokio_util::sync::CancellationToken;
 
 /// One question a handler asks: its key, method and params.
@@ -65,8 +66,13 @@ impl Ask {
 pub struct Rounds {
     /// The method served; only those that [`ClientRequest::may_require_input`] may ask.
     method: Option<ClientRequest>,
-    /// What the sealed state is bound to.
-    binding: Binding,
+    /// What the sealed state is bound to, computed when first needed (a state is opened or
+    /// sealed): most requests never ask, and the binding hashes the arguments.
+    binding: OnceLock<Binding>,
+    /// The method as sent, for the binding and for errors.
+    method_name: String,
+    /// The request's `name`, `uri` and `arguments`: what the binding is computed from.
+    bound_params: Map<String, Value>,
     /// Known answers by key: `{q: question digest, r: result}`.
     answers: Map<String, Value>,
     /// The handler's own state, carried between rounds (Python's `ctx.state`).
@@ -89,6 +95,12 @@ struct Pending {
 }
 
 impl Rounds {
+    /// What a state of this request is bound to.
+    fn binding(&self) -> &Binding {
+        self.binding
+            .get_or_init(|| Binding::of(&self.method_name, &self.bound_params))
+    }
+
     /// The rounds of a stateless request of `method` with `params`: opens its `requestState`
     /// (`-32602` when it is not a state this server sealed for this request) and takes this
     /// round's `inputResponses` for the keys the state says were asked.
@@ -98,10 +110,17 @@ impl Rounds {
         builtin: Option<ClientRequest>,
         params: &Map<String, Value>,
     ) -> Result<Self, ErrorObject> {
-        let binding = Binding::of(method, params);
+        let bound_params: Map<String, Value> = ["name", "uri", "arguments"]
+            .iter()
+            .filter_map(|k| params.get(*k).map(|v| ((*k).to_string(), v.clone())))
+            .collect();
+        let binding = OnceLock::new();
         let sealed = match params.get("requestState") {
             None | Some(Value::Null) => Value::Null,
-            Some(Value::String(token)) => request_state::open(key, &binding, token)?,
+            Some(Value::String(token)) => {
+                let bound = binding.get_or_init(|| Binding::of(method, &bound_params));
+                request_state::open(key, bound, token)?
+            }
             Some(_) => {
                 return Err(
                     ErrorObject::invalid_params("\"requestState\" must be a string")
@@ -132,6 +151,8 @@ impl Rounds {
         Ok(Self {
             method: builtin,
             binding,
+            method_name: method.to_string(),
+            bound_params,
             answers,
             state: Mutex::new(sealed.get("state").cloned().unwrap_or(Value::Null)),
             next_auto: AtomicU64::new(1),
@@ -158,7 +179,7 @@ impl Rounds {
         if !self.method.is_some_and(ClientRequest::may_require_input) {
             return Err(ErrorObject::internal(format!(
                 "{} cannot ask the client anything in the stateless era (only tools/call, prompts/get and resources/read may answer input_required)",
-                self.binding.method
+                self.method_name
             )));
         }
         let mut found = Vec::with_capacity(asks.len());
@@ -232,7 +253,7 @@ impl Rounds {
         Ok(json!({
             "resultType": "input_required",
             "inputRequests": requests,
-            "requestState": request_state::seal(key, &self.binding, data),
+            "requestState": request_state::seal(key, self.binding(), data),
         }))
     }
 }
