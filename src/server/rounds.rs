@@ -303,6 +303,16 @@ mod tests {
         p.as_object().unwrap().clone()
     }
 
+    /// Opens a `tools/call` round with these params.
+    fn call(key: &Key, params_json: Value) -> Result<Rounds, ErrorObject> {
+        Rounds::open(
+            key,
+            "tools/call",
+            Some(ClientRequest::CallTool),
+            &params(params_json),
+        )
+    }
+
     fn elicit(key: &str) -> Ask {
         Ask {
             key: key.into(),
@@ -315,13 +325,7 @@ mod tests {
     fn a_question_is_asked_then_answered_through_the_sealed_state() {
         let key = Key::random();
         let caps = json!({ "elicitation": {} });
-        let first = Rounds::open(
-            &key,
-            "tools/call",
-            Some(ClientRequest::CallTool),
-            &params(json!({})),
-        )
-        .unwrap();
+        let first = call(&key, json!({})).unwrap();
         assert!(first.resolve(&[elicit("a")], &caps).unwrap().is_none());
         let out = first.input_required(&key).unwrap();
         assert_eq!(
@@ -330,23 +334,17 @@ mod tests {
         );
         let state = out["requestState"].clone();
         // An unknown key re-asks.
-        let wrong = Rounds::open(
+        let wrong = call(
             &key,
-            "tools/call",
-            Some(ClientRequest::CallTool),
-            &params(
-                json!({ "requestState": state, "inputResponses": { "b": { "action": "accept" } } }),
-            ),
+            json!({ "requestState": state, "inputResponses": { "b": { "action": "accept" } } }),
         )
         .unwrap();
         assert!(wrong.resolve(&[elicit("a")], &caps).unwrap().is_none());
         // The right key answers.
         let answer = json!({ "action": "accept", "content": { "x": 1 } });
-        let second = Rounds::open(
+        let second = call(
             &key,
-            "tools/call",
-            Some(ClientRequest::CallTool),
-            &params(json!({ "requestState": state, "inputResponses": { "a": answer } })),
+            json!({ "requestState": state, "inputResponses": { "a": answer } }),
         )
         .unwrap();
         assert_eq!(
@@ -362,13 +360,7 @@ mod tests {
     #[test]
     fn a_question_the_client_cannot_take_fails_the_request_with_32021() {
         let key = Key::random();
-        let r = Rounds::open(
-            &key,
-            "tools/call",
-            Some(ClientRequest::CallTool),
-            &params(json!({})),
-        )
-        .unwrap();
+        let r = call(&key, json!({})).unwrap();
         let sample = Ask {
             key: "s".into(),
             method: "sampling/createMessage".into(),
@@ -384,13 +376,7 @@ mod tests {
             e.data.unwrap()["requiredCapabilities"],
             json!({ "sampling": {} })
         );
-        let r = Rounds::open(
-            &key,
-            "tools/call",
-            Some(ClientRequest::CallTool),
-            &params(json!({})),
-        )
-        .unwrap();
+        let r = call(&key, json!({})).unwrap();
         r.resolve(&[elicit("e")], &json!({})).unwrap();
         let e = r.input_required(&key).unwrap_err();
         assert_eq!(

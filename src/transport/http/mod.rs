@@ -14,6 +14,8 @@ mod stateless_tests;
 #[cfg(test)]
 mod status_tests;
 pub mod streamable;
+#[cfg(test)]
+mod test_support;
 
 use crate::server::Server;
 use crate::traffic::{

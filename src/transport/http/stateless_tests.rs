@@ -4,16 +4,16 @@
 //! refused responses, 405 for GET/DELETE, 202 for notifications. `tests/test_http_stateless.py`
 //! asserts the same over real sockets.
 
+use super::test_support::send;
 use super::{app, HttpConfig, HttpState};
 use crate::server::handler::tool_fn;
 use crate::server::registry::{Registry, Tool};
 use crate::server::{Server, ServerConfig};
-use axum::body::{to_bytes, Body};
+use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use axum::Router;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
-use tower::ServiceExt;
 
 const V2026: &str = "2026-07-28";
 
@@ -77,19 +77,6 @@ fn request(method: Method, headers: &[(&str, &str)], body: &str) -> Request<Body
         builder = builder.header(*name, *value);
     }
     builder.body(Body::from(body.to_string())).expect("request")
-}
-
-/// Sends `request`; the status, headers and body (JSON when it parses, else the text).
-async fn send(app: &Router, request: Request<Body>) -> (StatusCode, HeaderMap, Value) {
-    let response = app.clone().oneshot(request).await.expect("infallible");
-    let (parts, body) = response.into_parts();
-    let bytes = to_bytes(body, usize::MAX).await.expect("body");
-    let body = if bytes.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_slice(&bytes).unwrap_or_else(|_| json!(String::from_utf8_lossy(&bytes)))
-    };
-    (parts.status, parts.headers, body)
 }
 
 /// Asserts a JSON-RPC error answer: `status`, `code`, and the request's `id` kept.

@@ -2,15 +2,15 @@
 //! socket): each refusal's status and its JSON-RPC error body. The same table is asserted over
 //! real sockets by `tests/test_http.py`; here a wrong status fails `cargo test` already.
 
+use super::test_support::send;
 use super::{app, HttpConfig, HttpState};
 use crate::server::registry::Registry;
 use crate::server::{Server, ServerConfig};
-use axum::body::{to_bytes, Body};
+use axum::body::Body;
 use axum::http::{header, HeaderMap, Method, Request, StatusCode};
 use axum::Router;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
-use tower::ServiceExt;
 
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 const MISSING_SESSION: &str =
@@ -65,19 +65,6 @@ fn initialize_frame() -> String {
         "clientInfo": { "name": "status-tests", "version": "1" },
     });
     rpc(0, "initialize", params)
-}
-
-/// Sends `request` through `app`; the status, headers and whole body.
-async fn send(app: &Router, request: Request<Body>) -> (StatusCode, HeaderMap, Value) {
-    let response = app.clone().oneshot(request).await.expect("infallible");
-    let (parts, body) = response.into_parts();
-    let bytes = to_bytes(body, usize::MAX).await.expect("body");
-    let body = if bytes.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_slice(&bytes).unwrap_or_else(|_| json!(String::from_utf8_lossy(&bytes)))
-    };
-    (parts.status, parts.headers, body)
 }
 
 /// Opens a session (`initialize`); its `Mcp-Session-Id`.
