@@ -109,26 +109,15 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Session {
     /// A fresh session in phase [`Phase::New`].
     pub fn new(id: Arc<str>, transport: TransportKind, sink: Sink) -> Self {
-        Self {
-            id,
-            transport,
-            sink,
-            closed: CancellationToken::new(),
-            state: Mutex::new(SessionState {
-                phase: Phase::New,
-                revision: None,
-                client_info: None,
-                client_capabilities: Arc::new(Value::Object(Default::default())),
-                log_filter: LogFilter::All,
-                subscriptions: HashSet::new(),
-            }),
-            inflight: Mutex::default(),
-            next_generation: AtomicU64::new(0),
-            pending: Mutex::default(),
-            next_request_id: AtomicI64::new(0),
-            resources: Mutex::new(Vec::new()),
-            extensions: Mutex::new(HashMap::new()),
-        }
+        let state = SessionState {
+            phase: Phase::New,
+            revision: None,
+            client_info: None,
+            client_capabilities: Arc::new(Value::Object(Default::default())),
+            log_filter: LogFilter::All,
+            subscriptions: HashSet::new(),
+        };
+        Self::with_state(id, transport, sink, CancellationToken::new(), state)
     }
 
     /// The session of one stateless request on connection `id`: ready at once, with the
@@ -143,17 +132,40 @@ impl Session {
         envelope: &Envelope,
         closed: CancellationToken,
     ) -> Self {
-        let mut session = Self::new(id, transport, sink);
-        session.closed = closed;
-        let state = session.state.get_mut().unwrap_or_else(|e| e.into_inner());
-        state.phase = Phase::Ready;
-        state.revision = Some(envelope.revision);
-        state.client_info = envelope.client_info.clone();
-        state.client_capabilities = envelope.client_capabilities.clone();
-        state.log_filter = envelope
-            .log_level
-            .map_or(LogFilter::Off, LogFilter::AtLeast);
-        session
+        let state = SessionState {
+            phase: Phase::Ready,
+            revision: Some(envelope.revision),
+            client_info: envelope.client_info.clone(),
+            client_capabilities: envelope.client_capabilities.clone(),
+            log_filter: envelope
+                .log_level
+                .map_or(LogFilter::Off, LogFilter::AtLeast),
+            subscriptions: HashSet::new(),
+        };
+        Self::with_state(id, transport, sink, closed, state)
+    }
+
+    /// A session with this state and close token, nothing in flight.
+    fn with_state(
+        id: Arc<str>,
+        transport: TransportKind,
+        sink: Sink,
+        closed: CancellationToken,
+        state: SessionState,
+    ) -> Self {
+        Self {
+            id,
+            transport,
+            sink,
+            closed,
+            state: Mutex::new(state),
+            inflight: Mutex::default(),
+            next_generation: AtomicU64::new(0),
+            pending: Mutex::default(),
+            next_request_id: AtomicI64::new(0),
+            resources: Mutex::new(Vec::new()),
+            extensions: Mutex::new(HashMap::new()),
+        }
     }
 
     /// A copy of the state.
