@@ -17,6 +17,7 @@ pub mod streamable;
 #[cfg(test)]
 mod test_support;
 
+use crate::server::sink::{Outgoing, Sink};
 use crate::server::Server;
 use crate::traffic::{
     Direction, FrameMeta, HttpMeta, Kind, Parsed, RecordedHeaders, TransportKind,
@@ -394,6 +395,21 @@ async fn cors_for_browsers(
 /// The address a listener binds by default: loopback only, so a test server is not reachable
 /// from the network unless asked.
 pub const DEFAULT_HOST: &str = "127.0.0.1";
+
+/// `out` as one `application/json` body with `status`, recorded on `sink`'s connection as an
+/// HTTP response body: the one way both eras answer without a stream.
+pub fn json_answer(sink: &Sink, status: StatusCode, out: &Outgoing) -> Response {
+    let text = sink
+        .clone()
+        .with_http(Some(HttpMeta::status(status.as_u16())))
+        .record_only(out);
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        text.to_string(),
+    )
+        .into_response()
+}
 
 /// Binds `host:port` (as [`bind`]) and returns the listener with the address clients are told
 /// to use, which the Host guard must then accept: a wildcard bind (`0.0.0.0`, `::`) is

@@ -17,7 +17,7 @@ use crate::protocol::Revision;
 use crate::server::dispatch::{Decoded, Work};
 use crate::server::session::{Phase, Session};
 use crate::server::sink::{Outgoing, Sink};
-use crate::traffic::{HttpMeta, TransportKind};
+use crate::traffic::TransportKind;
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
@@ -27,17 +27,22 @@ use tokio_util::sync::CancellationToken;
 /// The path both eras share.
 const PATH: &str = "/mcp";
 
-/// Whether a POST is for the stateless era: the server serves it, and the request says so by
-/// its `MCP-Protocol-Version` header or its envelope (or the server serves nothing else).
-pub fn is_stateless(state: &HttpState, headers: &HeaderMap, decoded: &Decoded) -> bool {
+/// Whether a request's `MCP-Protocol-Version` header names a stateless revision this server
+/// serves: the one test of the header that routes POSTs, GETs and DELETEs to the stateless era.
+pub fn header_says_stateless(state: &HttpState, headers: &HeaderMap) -> bool {
+    state.server.serves_stateless()
+        && header_str(headers, &VERSION_HEADER)
+            .and_then(|v| v.trim().parse::<Revision>().ok())
+            .is_some_and(|r| !r.has_handshake())
+}
+
+/// Whether a session-less POST is for the stateless era: the server serves it, and the request
+/// says so by its version header (`header_says`, from [`header_says_stateless`]) or its
+/// envelope (or the server serves nothing else).
+pub fn is_stateless(state: &HttpState, header_says: bool, decoded: &Decoded) -> bool {
     let server = &state.server;
-    if !server.serves_stateless() {
-        return false;
-    }
-    let header_says = header_str(headers, &VERSION_HEADER)
-        .and_then(|v| v.trim().parse::<Revision>().ok())
-        .is_some_and(|r| !r.has_handshake());
-    header_says || decoded.has_envelope() || !server.serves_handshake()
+    server.serves_stateless()
+        && (header_says || decoded.has_envelope() || !server.serves_handshake())
 }
 
 /// `405 Allow: POST` for a GET or DELETE that names a stateless revision in its
@@ -48,13 +53,10 @@ pub fn refuse_non_post(
     method: &Method,
     headers: &HeaderMap,
 ) -> Option<Response> {
-    let stateless = header_str(headers, &VERSION_HEADER)
-        .and_then(|v| v.trim().parse::<Revision>().ok())
-        .is_some_and(|r| !r.has_handshake());
-    if !stateless || !state.server.serves_stateless() {
+    if !header_says_stateless(state, headers) {
         return None;
     }
-    let refusal = super::Refusal::new(
+    let refusal = Refusal::new(
         StatusCode::METHOD_NOT_ALLOWED,
         format!("Method not allowed: {method} has no meaning in protocol revision 2026-07-28; send requests with POST"),
     );
@@ -153,7 +155,7 @@ pub async fn post(
                             answered.send_outgoing(&out);
                         }
                     });
-                    return stream(state, conn, first, rx, task);
+                    return stream(state, conn, first, rx, Some(task));
                 }
             }
         }
@@ -161,8 +163,7 @@ pub async fn post(
     if let Ok(first) = rx.try_recv() {
         // Notifications were emitted before the result: they lead, the result follows.
         sink.send_outgoing(&out);
-        let done = tokio::spawn(async {});
-        return stream(state, conn, first, rx, done);
+        return stream(state, conn, first, rx, None);
     }
     json(&sink, &out)
 }
@@ -199,17 +200,7 @@ pub fn status_of(out: &Outgoing) -> StatusCode {
 
 /// The answer as one `application/json` body, recorded with its status.
 fn json(sink: &Sink, out: &Outgoing) -> Response {
-    let status = status_of(out);
-    let text = sink
-        .clone()
-        .with_http(Some(HttpMeta::status(status.as_u16())))
-        .record_only(out);
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        text.to_string(),
-    )
-        .into_response()
+    super::json_answer(sink, status_of(out), out)
 }
 
 /// An SSE answer: `first`, then every frame the request's sink delivers, until the handler
@@ -219,14 +210,14 @@ fn stream(
     conn: Arc<Session>,
     first: Arc<str>,
     rx: mpsc::UnboundedReceiver<Arc<str>>,
-    task: tokio::task::JoinHandle<()>,
+    task: Option<tokio::task::JoinHandle<()>>,
 ) -> Response {
     let stop = shutdown_stop(state, &conn);
     let events = futures::stream::unfold(
         Streaming {
             first: Some(first),
             rx,
-            task: Some(task),
+            task,
             conn,
         },
         |mut s| async move {

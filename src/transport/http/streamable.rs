@@ -15,7 +15,7 @@ use crate::protocol::methods::ClientRequest;
 use crate::protocol::Revision;
 use crate::server::dispatch::{Decoded, Work};
 use crate::server::sink::{Outgoing, Sink};
-use crate::traffic::{HttpMeta, TransportKind};
+use crate::traffic::TransportKind;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
@@ -141,12 +141,10 @@ pub async fn post(
     };
     // The stateless era is told by its version header (every 2026 POST carries one); only a
     // POST without a session is decoded before the choice (it may carry the envelope alone).
-    let stateless_header = header_str(&headers, &VERSION_HEADER)
-        .and_then(|v| v.trim().parse::<Revision>().ok())
-        .is_some_and(|r| !r.has_handshake());
+    let stateless_header = stateless::header_says_stateless(&state, &headers);
     if stateless_header || header_str(&headers, &SESSION_HEADER).is_none() {
         let decoded = state.server.decode(None, &body);
-        if stateless::is_stateless(&state, &headers, &decoded) {
+        if stateless::is_stateless(&state, stateless_header, &decoded) {
             let peer = parts
                 .extensions
                 .get::<axum::extract::ConnectInfo<super::peer::Peer>>()
@@ -383,18 +381,7 @@ fn json_reply(
     let Some(out) = out else {
         return StatusCode::NO_CONTENT.into_response();
     };
-    let sink = session
-        .core
-        .sink
-        .clone()
-        .with_http(Some(HttpMeta::status(status.as_u16())));
-    let text = sink.record_only(&out);
-    let mut response = (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        text.to_string(),
-    )
-        .into_response();
+    let mut response = super::json_answer(&session.core.sink, status, &out);
     if let Some(id) = session_header {
         response.headers_mut().insert(SESSION_HEADER.clone(), id);
     }
