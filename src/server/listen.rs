@@ -217,7 +217,11 @@ impl Listeners {
 
     /// How many streams are open.
     pub fn count(&self) -> usize {
-        self.live().len()
+        self.lock()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|l| !l.cancelled.is_cancelled())
+            .count()
     }
 
     /// Ends the streams of connection `conn` (every stream: `None`) gracefully; how many.
@@ -316,8 +320,9 @@ pub async fn listen(
     }
     // `resourceSubscriptions` is the era's `resources/subscribe`: catalogs that act on a
     // subscription (review-lab's timer) see one, made by this stream's own session.
+    let registry = server.registry();
     for uri in uris {
-        for hook in &server.registry().on_subscribe {
+        for hook in &registry.on_subscribe {
             hook(server.clone(), ctx.session.clone(), uri.clone(), true);
         }
     }

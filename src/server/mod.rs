@@ -104,6 +104,9 @@ pub struct Server {
     /// `serverInfo` for the stateless revision, built once: every stateless result carries it
     /// (`stateless::complete`), so it is cloned per request instead of rebuilt.
     stateless_info: Value,
+    /// Whether the handshake and the stateless era are served: read per request by both
+    /// eras' gates, fixed once `new` settled the revisions.
+    eras: (bool, bool),
 }
 
 impl Server {
@@ -144,9 +147,14 @@ impl Server {
                 Error::Config(format!("cannot open record file {}: {e}", path.display()))
             })?;
         let stateless_info = implementation(&config, Revision::V2026_07_28);
+        let eras = (
+            config.revisions.iter().any(|r| r.has_handshake()),
+            config.revisions.iter().any(|r| !r.has_handshake()),
+        );
         Ok(Arc::new(Self {
             config,
             stateless_info,
+            eras,
             registry: RwLock::new(Arc::new(registry)),
             recorder: Arc::new(recorder),
             sessions: Mutex::default(),

@@ -110,8 +110,14 @@ impl Rounds {
         builtin: Option<ClientRequest>,
         params: &Map<String, Value>,
     ) -> Result<Self, ErrorObject> {
+        // Kept only where a state can be sealed or opened: a method that may not require input
+        // never seals one, and one it is sent with is checked against the empty binding (and
+        // refused, as a state minted for another request).
+        let bindable = builtin.is_some_and(ClientRequest::may_require_input)
+            || params.contains_key("requestState");
         let bound_params: Map<String, Value> = ["name", "uri", "arguments"]
             .iter()
+            .filter(|_| bindable)
             .filter_map(|k| params.get(*k).map(|v| ((*k).to_string(), v.clone())))
             .collect();
         let binding = OnceLock::new();

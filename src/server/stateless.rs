@@ -31,12 +31,12 @@ impl Server {
     /// `--era` and `--revision`, and not while a handshake-only catalog such as `everything-v1`
     /// is loaded: [`Server::new`] drops the stateless revisions then).
     pub fn serves_stateless(&self) -> bool {
-        self.config.revisions.iter().any(|r| !r.has_handshake())
+        self.eras.1
     }
 
     /// Whether this server serves the handshake era (a handshake revision is allowed).
     pub fn serves_handshake(&self) -> bool {
-        self.config.revisions.iter().any(|r| r.has_handshake())
+        self.eras.0
     }
 
     /// Whether a request of connection `session` with these `params` is served statelessly:
