@@ -52,6 +52,16 @@ pub fn is_stateless(params: &Map<String, Value>) -> bool {
         .is_some_and(|m| m.contains_key(PROTOCOL_VERSION))
 }
 
+/// The revision a request's envelope names, as sent (`None` without an envelope or when it is
+/// not a string): what the HTTP header check and the recorder compare and tag, before (or
+/// without) the full [`read`].
+pub fn requested_version(params: &Map<String, Value>) -> Option<&str> {
+    params
+        .get("_meta")
+        .and_then(|m| m.get(PROTOCOL_VERSION))
+        .and_then(Value::as_str)
+}
+
 /// Reads the envelope of a stateless request whose revision must be one of `supported`:
 /// a missing or malformed `_meta` → `-32602`; a revision not served → `-32022` with
 /// `data {supported, requested}`.

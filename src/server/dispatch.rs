@@ -598,11 +598,8 @@ impl Server {
         // The gate's own decision: an envelope the server does not serve statelessly (a
         // handshake-only server, a handshake connection) does not make the frame stateless.
         if let Some(params) = params.filter(|p| self.is_stateless_request(session, p)) {
-            let revision = params
-                .get("_meta")
-                .and_then(|m| m.get(envelope::PROTOCOL_VERSION))
-                .and_then(Value::as_str)
-                .and_then(|v| v.parse::<Revision>().ok());
+            let revision =
+                envelope::requested_version(params).and_then(|v| v.parse::<Revision>().ok());
             return FrameMeta {
                 era: Some(Era::Stateless),
                 ..meta

@@ -11,7 +11,7 @@
 //! are decoded before comparing, and a sentinel that is not valid Base64 is refused.
 
 use crate::jsonrpc::{ErrorObject, Request};
-use crate::protocol::envelope::{self, PROTOCOL_VERSION};
+use crate::protocol::envelope;
 use crate::protocol::methods::ClientRequest;
 use crate::server::registry::Registry;
 use axum::http::{HeaderMap, HeaderName};
@@ -41,11 +41,7 @@ pub fn check(
     let Some(params) = request.params.as_ref().and_then(Value::as_object) else {
         return Ok(());
     };
-    let Some(version) = params
-        .get("_meta")
-        .and_then(|m| m.get(PROTOCOL_VERSION))
-        .and_then(Value::as_str)
-    else {
+    let Some(version) = envelope::requested_version(params) else {
         return Ok(());
     };
     let header_version = single(headers, &super::VERSION_HEADER)?
