@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import anyio
 import pytest
-from mcp import Client, MCPError
+from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import PromptReference, Request, RequestParams, TextContent
 
 from everything_mcp import RpcError, Server
@@ -37,7 +37,11 @@ def error(code: int, message: str, data: Any = None) -> dict[str, Any]:
     return {"code": code, "message": message} | ({} if data is None else {"data": data})
 
 
-async def test_rpc_error_from_every_handler_kind_is_the_answer_on_the_wire() -> None:
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_rpc_error_from_every_handler_kind_is_the_answer_on_the_wire(mode: str, transport: str) -> None:
+    """In both eras (the client's default `auto` speaks 2026-07-28, `legacy` the handshake) and on
+    both transports."""
     with Server(catalogs=["none"]) as srv:
 
         @srv.tool()
@@ -77,7 +81,7 @@ async def test_rpc_error_from_every_handler_kind_is_the_answer_on_the_wire() -> 
         def refuse(amount: int) -> dict[str, int]:
             raise RpcError(-32000, "vendor says no", {"amount": amount})
 
-        url = srv.start_http()
+        target: Any = srv.start_http() if transport == "http" else StdioServerParameters(**srv.stdio_params)
         seen: list[tuple[str, dict[str, Any]]] = []
 
         async def expect(method: str, want: dict[str, Any], call: Any) -> None:
@@ -88,7 +92,8 @@ async def test_rpc_error_from_every_handler_kind_is_the_answer_on_the_wire() -> 
             seen.append((method, want))
 
         with anyio.fail_after(20):
-            async with Client(url, mode="legacy") as client:
+            async with Client(target, mode=mode) as client:  # type: ignore[arg-type]
+                assert client.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
                 limit = error(-32042, "limit exceeded", {"limit": 100, "asked": 500})
                 await expect("tools/call", limit, client.call_tool("withdraw", {"amount": 500}))
                 await expect("tools/call", error(-32602, "unknown key 'k'"), client.call_tool("lookup", {"key": "k"}))
