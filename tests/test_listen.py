@@ -120,16 +120,43 @@ def test_a_malformed_filter_is_invalid_params(stdio: StdioServer) -> None:
     assert "toolsListChanged" in answer["error"]["message"]
 
 
-def test_listen_is_unknown_in_the_handshake_era() -> None:
+HANDSHAKE_INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+LISTEN_1 = {"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": {"notifications": {}}}
+
+
+def test_listen_is_unknown_in_the_handshake_era_in_process() -> None:
     with Server() as srv:
         conn = srv.connect()
-        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-        conn.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}))
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": HANDSHAKE_INIT}))
         assert json.loads(conn.recv(WAIT) or "")["id"] == 0
         conn.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        msg = {"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": {"notifications": {}}}
-        conn.send(json.dumps(msg))
+        conn.send(json.dumps(LISTEN_1))
         assert json.loads(conn.recv(WAIT) or "")["error"]["code"] == -32601
+
+
+def test_listen_is_unknown_in_the_handshake_era_over_stdio(stdio: StdioServer) -> None:
+    stdio.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": HANDSHAKE_INIT})
+    assert stdio.recv()["id"] == 0
+    stdio.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    stdio.send(LISTEN_1)
+    answer = stdio.recv()
+    assert (answer["id"], answer["error"]["code"]) == (1, -32601)
+
+
+def test_listen_is_unknown_in_a_handshake_http_session() -> None:
+    with Server() as srv:
+        srv.start_http()
+        both = {"accept": BOTH, "content-type": "application/json"}
+        with httpx.Client(base_url=srv.base_url or "", timeout=WAIT) as http:
+            init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": HANDSHAKE_INIT}
+            r = http.post("/mcp", json=init, headers=both)
+            session = {**both, "mcp-session-id": r.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+            http.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+            r = http.post("/mcp", json=LISTEN_1, headers=session)
+            frames = [
+                json.loads(line[5:]) for line in r.text.splitlines() if line.startswith("data:") and line[5:].strip()
+            ]
+            assert [(f["id"], f["error"]["code"]) for f in frames] == [(1, -32601)]
 
 
 def test_python_triggers_reach_listeners_as_they_reach_sessions() -> None:
