@@ -101,3 +101,9 @@ def stdio_server() -> Iterator[StdioServer]:
     server = StdioServer("stdio")
     yield server
     server.stop()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The event loop of every `pytest.mark.anyio` test: asyncio, the official client's."""
+    return "asyncio"

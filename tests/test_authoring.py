@@ -18,11 +18,6 @@ from everything_mcp import ClientError, ConfigError, Context, Server, content
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def texts(result: Any) -> list[str]:
     return [c.text for c in result.content if isinstance(c, TextContent)]
 

@@ -36,11 +36,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDepr
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def http_server() -> Iterator[Server]:
     with Server(catalogs=["conformance"]) as srv:
         srv.start_http()

@@ -29,11 +29,6 @@ HANDSHAKE = "2025-11-25"
 DOC = "demo://resource/static/document/instructions.md"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def with_shout(srv: Server) -> Server:
     """Adds `shout`: logs at info and debug and reports two progress steps, then answers."""
 

@@ -36,11 +36,6 @@ TIME = re.compile(r"\d{1,2}:\d{2}:\d{2} [AP]M")
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def http_server() -> Iterator[Server]:
     with Server(tick=0.05) as srv:
         srv.start_http()

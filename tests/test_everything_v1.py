@@ -402,11 +402,6 @@ def test_timers_updates_and_random_logs(srv: Server) -> None:
 # --- the official client over stdio and Streamable HTTP -------------------------------------------
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Seen:
     def __init__(self) -> None:
         self.sampling: list[Any] = []

@@ -25,11 +25,6 @@ JSON = "application/json"
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def server() -> Iterator[Server]:
     with Server() as srv:
         srv.start_http()

@@ -234,11 +234,6 @@ def test_the_same_error_codes_over_stdio(stdio: StdioServer) -> None:
     assert nope["code"] == -32602 and nope["data"] == {"uri": "test://nope"}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_the_official_client_mirrors_x_mcp_header_arguments(url: str) -> None:
     """The `mcp` 2.x client in auto mode over HTTP: it lists the tools, learns that `region` is

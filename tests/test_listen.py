@@ -30,11 +30,6 @@ SUB = "io.modelcontextprotocol/subscriptionId"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def listen(id: int | str, **notifications: Any) -> dict[str, Any]:
     return {
         "jsonrpc": "2.0",

@@ -24,11 +24,6 @@ pytestmark = pytest.mark.anyio
 ALL_CAPS = {"elicitation": {}, "sampling": {}, "roots": {}}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def meta(caps: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",

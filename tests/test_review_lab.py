@@ -174,11 +174,6 @@ def lab_params(*extra: str) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=args)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def text_of(result: Any) -> str:
     (block,) = result.contents if hasattr(result, "contents") else result.content
     return str(block.text)

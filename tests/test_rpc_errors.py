@@ -17,11 +17,6 @@ from everything_mcp import RpcError, Server
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class RefuseParams(RequestParams):
     amount: int
 

@@ -18,11 +18,6 @@ pytestmark = pytest.mark.anyio
 PARAMS = StdioServerParameters(command=sys.executable, args=["-m", "everything_mcp", "stdio"])
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_auto_mode_connects_fast_lists_and_calls() -> None:
     with anyio.fail_after(20):
         t0 = time.monotonic()
