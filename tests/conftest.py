@@ -34,6 +34,22 @@ EVERYTHING_TOOLS = [
 """The reference's 12 always-visible tools, in its order (what a client without capabilities sees)."""
 
 
+STATELESS = "2026-07-28"
+"""The stateless era's revision."""
+
+
+def envelope(capabilities: dict[str, Any] | None = None, client: str | None = "pytest") -> dict[str, Any]:
+    """A 2026-07-28 request's `_meta` envelope: the revision, these client capabilities (none by
+    default) and, unless `client` is None, a clientInfo of that name."""
+    meta: dict[str, Any] = {
+        "io.modelcontextprotocol/protocolVersion": STATELESS,
+        "io.modelcontextprotocol/clientCapabilities": capabilities or {},
+    }
+    if client is not None:
+        meta["io.modelcontextprotocol/clientInfo"] = {"name": client, "version": "1"}
+    return meta
+
+
 def init_params(version: str = "2025-11-25") -> dict[str, Any]:
     return {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "pytest", "version": "1"}}
 

@@ -16,14 +16,11 @@ import anyio
 import httpx
 import pytest
 
-from conftest import SERVER_CMD, WAIT, StdioServer
+from conftest import SERVER_CMD, STATELESS, WAIT, StdioServer, envelope
 
-V2026 = "2026-07-28"
+V2026 = STATELESS
 ACCEPT_BOTH = "application/json, text/event-stream"
-ENVELOPE = {
-    "io.modelcontextprotocol/protocolVersion": V2026,
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
+ENVELOPE = envelope(client=None)
 
 
 @pytest.fixture(scope="module")

@@ -18,14 +18,10 @@ from mcp.client.subscriptions import PromptsListChanged, ResourceUpdated, ToolsL
 
 from everything_mcp import Server
 
-from conftest import WAIT, StdioServer
+from conftest import STATELESS, WAIT, StdioServer, envelope
 
-VERSION = "2026-07-28"
-ENV = {
-    "io.modelcontextprotocol/protocolVersion": VERSION,
-    "io.modelcontextprotocol/clientCapabilities": {},
-    "io.modelcontextprotocol/clientInfo": {"name": "pytest", "version": "1"},
-}
+VERSION = STATELESS
+ENV = envelope()
 SUB = "io.modelcontextprotocol/subscriptionId"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 

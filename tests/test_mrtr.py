@@ -17,7 +17,7 @@ from mcp.types import CreateMessageResult, ElicitResult, ListRootsResult, Root, 
 
 from everything_mcp import Context, Handle, InputRequired, Server
 
-from conftest import WAIT, StdioServer
+from conftest import WAIT, StdioServer, envelope
 
 pytestmark = pytest.mark.anyio
 
@@ -25,11 +25,7 @@ ALL_CAPS = {"elicitation": {}, "sampling": {}, "roots": {}}
 
 
 def meta(caps: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": ALL_CAPS if caps is None else caps,
-        "io.modelcontextprotocol/clientInfo": {"name": "pytest", "version": "1"},
-    }
+    return envelope(ALL_CAPS if caps is None else caps)
 
 
 def call(name: str, caps: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:

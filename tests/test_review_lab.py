@@ -17,7 +17,7 @@ from mcp.types import ResourceListChangedNotification, ResourceUpdatedNotificati
 
 from everything_mcp import Server
 
-from conftest import WAIT, StdioServer, init_params
+from conftest import WAIT, StdioServer, envelope, init_params
 
 URI = "test://review/status"
 PENDING = "status: pending\nversion: 1\nmessage: Waiting for simulated review result."
@@ -256,11 +256,7 @@ def test_cli_writes_a_line_per_step_to_stderr(monkeypatch: pytest.MonkeyPatch) -
 
 # --- the stateless era: subscriptions/listen is the subscription -----------------------------
 
-ENV = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-    "io.modelcontextprotocol/clientInfo": {"name": "lab-a", "version": "1"},
-}
+ENV = envelope(client="lab-a")
 SUB = "io.modelcontextprotocol/subscriptionId"
 
 
