@@ -64,7 +64,9 @@ def measure(streams: int, timeout: float = 300.0) -> dict[str, float]:
         # One answered request first, so the baseline is a server that has served the era.
         proc.stdin.write(_request(0, "server/discover", {}))
         proc.stdin.flush()
-        proc.stdout.readline()
+        discovered = json.loads(proc.stdout.readline() or "{}")
+        if "result" not in discovered:
+            raise RuntimeError(f"server/discover was not answered with a result: {discovered}")
         before = _rss_kb(proc.pid)
         filter_ = {"notifications": {"toolsListChanged": True}}
         proc.stdin.write(b"".join(_request(f"listen-{i}", "subscriptions/listen", filter_) for i in range(streams)))
