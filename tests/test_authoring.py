@@ -329,7 +329,8 @@ def test_side_effect_items_and_reassignment_and_infinite_timeouts() -> None:
         assert srv.traffic.wait_for("tools/call", timeout=math.inf).id == 1
 
 
-async def test_aask_lets_an_in_process_async_client_answer() -> None:
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_aask_lets_an_in_process_async_client_answer(transport: str) -> None:
     from mcp import StdioServerParameters
     from mcp.types import ListRootsResult, Root
 
@@ -342,10 +343,9 @@ async def test_aask_lets_an_in_process_async_client_answer() -> None:
         async def client_roots(ctx: Context) -> list[dict[str, Any]]:
             return await ctx.alist_roots()  # the package's loop keeps running while the client answers
 
+        target: Any = StdioServerParameters(**srv.stdio_params) if transport == "stdio" else srv.start_http()
         with anyio.fail_after(20):
-            async with Client(
-                StdioServerParameters(**srv.stdio_params), mode="legacy", list_roots_callback=roots
-            ) as client:
+            async with Client(target, mode="legacy", list_roots_callback=roots) as client:
                 session = (await srv.traffic.await_for("notifications/initialized")).conn
                 # srv.ask would block this thread, the one the client answers on.
                 answers = await srv.aask("roots/list")
