@@ -8,8 +8,10 @@ use serde_json::{json, Map, Value};
 /// Everything the registry can hold is always declared (`listChanged: true` because tools,
 /// resources and prompts can be added at runtime; `subscribe: true` because any resource can be
 /// subscribed to), so a client sees the same surface whatever the catalog. Keys are only added
-/// in the revisions that define them.
-pub fn server_capabilities(revision: Revision) -> Value {
+/// in the revisions that define them. `extensions` are the extensions the loaded catalogs
+/// declare (`io.modelcontextprotocol/skills`, ...), shown under `capabilities.extensions` in the
+/// revisions that have it (2026-07-28) and only when there is one.
+pub fn server_capabilities(revision: Revision, extensions: &Map<String, Value>) -> Value {
     let mut caps = Map::new();
     caps.insert("tools".into(), json!({ "listChanged": true }));
     caps.insert(
@@ -20,6 +22,9 @@ pub fn server_capabilities(revision: Revision) -> Value {
     caps.insert("logging".into(), json!({}));
     if revision.has_completions_capability() {
         caps.insert("completions".into(), json!({}));
+    }
+    if revision.has_extensions_capability() && !extensions.is_empty() {
+        caps.insert("extensions".into(), Value::Object(extensions.clone()));
     }
     Value::Object(caps)
 }

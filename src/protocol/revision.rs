@@ -85,6 +85,12 @@ impl Revision {
         self >= Self::V2025_03_26
     }
 
+    /// `capabilities.extensions` (SEP-2133; 2026-07-28+), where the tasks and skills
+    /// extensions are declared.
+    pub fn has_extensions_capability(self) -> bool {
+        self >= Self::V2026_07_28
+    }
+
     /// `message` on progress notifications (2025-03-26+).
     pub fn has_progress_message(self) -> bool {
         self >= Self::V2025_03_26

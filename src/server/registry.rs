@@ -203,6 +203,10 @@ pub struct Registry {
     pub on_notification: Vec<NotificationHook>,
     /// The `instructions` a catalog brings (used unless the server was given its own).
     pub instructions: Option<String>,
+    /// The protocol extensions the catalogs implement (SEP-2133), by identifier, with their
+    /// settings object: declared under `capabilities.extensions` in `server/discover` (e.g.
+    /// `"io.modelcontextprotocol/skills": {}`).
+    pub extensions: Map<String, Value>,
     /// Custom JSON-RPC methods (e.g. a vendor extension), by method name: `(context, params) ->
     /// result`.
     pub methods: IndexMap<String, MethodFn>,

@@ -19,7 +19,7 @@ pub fn discover(server: &Server) -> Result<Value, ErrorObject> {
     result.insert("supportedVersions".into(), versions.into());
     result.insert(
         "capabilities".into(),
-        server_capabilities(Revision::V2026_07_28),
+        server_capabilities(Revision::V2026_07_28, &server.registry().extensions),
     );
     result.insert("instructions".into(), server.instructions().into());
     Ok(Value::Object(result))
@@ -73,7 +73,10 @@ pub fn initialize(
     });
     let mut result = Map::new();
     result.insert("protocolVersion".into(), revision.as_str().into());
-    result.insert("capabilities".into(), server_capabilities(revision));
+    result.insert(
+        "capabilities".into(),
+        server_capabilities(revision, &server.registry().extensions),
+    );
     result.insert("serverInfo".into(), server.server_info(revision));
     result.insert("instructions".into(), server.instructions().into());
     Ok(Value::Object(result))
