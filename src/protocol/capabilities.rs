@@ -3,6 +3,9 @@
 use super::Revision;
 use serde_json::{json, Map, Value};
 
+/// The tasks extension's identifier (SEP-2663).
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
 /// The server's capabilities for `revision`.
 ///
 /// Everything the registry can hold is always declared (`listChanged: true` because tools,
@@ -10,8 +13,14 @@ use serde_json::{json, Map, Value};
 /// subscribed to), so a client sees the same surface whatever the catalog. Keys are only added
 /// in the revisions that define them. `extensions` are the extensions the loaded catalogs
 /// declare (`io.modelcontextprotocol/skills`, ...), shown under `capabilities.extensions` in the
-/// revisions that have it (2026-07-28) and only when there is one.
-pub fn server_capabilities(revision: Revision, extensions: &Map<String, Value>) -> Value {
+/// revisions that have it (2026-07-28) and only when there is one. `tasks`: some tool can run
+/// as a task, declared as the `tasks` capability in 2025-11-25 and as the
+/// `io.modelcontextprotocol/tasks` extension from 2026-07-28.
+pub fn server_capabilities(
+    revision: Revision,
+    extensions: &Map<String, Value>,
+    tasks: bool,
+) -> Value {
     let mut caps = Map::new();
     caps.insert("tools".into(), json!({ "listChanged": true }));
     caps.insert(
@@ -23,8 +32,17 @@ pub fn server_capabilities(revision: Revision, extensions: &Map<String, Value>) 
     if revision.has_completions_capability() {
         caps.insert("completions".into(), json!({}));
     }
+    let mut extensions = extensions.clone();
+    if tasks && revision.has_extensions_capability() {
+        extensions.insert(TASKS_EXTENSION.into(), json!({}));
+    } else if tasks && revision.has_tasks() {
+        caps.insert(
+            "tasks".into(),
+            json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } }),
+        );
+    }
     if revision.has_extensions_capability() && !extensions.is_empty() {
-        caps.insert("extensions".into(), Value::Object(extensions.clone()));
+        caps.insert("extensions".into(), Value::Object(extensions));
     }
     Value::Object(caps)
 }

@@ -83,21 +83,38 @@ method_names! {
         /// Stateless era: a long-lived request whose stream carries the notifications the
         /// client asked for (replaces the standalone stream and `resources/subscribe`).
         Listen = "subscriptions/listen",
+        /// A task's status (both eras; the stateless era inlines its outcome).
+        GetTask = "tasks/get",
+        /// Handshake era: a task's outcome, blocking until it settles.
+        TaskResult = "tasks/result",
+        /// Handshake era: the session's tasks, paged.
+        ListTasks = "tasks/list",
+        /// Cancels a task (both eras).
+        CancelTask = "tasks/cancel",
+        /// Stateless era (tasks extension): answers a task's pending `inputRequests`.
+        UpdateTask = "tasks/update",
     }
 }
 
 impl ClientRequest {
     /// Whether the handshake era (2024-11-05 … 2025-11-25) has this method.
     pub const fn in_handshake_era(self) -> bool {
-        !matches!(self, Self::Discover | Self::Listen)
+        !matches!(self, Self::Discover | Self::Listen | Self::UpdateTask)
     }
 
     /// Whether the stateless era (2026-07-28) has this method: it removed `initialize`,
-    /// `ping`, `logging/setLevel` and `resources/(un)subscribe`.
+    /// `ping`, `logging/setLevel` and `resources/(un)subscribe`, and its tasks extension has
+    /// no `tasks/result` or `tasks/list` (SEP-2663).
     pub const fn in_stateless_era(self) -> bool {
         !matches!(
             self,
-            Self::Initialize | Self::Ping | Self::SetLogLevel | Self::Subscribe | Self::Unsubscribe
+            Self::Initialize
+                | Self::Ping
+                | Self::SetLogLevel
+                | Self::Subscribe
+                | Self::Unsubscribe
+                | Self::TaskResult
+                | Self::ListTasks
         )
     }
 
@@ -157,6 +174,10 @@ method_names! {
         /// Server → client, stateless era: the first frame of a `subscriptions/listen` stream,
         /// with the filter the server honours.
         SubscriptionsAcknowledged = "notifications/subscriptions/acknowledged",
+        /// Server → client, handshake era: a task's status changed (params: the task).
+        TaskStatus = "notifications/tasks/status",
+        /// Server → client, stateless era (tasks extension): a task's state, on a listen stream.
+        Tasks = "notifications/tasks",
     }
 }
 

@@ -80,6 +80,12 @@ pub struct RequestContext {
     /// The multi-round-trip state of a stateless request (answers so far, questions pending);
     /// `None` in the handshake era, where asking is a real server → client request.
     pub rounds: Option<Arc<Rounds>>,
+    /// The task this work runs as (`None` for an ordinary request): asking the client becomes
+    /// the task's input request, and [`RequestContext::task_status`] its status message.
+    pub task: Option<Arc<super::tasks::Task>>,
+    /// Whether this call may be answered with a task (`tools::call` decided so for a tool
+    /// that starts its own: see [`super::tasks::escalate`]).
+    pub task_allowed: bool,
 }
 
 impl RequestContext {
@@ -169,6 +175,9 @@ impl RequestContext {
     /// appears in the same `inputRequests`), concurrently in the handshake era. The answers
     /// come in the order of `asks`; the first failure fails them all.
     pub async fn ask_all(&self, asks: &[Ask]) -> Result<Vec<Value>, ErrorObject> {
+        if let Some(task) = &self.task {
+            return self.ask_in_task(task, asks).await;
+        }
         let Some(rounds) = &self.rounds else {
             let each = asks
                 .iter()
@@ -205,6 +214,96 @@ impl RequestContext {
     pub fn set_round_state(&self, state: Value) {
         if let Some(r) = &self.rounds {
             r.set_state(state);
+        }
+    }
+
+    /// Sets the status message of the task this work runs as (`notifications/tasks/status`
+    /// announces it in the handshake era); `status` moves it to `working` or
+    /// `input_required` too. Outside a task it does nothing.
+    pub fn task_status(&self, status: Option<super::tasks::Status>, message: Option<String>) {
+        if let Some(task) = &self.task {
+            match status {
+                Some(s) if !s.is_terminal() => task.set_status(s, message),
+                _ => task.set_message(message),
+            };
+        }
+    }
+
+    /// Asking the client from a task. Handshake era: real requests tagged with the task
+    /// (`_meta["io.modelcontextprotocol/related-task"]`), the task `input_required` while they
+    /// wait. Stateless era: the task's `inputRequests`, answered by `tasks/update`.
+    async fn ask_in_task(
+        &self,
+        task: &Arc<super::tasks::Task>,
+        asks: &[Ask],
+    ) -> Result<Vec<Value>, ErrorObject> {
+        use super::tasks::{Status, TaskEra};
+        let capabilities = self.client_capabilities();
+        for a in asks {
+            if let Some(missing) = missing_capability(&a.method, a.params.as_ref(), &capabilities) {
+                return Err(ErrorObject::new(
+                    crate::jsonrpc::code::METHOD_NOT_FOUND,
+                    format!(
+                        "the client did not declare the {missing:?} capability needed for {}",
+                        a.method
+                    ),
+                ));
+            }
+        }
+        match task.era {
+            TaskEra::Handshake => {
+                let message = task.state().status_message.clone();
+                task.set_status(Status::InputRequired, message.clone());
+                let related = serde_json::json!({ "taskId": &*task.id });
+                let each = asks.iter().map(|a| {
+                    let mut params = match a.params.clone() {
+                        Some(Value::Object(m)) => m,
+                        _ => Map::new(),
+                    };
+                    let meta = params
+                        .entry("_meta")
+                        .or_insert_with(|| Value::Object(Map::new()));
+                    if let Value::Object(meta) = meta {
+                        meta.insert(super::tasks::RELATED_TASK.into(), related.clone());
+                    }
+                    self.push_request(&a.method, Some(Value::Object(params)))
+                });
+                let answers: Result<Vec<Value>, ErrorObject> =
+                    futures::future::join_all(each).await.into_iter().collect();
+                if task.status() == Status::InputRequired {
+                    task.set_status(Status::Working, message);
+                }
+                answers
+            }
+            TaskEra::Stateless => {
+                let requests: Vec<_> = asks
+                    .iter()
+                    .map(|a| {
+                        let method = ServerRequest::parse(&a.method).ok_or_else(|| {
+                            ErrorObject::invalid_params(format!(
+                                "{} is not a request a server can ask a client",
+                                a.method
+                            ))
+                        })?;
+                        Ok((a.key.clone(), method, a.params.clone()))
+                    })
+                    .collect::<Result<_, ErrorObject>>()?;
+                let receivers = task.request_input(&requests);
+                let answers = tokio::select! {
+                    a = futures::future::join_all(receivers) => a,
+                    () = self.cancel.cancelled() => {
+                        return Err(ErrorObject::internal("the task was cancelled"));
+                    }
+                };
+                answers
+                    .into_iter()
+                    .map(|a| {
+                        a.map_err(|_| {
+                            ErrorObject::internal("the task ended before the client answered")
+                        })
+                    })
+                    .collect()
+            }
         }
     }
 

@@ -460,6 +460,8 @@ impl Server {
             // A child, so ending a round can stop the handler without cancelling the request.
             cancel: cancel.child_token(),
             rounds: rounds.clone(),
+            task: None,
+            task_allowed: false,
         };
         let handler_cancel = ctx.cancel.clone();
         let server = self.clone();
@@ -642,7 +644,7 @@ fn inbound_meta(session: &Session, http: Option<Arc<HttpMeta>>) -> FrameMeta {
 }
 
 /// The text of a panic payload.
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+pub(super) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     panic
         .downcast_ref::<&str>()
         .map(|s| (*s).to_string())

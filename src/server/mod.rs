@@ -15,6 +15,7 @@ pub mod rounds;
 pub mod session;
 pub mod sink;
 pub mod stateless;
+pub mod tasks;
 pub mod uri_template;
 
 use crate::error::Error;
@@ -104,6 +105,8 @@ pub struct Server {
     /// `serverInfo` for the stateless revision, built once: every stateless result carries it
     /// (`stateless::complete`), so it is cloned per request instead of rebuilt.
     stateless_info: Value,
+    /// Every live task (both eras), with its expiry.
+    pub tasks: tasks::TaskStore,
     /// Whether the handshake and the stateless era are served: read per request by both
     /// eras' gates, fixed once `new` settled the revisions.
     eras: (bool, bool),
@@ -155,6 +158,7 @@ impl Server {
             config,
             stateless_info,
             eras,
+            tasks: Default::default(),
             registry: RwLock::new(Arc::new(registry)),
             recorder: Arc::new(recorder),
             sessions: Mutex::default(),
@@ -205,6 +209,7 @@ impl Server {
     /// Ends a session: its handlers stop and it receives no more broadcasts.
     pub fn close_session(&self, session: &Session) {
         session.close();
+        self.tasks.end_scope(&session.id); // a handshake-era task belongs to its session
         self.recorder.forget_conn(&session.id);
         self.sessions
             .lock()

@@ -29,12 +29,25 @@ pub struct Tool {
     /// A client capability (dotted path, e.g. `"sampling"`, `"elicitation.url"`) a session
     /// must have declared to see and call this tool; `None`: every session.
     pub requires: Option<Arc<str>>,
+    /// `execution.taskSupport`, read once from the definition: whether a call may (or must)
+    /// run as a task.
+    pub task_support: super::tasks::TaskSupport,
+    /// Set for a tool whose handler starts its task itself (`tasks::start`) after gathering
+    /// input over multi-round-trip requests, so the stateless era's answer is an
+    /// `InputRequiredResult` first and a `CreateTaskResult` only on the last round.
+    pub starts_own_task: bool,
 }
 
 impl Tool {
     /// Shows (and serves) the tool only to sessions whose client declared `capability`.
     pub fn requiring(mut self, capability: &str) -> Self {
         self.requires = Some(capability.into());
+        self
+    }
+
+    /// Marks the tool as starting its own task (see [`Tool::starts_own_task`]).
+    pub fn starting_its_own_task(mut self) -> Self {
+        self.starts_own_task = true;
         self
     }
 
@@ -67,10 +80,12 @@ impl Tool {
             Error::Definition(format!("tool {name:?} has an invalid inputSchema: {e}"))
         })?;
         Ok(Self {
+            task_support: super::tasks::TaskSupport::of(&definition),
             definition,
             validator: Arc::new(validator),
             handler,
             requires: None,
+            starts_own_task: false,
         })
     }
 

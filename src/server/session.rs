@@ -145,6 +145,21 @@ impl Session {
         Self::with_state(id, transport, sink, closed, state)
     }
 
+    /// A copy of this (per-request) session that lives on after the request, closing with
+    /// `closed` instead: a stateless task's work runs in it. It sends no log messages (the
+    /// tasks extension: none for a task).
+    pub fn detached(&self, closed: CancellationToken) -> Self {
+        let mut state = self.state();
+        state.log_filter = LogFilter::Off;
+        Self::with_state(
+            self.id.clone(),
+            self.transport,
+            self.sink.clone(),
+            closed,
+            state,
+        )
+    }
+
     /// A session with this state and close token, nothing in flight.
     fn with_state(
         id: Arc<str>,

@@ -125,6 +125,12 @@ impl Sink {
         self
     }
 
+    /// The outlet itself, for frames that were recorded already (a task's queued messages,
+    /// handed to the `tasks/result` stream that finally carries them).
+    pub fn outlet(&self) -> Arc<dyn Outlet> {
+        self.outlet.clone()
+    }
+
     /// Sends one message; `false` when the other side is gone.
     pub fn send(&self, message: &Message) -> bool {
         self.deliver(encode_one(message))

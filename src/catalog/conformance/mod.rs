@@ -1,12 +1,13 @@
 //! The fixtures the official conformance suite (`@modelcontextprotocol/conformance`) calls, with
 //! the texts of the suite's own reference server: tools `test_*` (`tools.rs`), resources
 //! `test://…`, the template and prompts `test_*_prompt…` (`resources.rs`), the listen triggers
-//! (`listen.rs`).
+//! (`listen.rs`), the task fixtures (`tasks.rs`).
 
 mod listen;
 mod mrtr;
 mod resources;
 mod stateless;
+mod tasks;
 mod tools;
 
 use super::{js_string, schema, text_result, Options};
@@ -49,6 +50,7 @@ pub fn load(registry: &mut Registry, _options: &Options) -> Result<(), Error> {
     }
     stateless::load(registry)?;
     mrtr::load(registry)?;
+    tasks::load(registry)?;
     Ok(())
 }
 

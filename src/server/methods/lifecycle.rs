@@ -19,10 +19,20 @@ pub fn discover(server: &Server) -> Result<Value, ErrorObject> {
     result.insert("supportedVersions".into(), versions.into());
     result.insert(
         "capabilities".into(),
-        server_capabilities(Revision::V2026_07_28, &server.registry().extensions),
+        declared_capabilities(server, Revision::V2026_07_28),
     );
     result.insert("instructions".into(), server.instructions().into());
     Ok(Value::Object(result))
+}
+
+/// The server's capabilities under `revision`, from what its registry holds.
+fn declared_capabilities(server: &Server, revision: Revision) -> Value {
+    let registry = server.registry();
+    let tasks = registry
+        .tools
+        .values()
+        .any(|t| t.task_support != crate::server::tasks::TaskSupport::Forbidden);
+    server_capabilities(revision, &registry.extensions, tasks)
 }
 
 /// Answers `ping`: an empty result, in any phase.
@@ -75,7 +85,7 @@ pub fn initialize(
     result.insert("protocolVersion".into(), revision.as_str().into());
     result.insert(
         "capabilities".into(),
-        server_capabilities(revision, &server.registry().extensions),
+        declared_capabilities(server, revision),
     );
     result.insert("serverInfo".into(), server.server_info(revision));
     result.insert("instructions".into(), server.instructions().into());

@@ -5,6 +5,7 @@ pub mod lifecycle;
 pub mod logging;
 pub mod prompts;
 pub mod resources;
+pub mod tasks;
 pub mod tools;
 
 use super::context::RequestContext;
@@ -52,6 +53,11 @@ pub async fn call(
         ClientRequest::Complete => completion::complete(server, ctx, &params).await,
         ClientRequest::Discover => lifecycle::discover(server),
         ClientRequest::Listen => super::listen::listen(server, ctx, &params).await,
+        ClientRequest::GetTask => tasks::get(server, &ctx, &params),
+        ClientRequest::TaskResult => tasks::result(server, ctx, &params).await,
+        ClientRequest::ListTasks => tasks::list(server, &ctx, &params),
+        ClientRequest::CancelTask => tasks::cancel(server, &ctx, &params),
+        ClientRequest::UpdateTask => tasks::update(server, &ctx, &params),
     }
 }
 

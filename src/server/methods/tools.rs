@@ -5,8 +5,9 @@ use super::{required_str, take_optional_object};
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::shape::Shape;
 use crate::server::context::RequestContext;
-use crate::server::handler::HandlerError;
+use crate::server::handler::{HandlerError, ToolFn};
 use crate::server::pagination::list_page;
+use crate::server::tasks::{self, Decision};
 use crate::server::Server;
 use serde_json::{json, Map, Value};
 
@@ -73,8 +74,39 @@ pub async fn call(
     let Value::Object(arguments) = instance else {
         unreachable!("built from a map above")
     };
+    let mut ctx = ctx;
+    match tasks::decide(&ctx, name, tool.task_support, params.get("task")) {
+        Decision::Refuse(answer) => return answer,
+        // A tool that starts its own task runs as a call and escalates when it is ready.
+        Decision::Task if tool.starts_own_task => ctx.task_allowed = true,
+        Decision::Task => {
+            let handler = tool.handler.clone();
+            let tool_name = name.to_string();
+            let shown = Value::Object(arguments.clone());
+            return Ok(tasks::start(
+                &ctx,
+                name,
+                shown,
+                None,
+                move |ctx| async move { run(&handler, ctx, arguments, &tool_name).await },
+            ));
+        }
+        Decision::Call => {}
+    }
+    run(&tool.handler, ctx, arguments, name).await
+}
+
+/// Runs a tool's handler and shapes its answer: a `CallToolResult` for the revision (no
+/// `structuredContent` before 2025-06-18), a handler's failure as an `isError` result, its
+/// JSON-RPC error as is.
+async fn run(
+    handler: &ToolFn,
+    ctx: RequestContext,
+    arguments: Map<String, Value>,
+    name: &str,
+) -> Result<Value, ErrorObject> {
     let revision = ctx.revision;
-    match (tool.handler)(ctx, arguments).await {
+    match handler(ctx, arguments).await {
         Ok(Value::Object(mut result)) => {
             if !revision.has_structured_output() {
                 result.shift_remove("structuredContent");

@@ -20,7 +20,8 @@ use serde_json::{Map, Value};
 
 /// `Mcp-Method`: the request's `method`.
 pub static METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
-/// `Mcp-Name`: `params.name` (tools/call, prompts/get) or `params.uri` (resources/read).
+/// `Mcp-Name`: `params.name` (tools/call, prompts/get), `params.uri` (resources/read) or
+/// `params.taskId` (tasks/get, tasks/update, tasks/cancel).
 pub static NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 
 /// The schema keyword that asks clients to mirror a tool argument into a header.
@@ -62,6 +63,10 @@ pub fn check(
     let named = match ClientRequest::parse(&request.method) {
         Some(ClientRequest::CallTool | ClientRequest::GetPrompt) => Some("name"),
         Some(ClientRequest::ReadResource) => Some("uri"),
+        // SEP-2663: the tasks extension's methods route by task id.
+        Some(ClientRequest::GetTask | ClientRequest::UpdateTask | ClientRequest::CancelTask) => {
+            Some("taskId")
+        }
         _ => None,
     };
     if let Some(field) = named {

@@ -1,0 +1,315 @@
+//! Tasks: a `tools/call` answered with a handle at once and run in the background, the client
+//! polling for its status and outcome. Both eras are served by one store and one runner; only
+//! the wire differs ([`wire`]):
+//!
+//! - **Handshake era, 2025-11-25 (SEP-1686).** The client asks for a task with `params.task`
+//!   on a tool whose `execution.taskSupport` allows it (capability `tasks`). Tasks belong to
+//!   their session. `tasks/get`, `tasks/result` (blocks until the task settles, delivering the
+//!   task's queued requests on its stream), `tasks/list`, `tasks/cancel`;
+//!   `notifications/tasks/status` on every change. The work asks the client with real
+//!   requests carrying `_meta["io.modelcontextprotocol/related-task"]`.
+//! - **Stateless era, 2026-07-28 (the `io.modelcontextprotocol/tasks` extension, SEP-2663).**
+//!   The server decides: a task-supporting tool called by a client whose request declares the
+//!   extension gets a task. `tasks/get` inlines the result, the error or the pending
+//!   `inputRequests`; `tasks/update` answers them; `tasks/cancel` acknowledges.
+//!
+//! The work is the tool's ordinary handler, run with a [`RequestContext`] whose `task` is set:
+//! its asks become the task's input requests, and `RequestContext::task_status` reports
+//! progress as the task's status message. Handlers stay era-agnostic.
+
+pub mod mailbox;
+pub mod store;
+pub mod task;
+pub mod wire;
+
+pub use store::TaskStore;
+pub use task::{Status, Task, TaskEra};
+
+use super::context::RequestContext;
+use super::session::Session;
+use super::sink::Sink;
+use crate::jsonrpc::{ErrorObject, Message};
+use crate::protocol::envelope;
+use crate::protocol::methods::NotificationMethod;
+use crate::traffic::TransportKind;
+use futures::FutureExt;
+use serde_json::{json, Map, Value};
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// The extension's identifier (capabilities, `-32021` data).
+pub use crate::protocol::capabilities::TASKS_EXTENSION as EXTENSION;
+
+/// The `_meta` key tying a message to its task (handshake era).
+pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
+/// How long a task is kept (from creation, and again from when it settles): the reference's
+/// fixed 300 s.
+pub const TTL: Duration = Duration::from_secs(300);
+
+/// The poll interval suggested to clients: the reference's fixed 1 s.
+pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The status message of a task the client cancelled (the reference's words).
+pub const CANCELLED_BY_CLIENT: &str = "Client cancelled task execution.";
+
+/// What a tool declares about running as a task (`execution.taskSupport`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TaskSupport {
+    /// Never a task (the default when absent).
+    #[default]
+    Forbidden,
+    /// A task when the client can take one, a plain call otherwise.
+    Optional,
+    /// Only as a task: a client that cannot take one is refused.
+    Required,
+}
+
+impl TaskSupport {
+    /// Read from a tool definition's `execution.taskSupport`.
+    pub fn of(definition: &Map<String, Value>) -> Self {
+        match definition
+            .get("execution")
+            .and_then(|e| e.get("taskSupport"))
+            .and_then(Value::as_str)
+        {
+            Some("optional") => Self::Optional,
+            Some("required") => Self::Required,
+            _ => Self::Forbidden,
+        }
+    }
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Forbidden => "forbidden",
+            Self::Optional => "optional",
+            Self::Required => "required",
+        }
+    }
+}
+
+/// How a `tools/call` is served, decided before its handler runs.
+pub enum Decision {
+    /// An ordinary call.
+    Call,
+    /// Run as a task: answer with its handle.
+    Task,
+    /// Refused (the era's answer to a client that cannot call the tool this way).
+    Refuse(Result<Value, ErrorObject>),
+}
+
+/// Whether the client of this stateless request declared the tasks extension.
+pub fn client_declares_extension(ctx: &RequestContext) -> bool {
+    ctx.client_capabilities()
+        .get("extensions")
+        .and_then(|e| e.get(EXTENSION))
+        .is_some()
+}
+
+/// The `-32021` for a request that needs the extension the client did not declare.
+pub fn extension_required(what: &str) -> ErrorObject {
+    envelope::missing_capability(
+        format!("{what} needs the {EXTENSION} extension, which the request's client capabilities do not declare"),
+        json!({ "extensions": { EXTENSION: {} } }),
+    )
+}
+
+/// Decides how `tools/call` of `name` (with this `support`) is served. `task_param` is the
+/// request's `params.task` (the handshake era's ask for a task).
+pub fn decide(
+    ctx: &RequestContext,
+    name: &str,
+    support: TaskSupport,
+    task_param: Option<&Value>,
+) -> Decision {
+    if ctx.task.is_some() {
+        return Decision::Call; // already inside a task (a tool calling a tool)
+    }
+    if !ctx.revision.has_handshake() {
+        // The extension: the server decides; a legacy `task` param changes nothing.
+        return match (support, client_declares_extension(ctx)) {
+            (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => Decision::Call,
+            (_, true) => Decision::Task,
+            (TaskSupport::Required, false) => Decision::Refuse(Err(extension_required(&format!(
+                "Tool {name} runs only as a task: it"
+            )))),
+        };
+    }
+    if !ctx.revision.has_tasks() {
+        return Decision::Call; // before 2025-11-25 nobody knows tasks
+    }
+    let asked = task_param.is_some_and(Value::is_object);
+    match (support, asked) {
+        (TaskSupport::Forbidden, false) | (TaskSupport::Optional, false) => Decision::Call,
+        (TaskSupport::Optional | TaskSupport::Required, true) => Decision::Task,
+        // The reference answers an isError result here (the spec: -32601), in these words.
+        (TaskSupport::Required, false) => Decision::Refuse(Ok(super::methods::tools::error_result(
+            format!("MCP error -32601: Tool {name} requires task augmentation (taskSupport: 'required')"),
+        ))),
+        (TaskSupport::Forbidden, true) => Decision::Refuse(Err(ErrorObject::new(
+            crate::jsonrpc::code::METHOD_NOT_FOUND,
+            format!("Tool {name} does not support task augmentation (taskSupport: 'forbidden')"),
+        ))),
+    }
+}
+
+/// Starts `work` as a task for the request `ctx` is serving (a call of `tool` with
+/// `arguments`) and returns the answer to that request: the era's `CreateTaskResult`. The task
+/// is in the store before this returns (the spec: durably created), and in the handshake era
+/// its first status notification has gone out. `message` is its first status message.
+pub fn start<F, Fut>(
+    ctx: &RequestContext,
+    tool: &str,
+    arguments: Value,
+    message: Option<String>,
+    work: F,
+) -> Value
+where
+    F: FnOnce(RequestContext) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<Value, ErrorObject>> + Send + 'static,
+{
+    let server = ctx.server.clone();
+    let handshake = ctx.revision.has_handshake();
+    let (era, scope, cancel) = if handshake {
+        (
+            TaskEra::Handshake,
+            Some(ctx.session.id.clone()),
+            ctx.session.closed.child_token(),
+        )
+    } else {
+        // A stateless request's session ends with the request; the task outlives it.
+        (TaskEra::Stateless, None, CancellationToken::new())
+    };
+    let task = Arc::new(Task::new(
+        scope,
+        era,
+        tool.to_string(),
+        arguments,
+        (TTL, POLL_INTERVAL),
+        cancel.clone(),
+        message,
+    ));
+    server.tasks.insert(task.clone());
+    let (session, sink) = if handshake {
+        let session = ctx.session.clone();
+        // Over Streamable HTTP the call's stream is answered and gone: the work's messages wait
+        // in the task's mailbox for a `tasks/result` stream. Elsewhere the connection carries
+        // them inline.
+        let sink = if session.transport == TransportKind::Http {
+            Sink::new(
+                Arc::new(mailbox::TaskOutlet(task.clone())),
+                server.recorder.clone(),
+                session.transport,
+                session.id.clone(),
+            )
+        } else {
+            session.sink.clone()
+        };
+        (session, sink)
+    } else {
+        // Progress and log messages are not sent for a stateless task (SEP-2663): its session
+        // logs nothing and its sink is a mailbox nobody opens.
+        let session = Arc::new(ctx.session.detached(cancel.clone()));
+        let sink = Sink::new(
+            Arc::new(mailbox::TaskOutlet(task.clone())),
+            server.recorder.clone(),
+            session.transport,
+            session.id.clone(),
+        );
+        (session, sink)
+    };
+    let mut meta = ctx.meta.clone();
+    if !handshake {
+        meta.remove("progressToken");
+    }
+    let task_ctx = RequestContext {
+        server: server.clone(),
+        session: session.clone(),
+        sink,
+        request_id: ctx.request_id.clone(),
+        method: ctx.method.clone(),
+        revision: ctx.revision,
+        meta,
+        cancel: cancel.clone(),
+        rounds: None,
+        task: Some(task.clone()),
+        task_allowed: false,
+    };
+    if handshake {
+        announce(&session, &task);
+        tokio::spawn(announce_changes(session, task.clone()));
+    }
+    let runner = task.clone();
+    tokio::spawn(async move {
+        let work = AssertUnwindSafe(work(task_ctx)).catch_unwind();
+        let outcome = tokio::select! {
+            r = work => r.unwrap_or_else(|panic| Err(ErrorObject::internal(format!(
+                "the task's work panicked: {}",
+                super::dispatch::panic_message(panic.as_ref())
+            )))),
+            () = cancel.cancelled() => return,
+        };
+        runner.settle(outcome);
+    });
+    wire::create_result(&task)
+}
+
+/// For a tool that starts its own task ([`crate::server::registry::Tool::starts_own_task`]):
+/// once its handler has what it needs (e.g. input gathered over multi-round-trip requests),
+/// it hands the rest of its `work` to this. When the call may become a task, `work` runs as
+/// one and the answer is the `CreateTaskResult`; otherwise (the client cannot take a task,
+/// or this already is one) `work` runs here and its answer is the call's.
+pub async fn escalate<F, Fut>(
+    ctx: &RequestContext,
+    tool: &str,
+    arguments: Value,
+    message: Option<String>,
+    work: F,
+) -> Result<Value, ErrorObject>
+where
+    F: FnOnce(RequestContext) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<Value, ErrorObject>> + Send + 'static,
+{
+    if ctx.task_allowed && ctx.task.is_none() {
+        return Ok(start(ctx, tool, arguments, message, work));
+    }
+    work(ctx.clone()).await
+}
+
+/// Sends `notifications/tasks/status` with the task as it is now (handshake era).
+fn announce(session: &Session, task: &Task) {
+    let params = Value::Object(wire::task(task));
+    session.sink.send(&Message::notification(
+        NotificationMethod::TaskStatus.as_str(),
+        Some(params),
+    ));
+}
+
+/// Announces every later change of status or status message until the task settles (the
+/// reference notifies on each).
+async fn announce_changes(session: Arc<Session>, task: Arc<Task>) {
+    let mut rx = task.subscribe();
+    let seen = |t: &Task| {
+        let s = t.state();
+        (s.status, s.status_message.clone())
+    };
+    let mut last = seen(&task);
+    loop {
+        tokio::select! {
+            changed = rx.changed() => if changed.is_err() { return },
+            () = session.closed.cancelled() => return,
+        }
+        let now = seen(&task);
+        if now != last {
+            announce(&session, &task);
+            last = now;
+        }
+        if last.0.is_terminal() {
+            return;
+        }
+    }
+}
