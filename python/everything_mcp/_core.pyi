@@ -137,6 +137,8 @@ class Server:
         update_delay: float | None = None,
         send_list_changed: bool | None = None,
         expose_env: bool | None = None,
+        task_ttl: float | None = None,
+        task_poll_interval: float | None = None,
     ) -> Server: ...
     def run_stdio(self) -> None:
         """Serve stdin/stdout until stdin closes; a signal handler's exception propagates."""

@@ -54,6 +54,7 @@ def _server_defaults() -> dict[str, Any]:
         "update_delay": float(delay) if delay else None,
         "send_list_changed": list_changed.lower() == "true" if list_changed else None,
         "expose_env": None,
+        "task_ttl": None,
         "catalog": None,
     }
 
@@ -191,6 +192,12 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
         help="get-env/printEnv show secret-looking variables instead of <redacted>",
     )
     p.add_argument(
+        "--task-ttl",
+        metavar="SECONDS",
+        type=float,
+        help=f"how long a task is kept after it is created or settles (default {_core.DEFAULTS['task_ttl']:g})",
+    )
+    p.add_argument(
         "--catalog",
         metavar="NAMES",
         action="append",
@@ -304,6 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             update_delay=ns.update_delay,
             send_list_changed=ns.send_list_changed,
             expose_env=ns.expose_env,
+            task_ttl=ns.task_ttl,
         )
         if ns.command != "stdio":
             server.start_http(

@@ -85,6 +85,9 @@ class Server:
         send_list_changed: ``review-lab``: also send ``resources/list_changed`` with it.
         expose_env: ``get-env``/``printEnv`` show secret-looking variables (names with TOKEN,
             SECRET, KEY, PASSWORD, CREDENTIAL or AUTH), which are ``<redacted>`` by default.
+        task_ttl: seconds a task is kept after it is created (and after it settles): its
+            ``ttl`` (default 300, the reference's); see ``docs/tasks.md``.
+        task_poll_interval: the ``pollInterval`` suggested to clients polling a task (default 1).
     """
 
     def __init__(
@@ -106,6 +109,8 @@ class Server:
         update_delay: float | None = None,
         send_list_changed: bool | None = None,
         expose_env: bool | None = None,
+        task_ttl: float | None = None,
+        task_poll_interval: float | None = None,
     ) -> None:
         self._core = _core.Server(
             catalogs=list(catalogs) if catalogs is not None else None,
@@ -124,6 +129,8 @@ class Server:
             update_delay=update_delay,
             send_list_changed=send_list_changed,
             expose_env=expose_env,
+            task_ttl=task_ttl,
+            task_poll_interval=task_poll_interval,
         )
         self._loop_thread: LoopThread | None = None
         self._loop_lock = threading.Lock()

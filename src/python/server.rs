@@ -76,7 +76,7 @@ impl Server {
     /// Every parameter is optional: an omitted one takes its default from the Rust type that
     /// owns it (`_core.DEFAULTS` lists them), so no default is restated in Python.
     #[new]
-    #[pyo3(signature = (*, catalogs=None, record=None, revisions=None, era=None, page_size=None, max_message_bytes=None, keep_traffic=None, name=None, title=None, version=None, instructions=None, worker_threads=None, tick=None, update_delay=None, send_list_changed=None, expose_env=None))]
+    #[pyo3(signature = (*, catalogs=None, record=None, revisions=None, era=None, page_size=None, max_message_bytes=None, keep_traffic=None, name=None, title=None, version=None, instructions=None, worker_threads=None, tick=None, update_delay=None, send_list_changed=None, expose_env=None, task_ttl=None, task_poll_interval=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -96,6 +96,8 @@ impl Server {
         update_delay: Option<f64>,
         send_list_changed: Option<bool>,
         expose_env: Option<bool>,
+        task_ttl: Option<f64>,
+        task_poll_interval: Option<f64>,
     ) -> PyResult<Self> {
         let defaults = ServerConfig::default();
         // A custom name without a title gets no title (not ours).
@@ -114,6 +116,14 @@ impl Server {
             max_message_bytes: max_message_bytes.unwrap_or(defaults.max_message_bytes),
             record_path: record,
             keep_traffic: keep_traffic.or(defaults.keep_traffic),
+            task_ttl: task_ttl
+                .map(|t| seconds("task_ttl", t))
+                .transpose()?
+                .unwrap_or(defaults.task_ttl),
+            task_poll_interval: task_poll_interval
+                .map(|t| seconds("task_poll_interval", t))
+                .transpose()?
+                .unwrap_or(defaults.task_poll_interval),
         };
         let option_defaults = catalog::Options::default();
         let options = catalog::Options {

@@ -65,6 +65,11 @@ pub struct ServerConfig {
     /// default, so a load test's memory stays flat while a test still sees its whole exchange;
     /// the CLI keeps none (nothing reads them; the record file has everything).
     pub keep_traffic: Option<usize>,
+    /// How long a task is kept after it is created (and again after it settles): its `ttl`.
+    /// The reference's fixed 300 s by default; a test of expiry sets it short.
+    pub task_ttl: std::time::Duration,
+    /// The `pollInterval` suggested to clients polling a task (the reference's 1 s).
+    pub task_poll_interval: std::time::Duration,
 }
 
 impl Default for ServerConfig {
@@ -80,6 +85,8 @@ impl Default for ServerConfig {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             record_path: None,
             keep_traffic: Some(10_000),
+            task_ttl: tasks::TTL,
+            task_poll_interval: tasks::POLL_INTERVAL,
         }
     }
 }

@@ -46,11 +46,12 @@ pub use crate::protocol::capabilities::TASKS_EXTENSION as EXTENSION;
 /// The `_meta` key tying a message to its task (handshake era).
 pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 
-/// How long a task is kept (from creation, and again from when it settles): the reference's
-/// fixed 300 s.
+/// How long a task is kept (from creation, and again from when it settles) unless configured
+/// (`ServerConfig::task_ttl`): the reference's fixed 300 s.
 pub const TTL: Duration = Duration::from_secs(300);
 
-/// The poll interval suggested to clients: the reference's fixed 1 s.
+/// The poll interval suggested to clients unless configured
+/// (`ServerConfig::task_poll_interval`): the reference's fixed 1 s.
 pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The status message of a task the client cancelled (the reference's words).
@@ -189,7 +190,7 @@ where
         era,
         tool.to_string(),
         arguments,
-        (TTL, POLL_INTERVAL),
+        (server.config.task_ttl, server.config.task_poll_interval),
         cancel.clone(),
         message,
     ));

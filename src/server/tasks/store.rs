@@ -44,11 +44,16 @@ impl TaskStore {
     /// The task `id` as `scope` sees it: a handshake-era task only from its own session, a
     /// stateless one from anyone who knows its id.
     pub fn get(&self, id: &str, scope: Option<&str>) -> Option<Arc<Task>> {
-        self.lock()
-            .tasks
-            .get(id)
-            .filter(|t| visible(t, scope))
-            .cloned()
+        let mut inner = self.lock();
+        let task = inner.tasks.get(id).filter(|t| visible(t, scope))?.clone();
+        // Expired since the last sweep: gone now, not at the next sweep.
+        if task.state().expires_at <= Instant::now() {
+            inner.tasks.shift_remove(id);
+            drop(inner);
+            task.cancel("The task expired (its TTL elapsed).");
+            return None;
+        }
+        Some(task)
     }
 
     /// The tasks `scope` sees, oldest first.
