@@ -5,6 +5,7 @@ pub mod lifecycle;
 pub mod logging;
 pub mod prompts;
 pub mod resources;
+pub mod skills;
 pub mod tools;
 
 use super::context::RequestContext;
@@ -52,6 +53,9 @@ pub async fn call(
         ClientRequest::Complete => completion::complete(server, ctx, &params).await,
         ClientRequest::Discover => lifecycle::discover(server),
         ClientRequest::Listen => super::listen::listen(server, ctx, &params).await,
+        ClientRequest::ListSkills => skills::list(server, &ctx, &params),
+        ClientRequest::GetSkill => skills::get(server, &params),
+        ClientRequest::ReadDirectory => skills::read_directory(server, &ctx, &params),
     }
 }
 
