@@ -53,9 +53,9 @@ pub async fn call(
         ClientRequest::Complete => completion::complete(server, ctx, &params).await,
         ClientRequest::Discover => lifecycle::discover(server),
         ClientRequest::Listen => super::listen::listen(server, ctx, &params).await,
-        ClientRequest::ListSkills => skills::list(server, &ctx, &params),
+        ClientRequest::ListSkills => skills::list(server, &params),
         ClientRequest::GetSkill => skills::get(server, &params),
-        ClientRequest::ReadDirectory => skills::read_directory(server, &ctx, &params),
+        ClientRequest::ReadDirectory => skills::read_directory(server, &params),
     }
 }
 

@@ -6,37 +6,16 @@
 
 use super::required_str;
 use crate::jsonrpc::ErrorObject;
-use crate::protocol::shape::{shaped, Shape};
-use crate::server::context::RequestContext;
-use crate::server::pagination::{list_page, page};
+use crate::server::pagination::page;
 use crate::server::Server;
 use serde_json::{json, Map, Value};
 
-/// `skills/list`: every skill's entry, paginated like `resources/list`. An entry is never
-/// split across pages (a page holds whole entries).
-pub fn list(
-    server: &Server,
-    ctx: &RequestContext,
-    params: &Map<String, Value>,
-) -> Result<Value, ErrorObject> {
+/// `skills/list`: every skill's entry, paginated like `resources/list`. A page holds whole
+/// entries, so a skill's manifest is never split across pages.
+pub fn list(server: &Server, params: &Map<String, Value>) -> Result<Value, ErrorObject> {
     let registry = server.registry();
-    let entries: Vec<Map<String, Value>> = registry
-        .skills
-        .values()
-        .map(|s| match s.entry() {
-            Value::Object(m) => m,
-            _ => Map::new(),
-        })
-        .collect();
-    // `Shape::Resource` removes nothing a skill entry has: the entries are shown as built.
-    list_page(
-        "skills",
-        entries.iter(),
-        params,
-        server.config.page_size,
-        Shape::Resource,
-        ctx.revision,
-    )
+    let entries: Vec<Value> = registry.skills.values().map(|s| s.entry()).collect();
+    paged(server, "skills", "skills", entries, params)
 }
 
 /// `skills/get`: the entry of the skill whose `SKILL.md` URI is `params.uri`; `-32602` for a
@@ -54,11 +33,7 @@ pub fn get(server: &Server, params: &Map<String, Value>) -> Result<Value, ErrorO
 /// `resources/directory/read`: the direct children of a skill directory (`skill://<name>` or a
 /// subdirectory), paginated like `resources/list`; subdirectories carry `inode/directory`.
 /// Any other URI, a file's included, is `-32602`.
-pub fn read_directory(
-    server: &Server,
-    ctx: &RequestContext,
-    params: &Map<String, Value>,
-) -> Result<Value, ErrorObject> {
+pub fn read_directory(server: &Server, params: &Map<String, Value>) -> Result<Value, ErrorObject> {
     let uri = required_str(params, "uri")?;
     let registry = server.registry();
     let children = registry
@@ -70,18 +45,30 @@ pub fn read_directory(
                 .with_data(json!({ "uri": uri }))
         })?;
     // The cursor names the directory, so one from another directory is refused.
-    let page = page(
-        &format!("directory {uri}"),
-        children.len(),
+    let list = format!("directory {uri}");
+    paged(
+        server,
+        &list,
+        "resources",
+        children.into_iter().map(Value::Object).collect(),
         params,
-        server.config.page_size,
-    )?;
+    )
+}
+
+/// `{<key>: [the page params.cursor asks for], nextCursor?}`, pages of the server's page size;
+/// `list` names the list in its cursors.
+fn paged(
+    server: &Server,
+    list: &str,
+    key: &str,
+    mut items: Vec<Value>,
+    params: &Map<String, Value>,
+) -> Result<Value, ErrorObject> {
+    let p = page(list, items.len(), params, server.config.page_size)?;
+    items.truncate(p.end);
     let mut result = Map::new();
-    let items = children[page.start..page.end]
-        .iter()
-        .map(|c| shaped(Shape::Resource, c, ctx.revision));
-    result.insert("resources".into(), Value::Array(items.collect()));
-    if let Some(cursor) = page.next_cursor {
+    result.insert(key.into(), items.drain(p.start..).collect());
+    if let Some(cursor) = p.next_cursor {
         result.insert("nextCursor".into(), cursor.into());
     }
     Ok(Value::Object(result))
