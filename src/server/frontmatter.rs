@@ -286,6 +286,14 @@ fn resolve(plain: &str) -> Value {
         "false" | "False" | "FALSE" => return Value::Bool(false),
         _ => {}
     }
+    for (prefix, radix) in [("0x", 16), ("0o", 8)] {
+        if let Some(n) = plain
+            .strip_prefix(prefix)
+            .and_then(|d| i64::from_str_radix(d, radix).ok())
+        {
+            return Value::Number(n.into());
+        }
+    }
     let digits = plain.strip_prefix(['-', '+']).unwrap_or(plain);
     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
         if let Ok(n) = plain.trim_start_matches('+').parse::<i64>() {
@@ -313,12 +321,12 @@ mod tests {
 
     #[test]
     fn reads_the_fields_a_skill_uses() {
-        let text = "---\nname: pdf-tools\ndescription: \"Fill forms: quickly\" # why\nlicense: 'Apache-2.0'\nversion: 2\nbeta: true\nmetadata:\n  author: everything-mcp\n  tier: \"1\"\nallowed-tools:\n  - Read\n  - Bash\nnotes: |\n  one\n  two\nfolded: >-\n  a\n  b\n---\n# Body\n";
+        let text = "---\nname: pdf-tools\ndescription: \"Fill forms: quickly\" # why\nlicense: 'Apache-2.0'\nversion: 2\nbeta: true\nmask: 0x1F\nratio: 1.5e3\nplain: yes\nmetadata:\n  author: everything-mcp\n  tier: \"1\"\nallowed-tools:\n  - Read\n  - Bash\nnotes: |\n  one\n  two\nfolded: >-\n  a\n  b\n---\n# Body\n";
         assert_eq!(
             Value::Object(parse(text).unwrap()),
             json!({
                 "name": "pdf-tools", "description": "Fill forms: quickly", "license": "Apache-2.0",
-                "version": 2, "beta": true, "metadata": { "author": "everything-mcp", "tier": "1" },
+                "version": 2, "beta": true, "mask": 31, "ratio": 1500.0, "plain": "yes", "metadata": { "author": "everything-mcp", "tier": "1" },
                 "allowed-tools": ["Read", "Bash"], "notes": "one\ntwo\n", "folded": "a b"
             })
         );
