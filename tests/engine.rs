@@ -714,11 +714,15 @@ async fn batches_of_notifications_and_responses_get_no_reply() {
 }
 
 /// Every built-in method name routes to a handler: none of them is answered `-32601`, whatever
-/// its params (a name listed without a route would be).
+/// its params (a name listed without a route would be). The server serves a skill, so the
+/// skills extension's methods are routed too.
 #[tokio::test]
 async fn every_listed_method_routes_to_a_handler() {
     use _core::protocol::methods::ClientRequest;
     let s = server(None);
+    for skill in _core::catalog::skills::skills().unwrap() {
+        s.add_skill(skill);
+    }
     let mut c = Client::new(&s);
     c.initialize("2025-11-25").await;
     let mut stateless = Client::new(&s);
@@ -750,6 +754,30 @@ async fn every_listed_method_routes_to_a_handler() {
             } else {
                 assert_eq!(code, -32601, "{method} is not in the {era} era: {r}");
             }
+        }
+    }
+}
+
+/// An extension's methods (`skills/*`, `resources/directory/read`) are unknown (`-32601`) on a
+/// server that does not declare the extension, in both eras, as any other unknown method.
+#[tokio::test]
+async fn extension_methods_are_unknown_without_the_extension() {
+    use _core::protocol::methods::ClientRequest;
+    let s = server(None);
+    let mut c = Client::new(&s);
+    c.initialize("2025-11-25").await;
+    let mut stateless = Client::new(&s);
+    let envelope = json!({ "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    } });
+    let extension_methods = ClientRequest::ALL
+        .iter()
+        .filter(|m| m.extension().is_some());
+    for (id, method) in (1..).zip(extension_methods) {
+        for (client, params) in [(&mut c, json!({})), (&mut stateless, envelope.clone())] {
+            let r = client.request(id, method.as_str(), params).await;
+            assert_eq!(r["error"]["code"], -32601, "{method}: {r}");
         }
     }
 }

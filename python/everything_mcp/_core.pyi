@@ -189,6 +189,8 @@ class Server:
         """Register a prompt served by `invoker(arguments_json, ctx, reply)`."""
     def add_method(self, name: str, invoker: Callable[[str, Context, Reply], _Cancel]) -> None:
         """Register a custom JSON-RPC method served by `invoker(params_json, ctx, reply)`."""
+    def add_skill(self, files: list[tuple[str, bytes]]) -> str:
+        """Serve a skill made of `(path, bytes)` files (SEP-2640); returns its `SKILL.md` URI."""
     def add_completion(
         self, ref_type: str, ref_name: str, argument: str, invoker: Callable[[str, str, Context, Reply], _Cancel]
     ) -> None:

@@ -461,6 +461,34 @@ class Server:
 
         return register
 
+    def skill(self, path: str | os.PathLike[str]) -> str:
+        """Serve the skill in folder ``path`` through the skills extension (SEP-2640) and
+        return its URI, ``skill://<name>/SKILL.md``.
+
+        The folder's ``SKILL.md`` must start with YAML frontmatter giving a ``name`` (the
+        Agent Skills naming rules: lowercase letters, digits, single inner hyphens) and a
+        ``description``. Every file under the folder, subfolders included, becomes a resource
+        ``skill://<name>/<path>`` and an entry of the skill's manifest with its ``sha256:``
+        digest and size; hidden files and folders (``.git``, ``.DS_Store``) are left out. The
+        files are read once, now. Serving a skill declares the extension, so ``skills/list``,
+        ``skills/get`` and ``resources/directory/read`` answer (2026-07-28); a skill with the
+        same name replaces the earlier one. ``ConfigError`` when the folder is not a valid skill.
+        """
+        root = os.fspath(path)
+        if not os.path.isdir(root):
+            raise NotADirectoryError(f"a skill is a folder: {root!r}")
+        files: list[tuple[str, bytes]] = []
+        for folder, subfolders, names in os.walk(root):
+            subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
+            for name in sorted(names):
+                full = os.path.join(folder, name)
+                if name.startswith(".") or not os.path.isfile(full):
+                    continue
+                relative = os.path.relpath(full, root).replace(os.sep, "/")
+                with open(full, "rb") as f:
+                    files.append((relative, f.read()))
+        return self._core.add_skill(files)
+
     def completion(self, ref: str, argument: str) -> Callable[[Callable[..., Any]], Handle]:
         """Register ``fn(value, arguments) -> list[str]`` (sync or ``async def``) completing
         ``argument`` of the prompt named ``ref`` (or of the resource template whose

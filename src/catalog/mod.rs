@@ -10,6 +10,7 @@ pub mod everything;
 pub mod everything_v1;
 pub mod review_lab;
 pub mod roots;
+pub mod skills;
 
 use crate::error::Error;
 use crate::jsnum;
@@ -70,6 +71,7 @@ pub const CATALOGS: &[(&str, Load)] = &[
     ("everything-v1", everything_v1::load),
     ("conformance", conformance::load),
     ("review-lab", review_lab::load),
+    ("skills", skills::load),
     ("none", |_, _| Ok(())),
 ];
 

@@ -6,6 +6,10 @@ use serde_json::{json, Map, Value};
 /// The tasks extension's identifier (SEP-2663).
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
+/// The skills extension's identifier (SEP-2640), declared by a registry that serves a skill;
+/// its methods (`skills/list`, `skills/get`, `resources/directory/read`) are routed only then.
+pub const SKILLS_EXTENSION: &str = "io.modelcontextprotocol/skills";
+
 /// The server's capabilities for `revision`.
 ///
 /// Everything the registry can hold is always declared (`listChanged: true` because tools,

@@ -93,6 +93,12 @@ method_names! {
         CancelTask = "tasks/cancel",
         /// Stateless era (tasks extension): answers a task's pending `inputRequests`.
         UpdateTask = "tasks/update",
+        /// Skills extension (SEP-2640): the skills the server serves, each with its manifest.
+        ListSkills = "skills/list",
+        /// Skills extension: one skill's entry, by its `SKILL.md` URI.
+        GetSkill = "skills/get",
+        /// Skills extension: the direct children of a directory resource (a skill's folder).
+        ReadDirectory = "resources/directory/read",
     }
 }
 
@@ -100,6 +106,19 @@ impl ClientRequest {
     /// Whether the handshake era (2024-11-05 … 2025-11-25) has this method.
     pub const fn in_handshake_era(self) -> bool {
         !matches!(self, Self::Discover | Self::Listen | Self::UpdateTask)
+            && self.extension().is_none()
+    }
+
+    /// The protocol extension that brings this method, if any: it is served only while the
+    /// registry declares that extension (`-32601` otherwise), and only in the stateless era,
+    /// the one whose `capabilities.extensions` can declare it.
+    pub const fn extension(self) -> Option<&'static str> {
+        match self {
+            Self::ListSkills | Self::GetSkill | Self::ReadDirectory => {
+                Some(super::capabilities::SKILLS_EXTENSION)
+            }
+            _ => None,
+        }
     }
 
     /// Whether the stateless era (2026-07-28) has this method: it removed `initialize`,
@@ -128,6 +147,9 @@ impl ClientRequest {
                 | Self::ListResources
                 | Self::ListResourceTemplates
                 | Self::ReadResource
+                | Self::ListSkills
+                | Self::GetSkill
+                | Self::ReadDirectory
         )
     }
 

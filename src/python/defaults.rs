@@ -30,7 +30,10 @@ pub fn dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("max_message_bytes", server.max_message_bytes)?;
     d.set_item("keep_traffic", server.keep_traffic)?;
     d.set_item("task_ttl", server.task_ttl.as_secs_f64())?;
-    d.set_item("task_poll_interval", server.task_poll_interval.as_secs_f64())?;
+    d.set_item(
+        "task_poll_interval",
+        server.task_poll_interval.as_secs_f64(),
+    )?;
     d.set_item("tick", options.tick.map(|t| t.as_secs_f64()))?;
     d.set_item("update_delay", options.update_delay.as_secs_f64())?;
     d.set_item("send_list_changed", options.send_list_changed)?;

@@ -11,10 +11,12 @@ use super::wait::{deadline_after, run_interruptibly, wait_detached, wait_interru
 use crate::catalog;
 use crate::protocol::{EraChoice, Revision};
 use crate::server::registry::{CompletionKey, ListKind, Prompt, Resource, ResourceTemplate, Tool};
+use crate::server::skills::Skill;
 use crate::server::{Server as CoreServer, ServerConfig};
 use crate::transport::http::{self, guard::Allowlist, HttpConfig, HttpState};
 use crate::transport::{memory, relay, stdio};
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
 use pyo3::sync::MutexExt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -394,6 +396,16 @@ impl Server {
         self.core
             .add_method(name, handlers::object(invoker, &self.handle))
             .map_err(to_py)
+    }
+
+    /// Serves a skill (SEP-2640) made of `files`, `(path inside the skill folder, bytes)`: its
+    /// `SKILL.md` frontmatter names it. Returns the skill's URI, `skill://<name>/SKILL.md`.
+    fn add_skill(&self, files: Vec<(String, PyBackedBytes)>) -> PyResult<String> {
+        let files = files.into_iter().map(|(p, b)| (p, b.to_vec())).collect();
+        let skill = Skill::new(files).map_err(to_py)?;
+        let uri = skill.uri.clone();
+        self.core.add_skill(skill);
+        Ok(uri)
     }
 
     /// Registers completions for `argument` of a prompt (`ref/prompt`, by name) or a resource

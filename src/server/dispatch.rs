@@ -118,11 +118,14 @@ impl Decoded {
 }
 
 impl Server {
-    /// What serves `method`: a built-in MCP request or a registered custom method; `None`
-    /// means `-32601`.
+    /// What serves `method`: a built-in MCP request (one an extension brings only while the
+    /// registry declares it) or a registered custom method; `None` means `-32601`.
     pub fn route(&self, method: &str) -> Option<Route> {
         match ClientRequest::parse(method) {
-            Some(builtin) => Some(Route::Builtin(builtin)),
+            Some(builtin) => match builtin.extension() {
+                Some(id) if !self.registry().extensions.contains_key(id) => None,
+                _ => Some(Route::Builtin(builtin)),
+            },
             None => self
                 .registry()
                 .methods

@@ -5,6 +5,7 @@
 
 pub mod context;
 pub mod dispatch;
+pub mod frontmatter;
 pub mod handler;
 pub mod listen;
 pub mod methods;
@@ -14,6 +15,7 @@ pub mod request_state;
 pub mod rounds;
 pub mod session;
 pub mod sink;
+pub mod skills;
 pub mod stateless;
 pub mod tasks;
 pub mod uri_template;
@@ -372,6 +374,12 @@ impl Server {
         self.change_registry(Some(ListKind::Prompts), |r| {
             r.prompts.insert(prompt.name().to_string(), prompt);
         });
+    }
+
+    /// Serves a skill (SEP-2640; replacing one with the same URI) and sends
+    /// `notifications/resources/list_changed`, since its files are resources.
+    pub fn add_skill(&self, skill: skills::Skill) {
+        self.change_registry(Some(ListKind::Resources), |r| r.add_skill(skill));
     }
 
     /// Adds (or replaces) a custom JSON-RPC method; a built-in method's name is refused (it

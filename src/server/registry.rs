@@ -9,8 +9,10 @@ use super::handler::{
     CompleteFn, MethodFn, NotificationHook, PromptFn, ResourceFn, SessionHook, SubscribeHook,
     TemplateFn, ToolFn,
 };
+use super::skills::Skill;
 use crate::error::Error;
 use crate::jsonrpc::ErrorObject;
+use crate::protocol::capabilities::SKILLS_EXTENSION;
 use crate::protocol::methods::NotificationMethod;
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
@@ -222,6 +224,10 @@ pub struct Registry {
     /// settings object: declared under `capabilities.extensions` in `server/discover` (e.g.
     /// `"io.modelcontextprotocol/skills": {}`).
     pub extensions: Map<String, Value>,
+    /// The skills served (SEP-2640), by their `skill://<name>/SKILL.md` URI: what
+    /// `skills/list`, `skills/get` and `resources/directory/read` answer from. Their files are
+    /// also in [`Registry::resources`] (see [`Registry::add_skill`]).
+    pub skills: IndexMap<String, Arc<Skill>>,
     /// Custom JSON-RPC methods (e.g. a vendor extension), by method name: `(context, params) ->
     /// result`.
     pub methods: IndexMap<String, MethodFn>,
@@ -235,6 +241,28 @@ pub struct Registry {
     /// 2025 server): while it is loaded the server serves no stateless revision, so a 2026
     /// client gets the handshake era's `-32601` for `server/discover` and falls back.
     pub handshake_only: bool,
+}
+
+impl Registry {
+    /// Serves `skill`: its files become resources (so a handshake-era client, which cannot
+    /// call `skills/list`, still lists and reads them), it is listed by `skills/list`, and the
+    /// skills extension is declared, with `directoryRead` since `resources/directory/read` is
+    /// served. A skill with the same URI is replaced, its old files removed.
+    pub fn add_skill(&mut self, skill: Skill) {
+        if let Some(old) = self.skills.shift_remove(&skill.uri) {
+            for file in &old.files {
+                self.resources.shift_remove(&file.uri);
+            }
+        }
+        for resource in skill.resources() {
+            self.resources.insert(resource.uri().to_string(), resource);
+        }
+        self.extensions.insert(
+            SKILLS_EXTENSION.into(),
+            serde_json::json!({ "directoryRead": true }),
+        );
+        self.skills.insert(skill.uri.clone(), Arc::new(skill));
+    }
 }
 
 /// Errors a catalog reports in another server's words (see [`Registry::dialect`]).

@@ -5,6 +5,7 @@ pub mod lifecycle;
 pub mod logging;
 pub mod prompts;
 pub mod resources;
+pub mod skills;
 pub mod tasks;
 pub mod tools;
 
@@ -58,6 +59,9 @@ pub async fn call(
         ClientRequest::ListTasks => tasks::list(server, &ctx, &params),
         ClientRequest::CancelTask => tasks::cancel(server, &ctx, &params),
         ClientRequest::UpdateTask => tasks::update(server, &ctx, &params),
+        ClientRequest::ListSkills => skills::list(server, &params),
+        ClientRequest::GetSkill => skills::get(server, &params),
+        ClientRequest::ReadDirectory => skills::read_directory(server, &params),
     }
 }
 
