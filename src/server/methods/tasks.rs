@@ -11,6 +11,11 @@ use crate::server::Server;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
+/// A `-32602` in the reference's words (its message as is, already prefixed).
+fn invalid(message: String) -> ErrorObject {
+    ErrorObject::new(crate::jsonrpc::code::INVALID_PARAMS, message)
+}
+
 /// `tasks/list` page size (the reference's).
 const PAGE: usize = 10;
 
@@ -46,7 +51,7 @@ fn find(
     server
         .tasks
         .get(id, scope(ctx))
-        .ok_or_else(|| ErrorObject::invalid_params(not_found(id)))
+        .ok_or_else(|| invalid(not_found(id)))
 }
 
 /// `tasks/get`: the task (handshake era), the task with its outcome or pending input requests
@@ -61,7 +66,7 @@ pub fn get(
         if ctx.revision.has_handshake() {
             "MCP error -32602: Failed to retrieve task: Task not found".into()
         } else {
-            format!("Unknown task: {id}")
+            format!("Invalid params: unknown task {id}")
         }
     })?;
     Ok(Value::Object(wire::detailed(&task)))
@@ -122,7 +127,7 @@ pub fn list(
         Some(cursor) => {
             let cursor = cursor.as_str().unwrap_or_default();
             let at = all.iter().position(|t| &*t.id == cursor).ok_or_else(|| {
-                ErrorObject::invalid_params(format!(
+                invalid(format!(
                     "MCP error -32602: Failed to list tasks: Invalid cursor: {cursor}"
                 ))
             })?;
@@ -157,7 +162,7 @@ pub fn cancel(
         if handshake {
             "MCP error -32602: Failed to retrieve task: Task not found".into()
         } else {
-            format!("Unknown task: {id}")
+            format!("Invalid params: unknown task {id}")
         }
     })?;
     let cancelled = task.cancel(CANCELLED_BY_CLIENT);
@@ -165,7 +170,7 @@ pub fn cancel(
         return Ok(Value::Object(Map::new()));
     }
     if !cancelled {
-        return Err(ErrorObject::invalid_params(format!(
+        return Err(invalid(format!(
             "MCP error -32602: Cannot cancel task in terminal status: {}",
             task.status().as_str()
         )));
@@ -181,7 +186,9 @@ pub fn update(
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     gate(ctx)?;
-    let task = find(server, ctx, params, |id| format!("Unknown task: {id}"))?;
+    let task = find(server, ctx, params, |id| {
+        format!("Invalid params: unknown task {id}")
+    })?;
     let responses = required_object(params, "inputResponses")?;
     task.answer(&responses);
     Ok(Value::Object(Map::new()))

@@ -241,8 +241,11 @@ where
         task_allowed: false,
     };
     if handshake {
+        // Subscribed and read before the work starts, so no change can slip between them.
+        let changes = task.subscribe();
+        let now = announced(&task);
         announce(&session, &task);
-        tokio::spawn(announce_changes(session, task.clone()));
+        tokio::spawn(announce_changes(session, task.clone(), changes, now));
     }
     let runner = task.clone();
     tokio::spawn(async move {
@@ -290,21 +293,26 @@ fn announce(session: &Session, task: &Task) {
     ));
 }
 
+/// What a status notification tells: the status and its message.
+fn announced(task: &Task) -> (Status, Option<String>) {
+    let s = task.state();
+    (s.status, s.status_message.clone())
+}
+
 /// Announces every later change of status or status message until the task settles (the
-/// reference notifies on each).
-async fn announce_changes(session: Arc<Session>, task: Arc<Task>) {
-    let mut rx = task.subscribe();
-    let seen = |t: &Task| {
-        let s = t.state();
-        (s.status, s.status_message.clone())
-    };
-    let mut last = seen(&task);
+/// reference notifies on each). `last` is what was announced when `rx` subscribed.
+async fn announce_changes(
+    session: Arc<Session>,
+    task: Arc<Task>,
+    mut rx: tokio::sync::watch::Receiver<u64>,
+    mut last: (Status, Option<String>),
+) {
     loop {
         tokio::select! {
             changed = rx.changed() => if changed.is_err() { return },
             () = session.closed.cancelled() => return,
         }
-        let now = seen(&task);
+        let now = announced(&task);
         if now != last {
             announce(&session, &task);
             last = now;
