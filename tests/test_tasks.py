@@ -14,8 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import WAIT, StdioServer, envelope
 from everything_mcp import Server
+
+from conftest import WAIT, StdioServer, envelope
 
 TASKS = "io.modelcontextprotocol/tasks"
 RELATED = "io.modelcontextprotocol/related-task"
