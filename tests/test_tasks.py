@@ -133,7 +133,8 @@ def test_a_task_asks_the_client_inline_with_the_related_task_meta(stdio: Stdio) 
     stdio.server.send({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"confirm": True}}})
     result = stdio.call("tasks/result", {"taskId": task_id})["result"]
     assert result["content"][0]["text"] == "Deleted a.txt"
-    assert stdio.statuses(task_id)[-1] == "completed"
+    # The last status notification (sent as the task settles, beside the result).
+    assert stdio.wait_for(lambda m: m.get("params", {}).get("status") == "completed")
 
 
 def test_task_support_is_honoured_both_ways(stdio: Stdio) -> None:
@@ -381,3 +382,34 @@ def test_stateless_input_first_then_a_task(stateless: Callable[..., Any]) -> Non
         "completion",
     )
     assert done["result"]["content"][0]["text"] == "Hello, Alice! (from a task)"
+
+
+def test_stateless_a_listen_stream_hears_of_the_tasks_it_names() -> None:
+    server = StdioServer("stdio", "--catalog", "conformance")
+    try:
+        caps = {"extensions": {TASKS: {}}}
+        call = {"name": "slow_compute", "arguments": {"seconds": 60}, "_meta": envelope(caps)}
+        task_id = server.request(1, "tools/call", call)["result"]["taskId"]
+        listen = {"notifications": {"taskIds": [task_id]}, "_meta": envelope(caps)}
+        ack = server.request("listen", "subscriptions/listen", listen)
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+        assert ack["params"]["notifications"] == {"taskIds": [task_id]}
+        server.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tasks/cancel",
+                "params": {"taskId": task_id, "_meta": envelope(caps)},
+            }
+        )
+        frames = [server.recv(), server.recv()]
+        note = next(f for f in frames if f.get("method") == "notifications/tasks")
+        assert (note["params"]["taskId"], note["params"]["status"]) == (task_id, "cancelled")
+        assert note["params"]["_meta"] == {"io.modelcontextprotocol/subscriptionId": "listen"}
+        # Without the extension a client cannot listen to tasks.
+        refused = server.request(
+            3, "subscriptions/listen", {"notifications": {"taskIds": [task_id]}, "_meta": envelope({})}
+        )
+        assert refused["error"]["code"] == -32021
+    finally:
+        server.stop()

@@ -36,6 +36,9 @@ pub struct Filter {
     /// wants (the era's replacement for `resources/subscribe`), in the order sent, without
     /// repeats.
     pub resource_subscriptions: Vec<String>,
+    /// `taskIds` (the tasks extension, SEP-2663): the tasks whose `notifications/tasks` the
+    /// client wants, in the order sent, without repeats.
+    pub task_ids: Vec<String>,
 }
 
 impl Filter {
@@ -51,33 +54,37 @@ impl Filter {
                 crate::jsonrpc::json_type(other)
             ))),
         };
-        let mut resource_subscriptions: Vec<String> = Vec::new();
-        match notifications.get("resourceSubscriptions") {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(uris)) => {
-                for uri in uris {
-                    let Value::String(uri) = uri else {
-                        return Err(ErrorObject::invalid_params(
-                            "\"notifications.resourceSubscriptions\" must be an array of URI strings",
-                        ));
-                    };
-                    if !resource_subscriptions.contains(uri) {
-                        resource_subscriptions.push(uri.clone());
+        let strings = |key: &str| -> Result<Vec<String>, ErrorObject> {
+            let mut out: Vec<String> = Vec::new();
+            match notifications.get(key) {
+                None | Some(Value::Null) => {}
+                Some(Value::Array(items)) => {
+                    for item in items {
+                        let Value::String(item) = item else {
+                            return Err(ErrorObject::invalid_params(format!(
+                                "\"notifications.{key}\" must be an array of strings"
+                            )));
+                        };
+                        if !out.contains(item) {
+                            out.push(item.clone());
+                        }
                     }
                 }
+                Some(other) => {
+                    return Err(ErrorObject::invalid_params(format!(
+                        "\"notifications.{key}\" must be an array, got {}",
+                        crate::jsonrpc::json_type(other)
+                    )))
+                }
             }
-            Some(other) => {
-                return Err(ErrorObject::invalid_params(format!(
-                    "\"notifications.resourceSubscriptions\" must be an array, got {}",
-                    crate::jsonrpc::json_type(other)
-                )))
-            }
-        }
+            Ok(out)
+        };
         Ok(Self {
             tools_list_changed: flag("toolsListChanged")?,
             prompts_list_changed: flag("promptsListChanged")?,
             resources_list_changed: flag("resourcesListChanged")?,
-            resource_subscriptions,
+            resource_subscriptions: strings("resourceSubscriptions")?,
+            task_ids: strings("taskIds")?,
         })
     }
 
@@ -101,6 +108,9 @@ impl Filter {
                 self.resource_subscriptions.clone().into(),
             );
         }
+        if !self.task_ids.is_empty() {
+            out.insert("taskIds".into(), self.task_ids.clone().into());
+        }
         Value::Object(out)
     }
 
@@ -111,6 +121,7 @@ impl Filter {
             Event::ListChanged(ListKind::Prompts) => self.prompts_list_changed,
             Event::ListChanged(ListKind::Resources) => self.resources_list_changed,
             Event::ResourceUpdated(uri) => self.resource_subscriptions.iter().any(|u| u == uri),
+            Event::Task(id, _) => self.task_ids.iter().any(|t| t == id),
         }
     }
 }
@@ -123,6 +134,8 @@ pub enum Event<'a> {
     ListChanged(ListKind),
     /// A resource changed (`notifications/resources/updated`).
     ResourceUpdated(&'a str),
+    /// A stateless task changed (`notifications/tasks`): its id and its `DetailedTask`.
+    Task(&'a str, &'a Map<String, Value>),
 }
 
 impl Event<'_> {
@@ -137,6 +150,14 @@ impl Event<'_> {
                 NotificationMethod::ResourceUpdated.as_str(),
                 Some(json!({ "_meta": meta, "uri": uri })),
             ),
+            Event::Task(_, task) => {
+                let mut params = task.clone();
+                params.insert("_meta".into(), meta);
+                Message::notification(
+                    NotificationMethod::Tasks.as_str(),
+                    Some(Value::Object(params)),
+                )
+            }
         }
     }
 }
@@ -273,6 +294,7 @@ pub fn tell(session: &super::session::Session, event: Event<'_>) -> bool {
         return listener.deliver(event);
     }
     let note = match event {
+        Event::Task(..) => return false, // the handshake era announces tasks itself
         Event::ListChanged(kind) => Message::notification(kind.notification(), None),
         Event::ResourceUpdated(uri) => {
             if !session.read(|s| s.subscriptions.contains(uri)) {
@@ -296,6 +318,11 @@ pub async fn listen(
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     let filter = Filter::parse(params)?;
+    if !filter.task_ids.is_empty() && !super::tasks::client_declares_extension(&ctx) {
+        return Err(super::tasks::extension_required(
+            "Listening to tasks (notifications.taskIds)",
+        ));
+    }
     let listener = Arc::new(Listener {
         conn: ctx.session.id.clone(),
         id: ctx.request_id.clone(),

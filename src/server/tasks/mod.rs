@@ -246,6 +246,12 @@ where
         let now = announced(&task);
         announce(&session, &task);
         tokio::spawn(announce_changes(session, task.clone(), changes, now));
+    } else {
+        tokio::spawn(broadcast_changes(
+            server.clone(),
+            task.clone(),
+            task.subscribe(),
+        ));
     }
     let runner = task.clone();
     tokio::spawn(async move {
@@ -291,6 +297,24 @@ fn announce(session: &Session, task: &Task) {
         NotificationMethod::TaskStatus.as_str(),
         Some(params),
     ));
+}
+
+/// Tells the listen streams that asked for this (stateless) task (`notifications.taskIds`) of
+/// every change, with the task as `tasks/get` would show it then, until it settles.
+async fn broadcast_changes(
+    server: Arc<super::Server>,
+    task: Arc<Task>,
+    mut rx: tokio::sync::watch::Receiver<u64>,
+) {
+    while rx.changed().await.is_ok() {
+        let detailed = wire::detailed(&task);
+        server
+            .listeners
+            .broadcast(super::listen::Event::Task(&task.id, &detailed));
+        if task.status().is_terminal() {
+            return;
+        }
+    }
 }
 
 /// What a status notification tells: the status and its message.
