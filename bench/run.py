@@ -43,7 +43,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import listen, side_by_side  # the reference's pinned install is shared with side_by_side
+from . import listen, side_by_side, tasks  # the reference's pinned install is shared with side_by_side
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -80,6 +80,8 @@ class Sizes:
     relay_runs: int = 20
     listen_streams: int = 10_000
     """`subscriptions/listen` streams open at once on one server (the listen figures)."""
+    tasks: int = 10_000
+    """Tasks created per round (the task memory figures, `bench.tasks`)."""
     loadgen_timeout: float = 1200.0
     """Seconds one loadgen run may take (`--smoke` lowers it: CI must never hang on a stuck server)."""
 
@@ -98,6 +100,7 @@ SMOKE = Sizes(
     fixture_runs=5,
     relay_runs=2,
     listen_streams=50,
+    tasks=100,
     loadgen_timeout=120.0,
 )
 
@@ -644,6 +647,14 @@ TARGETS = (
         0.9,
         "",
     ),
+    Target(
+        "RSS after a second 10,000 tasks (the first expired) within 10% of after the first",
+        ("tasks_rss_second_mb", "ours"),
+        ("tasks_rss_first_mb", "ours"),
+        "<=",
+        1.1,
+        "",
+    ),
     Target("in-process create + start + stop < 5 ms", ("fixture_ms", "ours"), None, "<", 5, "ms"),
     Target("relay start → first answer < 60 ms", ("relay_ms", "ours"), None, "<", 60, "ms"),
 )
@@ -738,6 +749,16 @@ def report(res: Results, sizes: Sizes, who: list[str], command: str) -> str:
     )
     lines += table(
         res,
+        f"Tasks: {sizes.tasks:,} created, expired, {sizes.tasks:,} more (one stdio connection)",
+        [
+            ("tasks_kb_per_task", "KB of resident memory per live task"),
+            ("tasks_rss_first_mb", "MB after the first round"),
+            ("tasks_rss_second_mb", "MB after the second"),
+        ],
+        who,
+    )
+    lines += table(
+        res,
         "Fixture cost",
         [("fixture_ms", "`Server()` + `start_http()` + `stop()` ms"), ("relay_ms", "relay start → first answer ms")],
         who,
@@ -769,7 +790,10 @@ NOTES = """\
   throughput** pipelines the calls on one pipe after 1,000 warm-up calls. **Sessions**: 16
   connections run `initialize` + `notifications/initialized` as fast as they can; memory per
   session is the growth of resident memory over 1k and 10k idle sessions. **Memory under load**
-  reads resident memory after 10k and after 200k calls. **Fixture cost** is
+  reads resident memory after 10k and after 200k calls. **Tasks** (`bench/tasks.py`): a
+  2026-07-28 client that declares the tasks extension creates 10,000 tasks (`slow_compute`,
+  settling at once) on one stdio pipe of a server started with `--task-ttl 1`, waits out the
+  TTL, and creates 10,000 more; resident memory after each round, and per live task. **Fixture cost** is
   `Server()` + `start_http()` + `stop()` in this process, and the relay's spawn to its first
   answer.
 - Rounds are interleaved (the contender order rotates each round), so machine drift hits all
@@ -884,6 +908,16 @@ def bench_listen(sizes: Sizes, out: Results) -> None:
         out.add("listen_fanout_ms", "ours", figures["fanout_ms"])
 
 
+def bench_tasks(sizes: Sizes, out: Results) -> None:
+    """Many tasks created and expired on one server: KB per live task, and whether memory stays
+    bounded once they expire (`bench.tasks`)."""
+    for _ in range(sizes.rounds):
+        figures = tasks.measure(sizes.tasks)
+        out.add("tasks_kb_per_task", "ours", figures["kb_per_task"])
+        out.add("tasks_rss_first_mb", "ours", figures["rss_first_mb"])
+        out.add("tasks_rss_second_mb", "ours", figures["rss_second_mb"])
+
+
 BENCHMARKS: dict[str, Callable[[list[Contender], Sizes, Results], None]] = {
     "cold-start": bench_cold_start,
     "stdio": bench_stdio,
@@ -892,6 +926,7 @@ BENCHMARKS: dict[str, Callable[[list[Contender], Sizes, Results], None]] = {
     "memory": bench_memory,
     "fixture": lambda _cs, sizes, out: bench_fixture(sizes, out),
     "listen": lambda _cs, sizes, out: bench_listen(sizes, out),
+    "tasks": lambda _cs, sizes, out: bench_tasks(sizes, out),
 }
 NAMES = ("ours", "ours-tape", "ours-py", "reference", "python-sdk", "bare-axum")
 
