@@ -42,6 +42,8 @@ pub fn missing_capability(
         Some(ServerRequest::Elicit) if url_mode => &["elicitation", "elicitation.url"],
         Some(ServerRequest::Elicit) => &["elicitation"],
         Some(ServerRequest::ListRoots) => &["roots"],
+        // Only a client that declared tasks runs any (and answers for them).
+        Some(ServerRequest::GetTask | ServerRequest::TaskResult) => &["tasks"],
         None => &[],
     };
     let missing = needed.iter().copied().find(|c| !has(c));
@@ -279,12 +281,14 @@ impl RequestContext {
                 let requests: Vec<_> = asks
                     .iter()
                     .map(|a| {
-                        let method = ServerRequest::parse(&a.method).ok_or_else(|| {
-                            ErrorObject::invalid_params(format!(
-                                "{} is not a request a server can ask a client",
-                                a.method
-                            ))
-                        })?;
+                        let method = ServerRequest::parse(&a.method)
+                            .filter(|m| m.is_question())
+                            .ok_or_else(|| {
+                                ErrorObject::invalid_params(format!(
+                                    "{} is not a request a server can ask a client",
+                                    a.method
+                                ))
+                            })?;
                         Ok((a.key.clone(), method, a.params.clone()))
                     })
                     .collect::<Result<_, ErrorObject>>()?;
