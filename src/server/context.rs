@@ -254,7 +254,10 @@ impl RequestContext {
         }
         match task.era {
             TaskEra::Handshake => {
-                let message = task.state().status_message.clone();
+                let (was, message) = {
+                    let s = task.state();
+                    (s.status, s.status_message.clone())
+                };
                 task.set_status(Status::InputRequired, message.clone());
                 let related = serde_json::json!({ "taskId": &*task.id });
                 let each = asks.iter().map(|a| {
@@ -272,7 +275,10 @@ impl RequestContext {
                 });
                 let answers: Result<Vec<Value>, ErrorObject> =
                     futures::future::join_all(each).await.into_iter().collect();
-                if task.status() == Status::InputRequired {
+                // The ask undoes its own input_required. A work that had moved its task to
+                // input_required itself (in its own words) moves it back itself, as the
+                // reference's tools do ("Continuing with …"): no `working` in between.
+                if was != Status::InputRequired && task.status() == Status::InputRequired {
                     task.set_status(Status::Working, message);
                 }
                 answers

@@ -6,7 +6,7 @@
 //!   on a tool whose `execution.taskSupport` allows it (capability `tasks`). Tasks belong to
 //!   their session. `tasks/get`, `tasks/result` (blocks until the task settles, delivering the
 //!   task's queued requests on its stream), `tasks/list`, `tasks/cancel`;
-//!   `notifications/tasks/status` on every change. The work asks the client with real
+//!   `notifications/tasks/status` on every status update. The work asks the client with real
 //!   requests carrying `_meta["io.modelcontextprotocol/related-task"]`.
 //! - **Stateless era, 2026-07-28 (the `io.modelcontextprotocol/tasks` extension, SEP-2663).**
 //!   The server decides: a task-supporting tool called by a client whose request declares the
@@ -240,8 +240,15 @@ where
         task_allowed: false,
     };
     if handshake {
+        // Weak: a task outlives its session in the store until its TTL; it must not keep the
+        // session alive.
+        let weak = Arc::downgrade(&session);
+        task.announce_with(Box::new(move |t| {
+            if let Some(session) = weak.upgrade() {
+                announce(&session, t);
+            }
+        }));
         announce(&session, &task);
-        tokio::spawn(announce_changes(session, task.clone()));
     }
     let runner = task.clone();
     tokio::spawn(async move {
@@ -287,29 +294,4 @@ fn announce(session: &Session, task: &Task) {
         NotificationMethod::TaskStatus.as_str(),
         Some(params),
     ));
-}
-
-/// Announces every later change of status or status message until the task settles (the
-/// reference notifies on each).
-async fn announce_changes(session: Arc<Session>, task: Arc<Task>) {
-    let mut rx = task.subscribe();
-    let seen = |t: &Task| {
-        let s = t.state();
-        (s.status, s.status_message.clone())
-    };
-    let mut last = seen(&task);
-    loop {
-        tokio::select! {
-            changed = rx.changed() => if changed.is_err() { return },
-            () = session.closed.cancelled() => return,
-        }
-        let now = seen(&task);
-        if now != last {
-            announce(&session, &task);
-            last = now;
-        }
-        if last.0.is_terminal() {
-            return;
-        }
-    }
 }
