@@ -103,7 +103,7 @@ pub fn hooks(registry: &mut Registry, options: &Options) {
                 .registry()
                 .tools
                 .values()
-                .filter(|t| t.requires.is_some() && t.visible_to(&capabilities))
+                .filter(|t| !t.requires.is_empty() && t.visible_to(&capabilities, true))
                 .count();
             for _ in 0..visible {
                 session.sink.send(&Message::notification(
