@@ -368,13 +368,10 @@ def test_ambiguous_research_asks_on_the_tasks_result_stream_over_http(http_serve
     task_id = created["result"]["task"]["taskId"]
     assert created["result"]["task"]["statusMessage"] == GATHERING
     # The call's stream is over: the question waits in the task until a tasks/result stream opens.
-    deadline = time.monotonic() + WAIT
-    while True:
-        got, _ = h.exchange(rpc(2, "tasks/get", {"taskId": task_id}))
-        if got["result"]["status"] == "input_required":
-            break
-        assert time.monotonic() < deadline, got
-        time.sleep(0.01)
+    queued = http_server.traffic.wait_for("elicitation/create", timeout=WAIT)
+    assert queued.dir == "out"
+    got, _ = h.exchange(rpc(2, "tasks/get", {"taskId": task_id}))
+    assert got["result"]["status"] == "input_required"
     assert got["result"]["statusMessage"] == 'Found multiple interpretations for "rust". Requesting clarification...'
     answer, asked = clarify_with({"result": {"action": "accept", "content": {"interpretation": "historical"}}})
     result, before = h.exchange(rpc(3, "tasks/result", {"taskId": task_id}), answer)
