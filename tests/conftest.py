@@ -30,8 +30,10 @@ EVERYTHING_TOOLS = [
     "toggle-simulated-logging",
     "toggle-subscriber-updates",
     "trigger-long-running-operation",
+    "simulate-research-query",
 ]
-"""The reference's 12 always-visible tools, in its order (what a client without capabilities sees)."""
+"""The reference's 13 always-visible tools, in its order (what a client without capabilities sees):
+the 12 static ones, then the research task it registers after `initialized`."""
 
 
 STATELESS = "2026-07-28"
@@ -58,6 +60,10 @@ class StdioServer:
     """A server subprocess; lines are written raw and read back with a timeout."""
 
     def __init__(self, *args: str) -> None:
+        catalogs = args[args.index("--catalog") + 1].split(",") if "--catalog" in args else ["everything"]
+        self.announces_tools = "everything" in catalogs
+        """Whether `notifications/initialized` is followed by a `tools/list_changed`: the
+        `everything` catalog announces `simulate-research-query` then, as the reference does."""
         self.proc = subprocess.Popen(
             [*SERVER_CMD, *args],
             stdin=subprocess.PIPE,
@@ -95,8 +101,12 @@ class StdioServer:
         return self.recv()
 
     def initialize(self, version: str = "2025-11-25") -> Any:
+        """The handshake, with no client capabilities; the `tools/list_changed` that follows it
+        (see `announces_tools`) is read, so the next frame is the answer to what comes next."""
         result = self.request(0, "initialize", init_params(version))
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        if self.announces_tools:
+            assert self.recv() == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
         return result
 
     def close_stdin(self) -> None:

@@ -115,23 +115,28 @@ async def test_tool_lists_depend_on_client_capabilities(transport: str, http_ser
         async with connect(transport, peer, http_server.http_url or "") as client:
             tools = (await client.list_tools()).tools
             names = [t.name for t in tools]
-            assert names[: len(STATIC_TOOLS)] == STATIC_TOOLS
-            assert set(names[len(STATIC_TOOLS) :]) <= {
+            gated = [
                 "get-roots-list",
                 "trigger-elicitation-request",
                 "trigger-url-elicitation",
                 "trigger-sampling-request",
-            }
+            ]
+            # The gated tools come before the research task, as the reference registers them.
+            assert names[: len(STATIC_TOOLS) - 1] == STATIC_TOOLS[:-1]
+            assert names[-1] == "simulate-research-query"
+            assert [n for n in names if n not in gated] == STATIC_TOOLS
             assert {"get-roots-list", "trigger-elicitation-request", "trigger-sampling-request"} <= set(names)
 
-            # One list_changed per capability-gated tool (over HTTP they travel on the standalone
-            # stream, which may deliver them after the tools/list answer).
+            # One list_changed per tool the reference registers after `initialized` (the gated ones
+            # and the research task; over HTTP they travel on the standalone stream, which may
+            # deliver them after the tools/list answer).
             def changed() -> int:
                 return len([n for n in peer.notifications if method_of(n) == "notifications/tools/list_changed"])
 
-            while changed() < len(names) - len(STATIC_TOOLS):
+            late = len(names) - len(STATIC_TOOLS) + 1
+            while changed() < late:
                 await anyio.sleep(0.01)
-            assert changed() == len(names) - len(STATIC_TOOLS)
+            assert changed() == late
             echo = tools[0]
             assert (echo.title, echo.description) == ("Echo Tool", "Echoes back the input string")
             assert echo.annotations is not None and echo.annotations.read_only_hint is True
@@ -385,6 +390,7 @@ def test_url_elicitation_error_path_then_request_path() -> None:
         conn.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         assert recv()["method"] == "notifications/tools/list_changed"  # trigger-elicitation-request
         assert recv()["method"] == "notifications/tools/list_changed"  # trigger-url-elicitation
+        assert recv()["method"] == "notifications/tools/list_changed"  # simulate-research-query
         args = {"url": "https://example.com/auth", "elicitationId": "e-1", "errorPath": True}
         rpc(1, "tools/call", {"name": "trigger-url-elicitation", "arguments": args})
         error = recv()["error"]

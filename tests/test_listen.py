@@ -122,6 +122,8 @@ def test_listen_is_unknown_in_the_handshake_era_in_process() -> None:
         assert json.loads(conn.recv(WAIT) or "")["id"] == 0
         conn.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         conn.send(json.dumps(LISTEN_1))
+        # The catalog announces simulate-research-query after `initialized`, as the reference.
+        assert json.loads(conn.recv(WAIT) or "")["method"] == "notifications/tools/list_changed"
         assert json.loads(conn.recv(WAIT) or "")["error"]["code"] == -32601
 
 

@@ -37,6 +37,7 @@ def test_record_file_survives_sigterm(tmp_path: Path) -> None:
         ("in", "request", "initialize", 0),
         ("out", "response", "initialize", 0),
         ("in", "notification", "notifications/initialized", None),
+        ("out", "notification", "notifications/tools/list_changed", None),  # simulate-research-query
         ("in", "request", "tools/call", 1),
         ("out", "response", "tools/call", 1),
         ("in", "invalid", None, None),
@@ -47,7 +48,7 @@ def test_record_file_survives_sigterm(tmp_path: Path) -> None:
     # The whole connection is of the revision its initialize negotiated, even a garbage frame.
     assert {(r.era, r.revision) for r in records} == {("handshake", "2025-11-25")}
     assert len({r.conn for r in records}) == 1
-    call, answer, garbage = records[3], records[4], records[5]
+    call, answer, garbage = records[4], records[5], records[6]
     assert call.raw == json.dumps(
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "rec"}}}
     )

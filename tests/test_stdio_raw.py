@@ -232,7 +232,10 @@ def test_piped_requests_are_answered_before_exit() -> None:
         timeout=WAIT,
         check=True,
     )
-    replies = [json.loads(line) for line in out.stdout.splitlines()]
+    frames = [json.loads(line) for line in out.stdout.splitlines()]
+    # Besides the answers: the `tools/list_changed` for simulate-research-query (as the reference).
+    assert [f["method"] for f in frames if "id" not in f] == ["notifications/tools/list_changed"]
+    replies = [f for f in frames if "id" in f]
     assert [r["id"] for r in replies] == [0, 1]
     assert replies[1]["result"]["content"][0]["text"] == "The sum of 1 and 2 is 3."
     assert out.stderr == ""

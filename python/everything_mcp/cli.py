@@ -172,7 +172,8 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
         "--tick-ms",
         metavar="MS",
         type=_count,
-        help="interval of every periodic catalog timer, instead of the reference's 5-15 s",
+        help="interval of every periodic catalog timer (and of the everything catalog's task stages and"
+        " polls), instead of the reference's 1-15 s",
     )
     p.add_argument(
         "--update-delay",

@@ -80,7 +80,8 @@ class Server:
             without ``title`` reports no title).
         worker_threads: threads of the server's runtime.
         tick: seconds between the ticks of every periodic catalog timer (simulated logs,
-            subscription updates, roots sync) instead of the reference's 5-15 s.
+            subscription updates, roots sync, the research task's stages, the async tools'
+            polls) instead of the reference's 1-15 s.
         update_delay: ``review-lab``: seconds from a subscription to the resource's update.
         send_list_changed: ``review-lab``: also send ``resources/list_changed`` with it.
         expose_env: ``get-env``/``printEnv`` show secret-looking variables (names with TOKEN,

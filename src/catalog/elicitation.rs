@@ -33,8 +33,9 @@ pub fn form() -> Value {
     })
 }
 
-/// JavaScript truthiness of an optional JSON value.
-fn truthy(v: Option<&Value>) -> bool {
+/// JavaScript truthiness of an optional JSON value (the reference tests its answers' fields
+/// with `if (value)`).
+pub fn truthy(v: Option<&Value>) -> bool {
     match v {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,

@@ -32,7 +32,8 @@ pub struct Options {
     /// `get-env` / `printEnv` show secret-looking variables instead of `<redacted>`.
     pub expose_env: bool,
     /// When set, every periodic timer of the catalogs (simulated logs, subscription updates,
-    /// roots sync) uses this interval instead of the reference's 5–15 s, so tests need not wait.
+    /// roots sync, `simulate-research-query`'s stages, the `*-async` tools' polls) uses this
+    /// interval instead of the reference's 1–15 s, so tests need not wait.
     pub tick: Option<Duration>,
     /// `review-lab`: how long after a subscription the watched resource changes
     /// (`MCP_TEST_UPDATE_DELAY_SECONDS` in the reference lab).

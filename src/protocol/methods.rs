@@ -169,6 +169,21 @@ method_names! {
         Elicit = "elicitation/create",
         /// Asks the client for its roots.
         ListRoots = "roots/list",
+        /// Handshake era: polls a task the client runs (it answered a task-augmented
+        /// `sampling/createMessage` or `elicitation/create` with a `CreateTaskResult`). A
+        /// client sends the same method to a server: tasks go both ways.
+        GetTask = "tasks/get",
+        /// Handshake era: the outcome of a task the client runs (see [`ServerRequest::GetTask`]).
+        TaskResult = "tasks/result",
+    }
+}
+
+impl ServerRequest {
+    /// Whether a server may ask this as a question for the client to answer (an input request
+    /// of a stateless request or task): sampling, elicitation and roots are; polling the
+    /// client's own tasks is not, it only exists where the server can send requests.
+    pub const fn is_question(self) -> bool {
+        matches!(self, Self::CreateMessage | Self::Elicit | Self::ListRoots)
     }
 }
 
@@ -203,7 +218,7 @@ method_names! {
     }
 }
 
-/// Every method name above.
+/// Every method name above (a name used both ways, as `tasks/get`, comes once per direction).
 pub fn all() -> impl Iterator<Item = &'static str> {
     let client = ClientRequest::ALL.iter().map(|m| m.as_str());
     let server = ServerRequest::ALL.iter().map(|m| m.as_str());
@@ -232,8 +247,24 @@ mod tests {
 
     #[test]
     fn names_are_unique() {
-        let names: Vec<_> = all().collect();
-        let unique: std::collections::HashSet<_> = names.iter().collect();
-        assert_eq!(names.len(), unique.len());
+        use std::collections::HashSet;
+        let client: Vec<_> = ClientRequest::ALL.iter().map(|m| m.as_str()).collect();
+        let server: Vec<_> = ServerRequest::ALL.iter().map(|m| m.as_str()).collect();
+        let notes: Vec<_> = NotificationMethod::ALL.iter().map(|m| m.as_str()).collect();
+        // Unique within each direction.
+        for names in [&client, &server, &notes] {
+            let unique: HashSet<_> = names.iter().collect();
+            assert_eq!(names.len(), unique.len(), "{names:?}");
+        }
+        // Only the tasks methods are requested both ways (a task runs on either side), and no
+        // request shares a name with a notification.
+        let client: HashSet<_> = client.into_iter().collect();
+        let server: HashSet<_> = server.into_iter().collect();
+        let mut both: Vec<_> = client.intersection(&server).copied().collect();
+        both.sort_unstable();
+        assert_eq!(both, ["tasks/get", "tasks/result"]);
+        assert!(notes
+            .iter()
+            .all(|n| !client.contains(n) && !server.contains(n)));
     }
 }

@@ -42,6 +42,8 @@ pub fn missing_capability(
         Some(ServerRequest::Elicit) if url_mode => &["elicitation", "elicitation.url"],
         Some(ServerRequest::Elicit) => &["elicitation"],
         Some(ServerRequest::ListRoots) => &["roots"],
+        // Only a client that declared tasks runs any (and answers for them).
+        Some(ServerRequest::GetTask | ServerRequest::TaskResult) => &["tasks"],
         None => &[],
     };
     let missing = needed.iter().copied().find(|c| !has(c));
@@ -252,7 +254,10 @@ impl RequestContext {
         }
         match task.era {
             TaskEra::Handshake => {
-                let message = task.state().status_message.clone();
+                let (was, message) = {
+                    let s = task.state();
+                    (s.status, s.status_message.clone())
+                };
                 task.set_status(Status::InputRequired, message.clone());
                 let related = serde_json::json!({ "taskId": &*task.id });
                 let each = asks.iter().map(|a| {
@@ -270,7 +275,10 @@ impl RequestContext {
                 });
                 let answers: Result<Vec<Value>, ErrorObject> =
                     futures::future::join_all(each).await.into_iter().collect();
-                if task.status() == Status::InputRequired {
+                // The ask undoes its own input_required. A work that had moved its task to
+                // input_required itself (in its own words) moves it back itself, as the
+                // reference's tools do ("Continuing with …"): no `working` in between.
+                if was != Status::InputRequired && task.status() == Status::InputRequired {
                     task.set_status(Status::Working, message);
                 }
                 answers
@@ -279,12 +287,14 @@ impl RequestContext {
                 let requests: Vec<_> = asks
                     .iter()
                     .map(|a| {
-                        let method = ServerRequest::parse(&a.method).ok_or_else(|| {
-                            ErrorObject::invalid_params(format!(
-                                "{} is not a request a server can ask a client",
-                                a.method
-                            ))
-                        })?;
+                        let method = ServerRequest::parse(&a.method)
+                            .filter(|m| m.is_question())
+                            .ok_or_else(|| {
+                                ErrorObject::invalid_params(format!(
+                                    "{} is not a request a server can ask a client",
+                                    a.method
+                                ))
+                            })?;
                         Ok((a.key.clone(), method, a.params.clone()))
                     })
                     .collect::<Result<_, ErrorObject>>()?;

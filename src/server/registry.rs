@@ -28,9 +28,13 @@ pub struct Tool {
     pub validator: Arc<jsonschema::Validator>,
     /// What runs on `tools/call`.
     pub handler: ToolFn,
-    /// A client capability (dotted path, e.g. `"sampling"`, `"elicitation.url"`) a session
-    /// must have declared to see and call this tool; `None`: every session.
-    pub requires: Option<Arc<str>>,
+    /// The client capabilities (dotted paths, e.g. `"sampling"`, `"elicitation.url"`) a
+    /// session must all have declared to see and call this tool; empty: every session.
+    pub requires: Vec<Arc<str>>,
+    /// Set for a tool that needs what only the handshake era has (a session the server can
+    /// send requests on outside any input round, e.g. to poll a task the client runs): a
+    /// stateless request neither sees nor calls it, whatever its capabilities say.
+    pub handshake_only: bool,
     /// `execution.taskSupport`, read once from the definition: whether a call may (or must)
     /// run as a task.
     pub task_support: super::tasks::TaskSupport,
@@ -41,9 +45,16 @@ pub struct Tool {
 }
 
 impl Tool {
-    /// Shows (and serves) the tool only to sessions whose client declared `capability`.
+    /// Shows (and serves) the tool only to sessions whose client declared `capability` (and
+    /// every capability required before: the calls add up).
     pub fn requiring(mut self, capability: &str) -> Self {
-        self.requires = Some(capability.into());
+        self.requires.push(capability.into());
+        self
+    }
+
+    /// Shows (and serves) the tool only in the handshake era (see [`Tool::handshake_only`]).
+    pub fn in_handshake_era_only(mut self) -> Self {
+        self.handshake_only = true;
         self
     }
 
@@ -53,13 +64,14 @@ impl Tool {
         self
     }
 
-    /// Whether a client with these `capabilities` sees the tool.
-    pub fn visible_to(&self, capabilities: &Value) -> bool {
-        self.requires.as_deref().is_none_or(|path| {
-            path.split('.')
-                .try_fold(capabilities, |v, key| v.get(key))
-                .is_some()
-        })
+    /// Whether a client with these `capabilities` sees the tool, in the era `handshake` says.
+    pub fn visible_to(&self, capabilities: &Value, handshake: bool) -> bool {
+        (handshake || !self.handshake_only)
+            && self.requires.iter().all(|path| {
+                path.split('.')
+                    .try_fold(capabilities, |v, key| v.get(key))
+                    .is_some()
+            })
     }
 
     /// Builds a tool from its definition (which must have a string `name` and an object
@@ -86,7 +98,8 @@ impl Tool {
             definition,
             validator: Arc::new(validator),
             handler,
-            requires: None,
+            requires: Vec::new(),
+            handshake_only: false,
             starts_own_task: false,
         })
     }

@@ -1,8 +1,9 @@
 //! The tools a session sees only when its client declared a capability — `get-roots-list`
 //! (roots), `trigger-elicitation-request` (elicitation), `trigger-url-elicitation`
 //! (elicitation.url), `trigger-sampling-request` (sampling) — and the hooks that go with them:
-//! one `notifications/tools/list_changed` per such tool after `initialized` (as the reference
-//! registers them then), and the roots sync (350 ms after `initialized`, and again on
+//! one `notifications/tools/list_changed` per tool the reference registers after `initialized`
+//! (these, `simulate-research-query` and the `*-async` tools) that the session sees, and the
+//! roots sync (350 ms after `initialized`, and again on
 //! `notifications/roots/list_changed`). Like every server → client request made while serving a
 //! client request, `get-roots-list`'s own `roots/list` goes on that request's stream; only the
 //! background sync uses the session's stream.
@@ -92,18 +93,19 @@ async fn sync_roots(session: Arc<Session>) {
     }
 }
 
-/// After `initialized`: announce the capability-gated tools this client sees, and sync roots.
-pub fn hooks(registry: &mut Registry, options: &Options) {
+/// After `initialized`: announce the tools of `announced` (those the reference registers
+/// then) this client sees, and sync roots.
+pub fn hooks(registry: &mut Registry, options: &Options, announced: Vec<String>) {
     let delay = options.tick(Duration::from_millis(350));
     registry
         .on_initialized
         .push(Arc::new(move |server, session| {
             let capabilities = session.read(|s| s.client_capabilities.clone());
-            let visible = server
-                .registry()
-                .tools
-                .values()
-                .filter(|t| t.requires.is_some() && t.visible_to(&capabilities))
+            let registry = server.registry();
+            let visible = announced
+                .iter()
+                .filter_map(|name| registry.tools.get(name))
+                .filter(|t| t.visible_to(&capabilities, true))
                 .count();
             for _ in 0..visible {
                 session.sink.send(&Message::notification(

@@ -3,8 +3,10 @@
 //! timers (`timers.rs`), `demo://` resources, templates, prompts and completions
 //! (`resources.rs`), with the reference's names, schemas, annotations and texts.
 
+mod client_tasks;
 mod client_tools;
 mod fetch;
+mod research;
 mod resources;
 mod timers;
 mod tools;
@@ -25,15 +27,19 @@ pub const TINY_IMAGE: &str = "iVBORw0KGgoAAAANSUhEUgAAABQAAAAUCAYAAACNiR0NAAAAKk
 /// The server instructions of this catalog (our text, with the reference's easter egg).
 pub const INSTRUCTIONS: &str = include_str!("docs/instructions.md");
 
-/// Registers this catalog, in the reference's `tools/list` order.
+/// Registers this catalog, in the reference's `tools/list` order: the static tools, then those
+/// the reference registers once the client is initialized (the capability-gated ones, the
+/// research task, the client-hosted task demos).
 pub fn load(registry: &mut Registry, options: &Options) -> Result<(), Error> {
-    let mut all: Vec<Tool> = tools::static_tools(options)?;
-    all.extend(client_tools::tools()?);
-    for tool in all {
+    let mut late: Vec<Tool> = client_tools::tools()?;
+    late.push(research::simulate_research_query(options)?);
+    late.extend(client_tasks::tools(options)?);
+    let announced: Vec<String> = late.iter().map(|t| t.name().to_string()).collect();
+    for tool in tools::static_tools(options)?.into_iter().chain(late) {
         registry.tools.insert(tool.name().to_string(), tool);
     }
     resources::load(registry)?;
-    client_tools::hooks(registry, options);
+    client_tools::hooks(registry, options, announced);
     registry
         .instructions
         .get_or_insert_with(|| INSTRUCTIONS.to_string());

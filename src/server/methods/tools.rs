@@ -19,10 +19,11 @@ pub fn list(
 ) -> Result<Value, ErrorObject> {
     let registry = server.registry();
     let capabilities = ctx.client_capabilities();
+    let handshake = ctx.revision.has_handshake();
     let visible: Vec<_> = registry
         .tools
         .values()
-        .filter(|t| t.visible_to(&capabilities))
+        .filter(|t| t.visible_to(&capabilities, handshake))
         .map(|t| &t.definition)
         .collect();
     list_page(
@@ -52,7 +53,7 @@ pub async fn call(
     let tool = registry
         .tools
         .get(name)
-        .filter(|t| t.visible_to(&capabilities));
+        .filter(|t| t.visible_to(&capabilities, ctx.revision.has_handshake()));
     let Some(tool) = tool else {
         return Err(match registry.dialect {
             Some(d) => (d.unknown_tool)(name),

@@ -6,7 +6,7 @@
 //!   on a tool whose `execution.taskSupport` allows it (capability `tasks`). Tasks belong to
 //!   their session. `tasks/get`, `tasks/result` (blocks until the task settles, delivering the
 //!   task's queued requests on its stream), `tasks/list`, `tasks/cancel`;
-//!   `notifications/tasks/status` on every change. The work asks the client with real
+//!   `notifications/tasks/status` on every status update. The work asks the client with real
 //!   requests carrying `_meta["io.modelcontextprotocol/related-task"]`.
 //! - **Stateless era, 2026-07-28 (the `io.modelcontextprotocol/tasks` extension, SEP-2663).**
 //!   The server decides: a task-supporting tool called by a client whose request declares the
@@ -241,17 +241,27 @@ where
         task_allowed: false,
     };
     if handshake {
-        // Subscribed and read before the work starts, so no change can slip between them.
-        let changes = task.subscribe();
-        let now = announced(&task);
+        // Weak: a task outlives its session in the store until its TTL; it must not keep the
+        // session alive.
+        let weak = Arc::downgrade(&session);
+        task.announce_with(Box::new(move |t| {
+            if let Some(session) = weak.upgrade() {
+                announce(&session, t);
+            }
+        }));
         announce(&session, &task);
-        tokio::spawn(announce_changes(session, task.clone(), changes, now));
     } else {
-        tokio::spawn(broadcast_changes(
-            server.clone(),
-            task.clone(),
-            task.subscribe(),
-        ));
+        // The listen streams that name this task hear of every update (weak: a task must not
+        // keep the server alive).
+        let weak = Arc::downgrade(&server);
+        task.announce_with(Box::new(move |t| {
+            if let Some(server) = weak.upgrade() {
+                let detailed = wire::detailed(t);
+                server
+                    .listeners
+                    .broadcast(super::listen::Event::Task(&t.id, &detailed));
+            }
+        }));
     }
     let runner = task.clone();
     tokio::spawn(async move {
@@ -297,52 +307,4 @@ fn announce(session: &Session, task: &Task) {
         NotificationMethod::TaskStatus.as_str(),
         Some(params),
     ));
-}
-
-/// Tells the listen streams that asked for this (stateless) task (`notifications.taskIds`) of
-/// every change, with the task as `tasks/get` would show it then, until it settles.
-async fn broadcast_changes(
-    server: Arc<super::Server>,
-    task: Arc<Task>,
-    mut rx: tokio::sync::watch::Receiver<u64>,
-) {
-    while rx.changed().await.is_ok() {
-        let detailed = wire::detailed(&task);
-        server
-            .listeners
-            .broadcast(super::listen::Event::Task(&task.id, &detailed));
-        if task.status().is_terminal() {
-            return;
-        }
-    }
-}
-
-/// What a status notification tells: the status and its message.
-fn announced(task: &Task) -> (Status, Option<String>) {
-    let s = task.state();
-    (s.status, s.status_message.clone())
-}
-
-/// Announces every later change of status or status message until the task settles (the
-/// reference notifies on each). `last` is what was announced when `rx` subscribed.
-async fn announce_changes(
-    session: Arc<Session>,
-    task: Arc<Task>,
-    mut rx: tokio::sync::watch::Receiver<u64>,
-    mut last: (Status, Option<String>),
-) {
-    loop {
-        tokio::select! {
-            changed = rx.changed() => if changed.is_err() { return },
-            () = session.closed.cancelled() => return,
-        }
-        let now = announced(&task);
-        if now != last {
-            announce(&session, &task);
-            last = now;
-        }
-        if last.0.is_terminal() {
-            return;
-        }
-    }
 }

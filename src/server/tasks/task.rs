@@ -8,7 +8,7 @@ use crate::jsonrpc::ErrorObject;
 use crate::protocol::methods::ServerRequest;
 use indexmap::IndexMap;
 use serde_json::{json, Value};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
@@ -116,9 +116,18 @@ pub struct Task {
     pub mailbox: Mailbox,
     /// The changing part.
     state: Mutex<TaskState>,
-    /// Bumped on every change, so waiters (`tasks/result`, gates, notifications) wake.
+    /// Bumped on every change, so waiters (`tasks/result`, gates) wake.
     changed: watch::Sender<u64>,
+    /// Called after every applied update (set once by the runner: the handshake era's
+    /// `notifications/tasks/status`). Called in place rather than from a watcher of
+    /// [`Task::subscribe`], which coalesces: the reference notifies on each update, at the
+    /// moment it happens, so a status that lasts an instant is still announced, and before a
+    /// request the work sends next.
+    announcer: OnceLock<Announcer>,
 }
+
+/// What [`Task::announce_with`] installs.
+pub type Announcer = Box<dyn Fn(&Task) + Send + Sync>;
 
 /// An ISO 8601 timestamp of now, with milliseconds (as the reference writes them).
 pub fn now_iso() -> String {
@@ -161,7 +170,14 @@ impl Task {
                 expires_at: Instant::now() + ttl,
             }),
             changed: watch::Sender::new(0),
+            announcer: OnceLock::new(),
         }
+    }
+
+    /// Has `announcer` called after every applied update from now on (the first one set
+    /// stays).
+    pub fn announce_with(&self, announcer: Announcer) {
+        let _ = self.announcer.set(announcer);
     }
 
     /// The state under its lock.
@@ -180,7 +196,8 @@ impl Task {
     }
 
     /// Applies `change` unless the task is terminal; returns whether it applied. Wakes the
-    /// waiters.
+    /// waiters and announces the task (see [`Task::announce_with`]), even when `change`
+    /// changed nothing visible: an update is news in itself, as in the reference.
     pub fn update(&self, change: impl FnOnce(&mut TaskState)) -> bool {
         {
             let mut s = self.state();
@@ -197,6 +214,9 @@ impl Task {
             }
         }
         self.changed.send_modify(|n| *n += 1);
+        if let Some(announce) = self.announcer.get() {
+            announce(self);
+        }
         true
     }
 
