@@ -6,6 +6,10 @@ use serde_json::{json, Map, Value};
 /// The tasks extension's identifier (SEP-2663).
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
+/// The `_meta` key tying a message to its task (handshake era, SEP-1686): here, below the
+/// server, because the traffic recorder reads it too (a record's `task`).
+pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
 /// The server's capabilities for `revision`.
 ///
 /// Everything the registry can hold is always declared (`listChanged: true` because tools,
