@@ -477,6 +477,23 @@ impl Server {
         )
     }
 
+    /// Opens the test gate of `tool` (or returns the one open): from now on a task started for
+    /// that tool is held for the test instead of running the handler.
+    fn task_gate(&self, tool: &str) -> PyResult<super::tasks::TaskGate> {
+        self.ensure_running()?;
+        Ok(super::tasks::TaskGate::open(
+            self.core.clone(),
+            tool,
+            self.handle.clone(),
+        ))
+    }
+
+    /// The live tasks, oldest first, as a JSON array (see `tasks::info`).
+    fn tasks(&self) -> String {
+        let all = self.core.tasks.all();
+        serde_json::Value::Array(all.iter().map(|t| super::tasks::info(t)).collect()).to_string()
+    }
+
     /// Names of the registered tools, in `tools/list` order.
     fn tool_names(&self) -> Vec<String> {
         self.core.registry().tools.keys().cloned().collect()
