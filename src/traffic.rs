@@ -834,6 +834,65 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    #[test]
+    fn task_frames_name_their_task() {
+        let of = |kind, method, msg: Value| task_of(kind, method, &msg).map(str::to_owned);
+        let t = Some("t1".to_string());
+        let related = json!({ "io.modelcontextprotocol/related-task": { "taskId": "t1" } });
+        assert_eq!(
+            of(
+                Kind::Request,
+                Some("tasks/get"),
+                json!({ "params": { "taskId": "t1" } })
+            ),
+            t
+        );
+        let status = json!({ "params": { "taskId": "t1", "status": "working" } });
+        assert_eq!(
+            of(
+                Kind::Notification,
+                Some("notifications/tasks/status"),
+                status
+            ),
+            t
+        );
+        let ask = json!({ "params": { "message": "?", "_meta": related } });
+        assert_eq!(of(Kind::Request, Some("elicitation/create"), ask), t);
+        let created = json!({ "result": { "task": { "taskId": "t1" } } });
+        assert_eq!(of(Kind::Response, Some("tools/call"), created), t);
+        let flat = json!({ "result": { "resultType": "task", "taskId": "t1" } });
+        assert_eq!(of(Kind::Response, Some("tools/call"), flat), t);
+        let result = json!({ "result": { "content": [], "_meta": related } });
+        assert_eq!(of(Kind::Response, Some("tasks/result"), result), t);
+        // Not about a task: a tool's own `taskId` argument or output is not a mark.
+        let args = json!({ "params": { "name": "x", "arguments": { "taskId": "t1" } } });
+        assert_eq!(of(Kind::Request, Some("tools/call"), args), None);
+        let output = json!({ "result": { "taskId": "t1", "content": [] } });
+        assert_eq!(of(Kind::Response, Some("tools/call"), output), None);
+    }
+
+    #[test]
+    fn a_tasks_request_marks_its_answer() {
+        let r = Recorder::new(None, None).unwrap();
+        let ask = r#"{"jsonrpc":"2.0","id":7,"method":"tasks/update","params":{"taskId":"t9","inputResponses":{}}}"#;
+        let request = parsed(Kind::Request, Some("tasks/update"), Some(7));
+        r.record(&meta(Direction::In), ask, request);
+        let answer = r#"{"jsonrpc":"2.0","id":7,"result":{}}"#;
+        r.record(
+            &meta(Direction::Out),
+            answer,
+            parsed(Kind::Response, None, Some(7)),
+        );
+        let written: Vec<Value> = r
+            .since(0)
+            .iter()
+            .map(|rec| serde_json::from_str(&rec.to_json()).unwrap())
+            .collect();
+        assert_eq!(written[0]["task"], "t9");
+        assert_eq!(written[1]["task"], "t9");
+        assert_eq!(written[1]["method"], "tasks/update");
+    }
+
     fn meta(dir: Direction) -> FrameMeta {
         FrameMeta {
             dir,

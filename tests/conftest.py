@@ -57,9 +57,10 @@ def init_params(version: str = "2025-11-25") -> dict[str, Any]:
 class StdioServer:
     """A server subprocess; lines are written raw and read back with a timeout."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, command: list[str] | None = None) -> None:
+        """``python -m everything_mcp *args``, or ``command`` (e.g. ``srv.stdio_command``)."""
         self.proc = subprocess.Popen(
-            [*SERVER_CMD, *args],
+            command or [*SERVER_CMD, *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -228,6 +228,8 @@ class Server:
         """Open (or reuse) the test gate of `tool`: its tasks are held for the test."""
     def tasks(self) -> str:
         """The live tasks, oldest first, as a JSON array."""
+    def wait_task(self, id: str, statuses: list[str], timeout: float) -> bool:
+        """Wait until task `id` has one of `statuses` (any terminal one when empty)."""
     def stop(self) -> None:
         """Stop every connection and the runtime; idempotent."""
     def __enter__(self) -> Server: ...

@@ -277,6 +277,22 @@ class Server:
 
         return task_infos(self._core.tasks())
 
+    def wait_task(self, task_id: str, *statuses: str, timeout: float = 5.0) -> TaskInfo:
+        """Wait until the task ``task_id`` has one of ``statuses`` (any terminal one when none is
+        given), e.g. ``srv.wait_task(tid, "input_required")`` once a tool run as a task asked the
+        client; returns it then. Raises ``TimeoutError`` (an unknown task never gets there)."""
+        if not self._core.wait_task(task_id, list(statuses), timeout):
+            now = next((t.status for t in self.tasks if t.id == task_id), "unknown")
+            want = " or ".join(statuses) or "an end"
+            raise TimeoutError(f"task {task_id} did not reach {want} within {timeout} s: {now}")
+        return next(t for t in self.tasks if t.id == task_id)
+
+    async def await_task(self, task_id: str, *statuses: str, timeout: float = 5.0) -> TaskInfo:
+        """:meth:`wait_task` for async tests (asyncio or trio, through anyio)."""
+        import anyio
+
+        return await anyio.to_thread.run_sync(lambda: self.wait_task(task_id, *statuses, timeout=timeout))
+
     def task_gate(self, tool: str) -> TaskGate:
         """Hold the tasks of ``tool`` for the test to move: from now on a task started for it
         does not run its handler but waits, ``working``, until the test sets its status, asks

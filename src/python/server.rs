@@ -494,6 +494,32 @@ impl Server {
         serde_json::Value::Array(all.iter().map(|t| super::tasks::info(t)).collect()).to_string()
     }
 
+    /// Waits (GIL released, interruptible) until the task `id` has one of `statuses` (any
+    /// terminal one when empty), at most `timeout` seconds; returns whether it got there (an
+    /// unknown task never does).
+    fn wait_task(
+        &self,
+        py: Python<'_>,
+        id: &str,
+        statuses: Vec<String>,
+        timeout: f64,
+    ) -> PyResult<bool> {
+        let Some(task) = self.core.tasks.all().into_iter().find(|t| &*t.id == id) else {
+            return Ok(false);
+        };
+        let reached = super::tasks::reach(task, statuses);
+        Ok(matches!(
+            run_interruptibly(
+                py,
+                &self.handle,
+                Some(deadline_after(timeout)),
+                None,
+                reached
+            )?,
+            Waited::Done(())
+        ))
+    }
+
     /// Names of the registered tools, in `tools/list` order.
     fn tool_names(&self) -> Vec<String> {
         self.core.registry().tools.keys().cloned().collect()

@@ -369,7 +369,7 @@ impl GatedTask {
 }
 
 /// Resolves when `task`'s status is one of `statuses` (any terminal one when empty).
-async fn reach(task: Arc<Task>, statuses: Vec<String>) {
+pub async fn reach(task: Arc<Task>, statuses: Vec<String>) {
     let mut rx = task.subscribe();
     loop {
         let now = task.status();
