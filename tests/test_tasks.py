@@ -14,7 +14,7 @@ import anyio
 import httpx
 import pytest
 
-from everything_mcp import Context, RpcError, Server, TaskEnded, TaskInfo
+from everything_mcp import ClientError, Context, GatedTask, RpcError, Server, TaskEnded, TaskInfo
 
 from conftest import WAIT, StdioServer, envelope, init_params
 
@@ -414,6 +414,20 @@ async def test_a_gate_in_the_stateless_era_with_the_async_twins(srv: Server) -> 
             gate.complete({"rows": 3})
             got = (await rpc("tasks/get", {"taskId": tid}))["result"]
             assert got["status"] == "completed" and got["result"]["structuredContent"] == {"rows": 3}
+
+            # A task the client cancels while the test waits for its input: the wait ends.
+            tid = (await rpc("tools/call", {"name": "report", "arguments": {}}))["result"]["taskId"]
+            task = await gate.anext_task()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(cancel_when_asked, task, rpc, tid)
+                with pytest.raises(ClientError, match="ended"):
+                    await task.arequire_input("Still there?")
+            assert (await task.await_for()).status == "cancelled"
+
+
+async def cancel_when_asked(task: GatedTask, rpc: Any, tid: str) -> None:
+    await task.await_for("input_required")
+    assert "result" in await rpc("tasks/cancel", {"taskId": tid})
 
 
 def test_a_gate_without_a_task_times_out_and_a_timeout_is_bounded(srv: Server) -> None:

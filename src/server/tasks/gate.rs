@@ -45,9 +45,15 @@ pub struct Held {
 pub struct Ended;
 
 impl Held {
-    /// Sends `command`; `Err(Ended)` when the task no longer listens (settled, cancelled).
+    /// Whether the task no longer listens: it settled, was cancelled, or its work was stopped
+    /// (its session ended, which stops the work without a final status).
+    pub fn ended(&self) -> bool {
+        self.task.status().is_terminal() || self.task.cancel.is_cancelled()
+    }
+
+    /// Sends `command`; `Err(Ended)` when the task no longer listens.
     pub fn send(&self, command: Command) -> Result<(), Ended> {
-        if self.task.status().is_terminal() {
+        if self.ended() {
             return Err(Ended);
         }
         self.commands.send(command).map_err(|_| Ended)
@@ -125,16 +131,12 @@ impl Gate {
         }
     }
 
-    /// The oldest held task that has not ended, waiting for one to arrive: the task the
-    /// short forms (`gate.complete(...)`) act on.
+    /// The oldest held task that has not ended ([`Held::ended`]), waiting for one to arrive:
+    /// the task the short forms (`gate.complete(...)`) act on.
     pub async fn current(&self) -> Arc<Held> {
         let mut rx = self.arrived.subscribe();
         loop {
-            let open = self
-                .lock()
-                .iter()
-                .find(|h| !h.task.status().is_terminal())
-                .cloned();
+            let open = self.lock().iter().find(|h| !h.ended()).cloned();
             if let Some(held) = open {
                 return held;
             }
