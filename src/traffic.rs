@@ -231,8 +231,10 @@ pub fn method_name(name: &str) -> Arc<str> {
     SHARED.get(name).cloned().unwrap_or_else(|| Arc::from(name))
 }
 
-/// One recorded frame. Field meanings are in `docs/traffic-format.md`.
-#[derive(Debug, Clone, Serialize)]
+/// One recorded frame. Field meanings are in `docs/traffic-format.md`. Written by a
+/// hand-made [`Serialize`]: `msg` and `task` are worked out from `raw` as the record is written
+/// or read, never on the request path.
+#[derive(Debug, Clone)]
 pub struct Record {
     /// Format version ([`FORMAT_VERSION`]).
     pub v: u32,
@@ -241,7 +243,6 @@ pub struct Record {
     /// Wall-clock time; written as RFC 3339 with microseconds, UTC (formatted only when a
     /// record is read or written to a file, not on the hot path). It is the wall clock at the
     /// recorder's start plus `t_ns`: one clock read per frame, and never backwards along `seq`.
-    #[serde(serialize_with = "rfc3339_micros")]
     pub ts: chrono::DateTime<chrono::Utc>,
     /// Monotonic nanoseconds since the recorder started (for durations).
     pub t_ns: u64,
@@ -259,7 +260,6 @@ pub struct Record {
     pub http: Option<Arc<HttpMeta>>,
     /// The exact frame text (invalid UTF-8 replaced with U+FFFD), written as `raw` and, parsed,
     /// as `msg` (null when it is not JSON).
-    #[serde(flatten)]
     pub raw: RawFrame,
     /// Why the frame was invalid, or null.
     pub error: Option<String>,
@@ -277,6 +277,10 @@ pub struct Record {
     /// The protocol revision of that exchange (a stateless request's envelope, a session's
     /// negotiated revision; a response's is its request's), or null.
     pub revision: Option<Revision>,
+    /// The task a `tasks/*` request names (`params.taskId`), kept so its answer, which may not
+    /// name it (`tasks/update`'s empty result, an error), is marked too. Other frames' `task` is
+    /// read from the frame when the record is written ([`task_of`]).
+    pub task: Option<Arc<str>>,
 }
 
 /// A request awaiting its response: (connection, direction of the request, id).
@@ -335,6 +339,8 @@ struct Opened {
     era: Option<Era>,
     /// Its revision, if known.
     revision: Option<Revision>,
+    /// The task it names (`tasks/*` requests), if any.
+    task: Option<Arc<str>>,
 }
 
 /// A record built outside the recorder's lock; [`Recorder::commit`] fills in its place.
@@ -380,6 +386,18 @@ impl Draft {
             }
             _ => OpenStep::Nothing,
         };
+        // Only `tasks/*` requests and server → client requests are parsed here (both rare;
+        // every other frame pays a prefix check): their answers, which need not name the task
+        // (`tasks/update`'s empty result, an error, the client's elicitation answer), are
+        // marked with the task they belong to.
+        let task = match (parsed.kind, parsed.method.as_deref()) {
+            (Kind::Request, Some(m)) if m.starts_with("tasks/") || meta.dir == Direction::Out => {
+                serde_json::from_str::<Value>(&raw)
+                    .ok()
+                    .and_then(|v| task_of(Kind::Request, Some(m), &v).map(Arc::from))
+            }
+            _ => None,
+        };
         let record = Arc::new(Record {
             v: FORMAT_VERSION,
             seq: 0,
@@ -402,6 +420,7 @@ impl Draft {
             latency_ms: None,
             era: meta.era,
             revision: meta.revision,
+            task,
         });
         Self { record, open }
     }
@@ -544,6 +563,7 @@ impl Recorder {
                         method,
                         era: record.era,
                         revision: record.revision,
+                        task: record.task.clone(),
                     };
                     inner.open.insert(key, opened);
                 }
@@ -553,6 +573,7 @@ impl Recorder {
                         record.method = Some(opened.method);
                         record.era = record.era.or(opened.era);
                         record.revision = record.revision.or(opened.revision);
+                        record.task = record.task.take().or(opened.task);
                     }
                 }
                 OpenStep::Forget(key) => {
@@ -709,26 +730,96 @@ pub struct RawFrame {
     pub exact: bool,
 }
 
-impl Serialize for RawFrame {
+impl RawFrame {
+    /// The frame parsed (`None` when it is not exactly the frame, or not JSON).
+    pub fn msg(&self) -> Option<Value> {
+        self.exact
+            .then(|| serde_json::from_str::<Value>(&self.text).ok())
+            .flatten()
+    }
+}
+
+impl Serialize for Record {
     fn serialize<S: serde::Serializer>(&self, out: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let msg = self
-            .exact
-            .then(|| serde_json::from_str::<Value>(&self.text).ok())
-            .flatten();
-        let mut map = out.serialize_map(Some(2))?;
-        map.serialize_entry("raw", &*self.text)?;
+        let msg = self.raw.msg();
+        let task = self.task.as_deref().or_else(|| {
+            msg.as_ref()
+                .and_then(|m| task_of(self.kind, self.method.as_deref(), m))
+        });
+        let mut map = out.serialize_map(Some(20))?;
+        map.serialize_entry("v", &self.v)?;
+        map.serialize_entry("seq", &self.seq)?;
+        map.serialize_entry("ts", &Rfc3339Micros(&self.ts))?;
+        map.serialize_entry("t_ns", &self.t_ns)?;
+        map.serialize_entry("dir", &self.dir)?;
+        map.serialize_entry("transport", &self.transport)?;
+        map.serialize_entry("conn", &*self.conn)?;
+        map.serialize_entry("stream", &self.stream.as_deref())?;
+        map.serialize_entry("event_id", &self.event_id.as_deref())?;
+        map.serialize_entry("http", &self.http.as_deref())?;
+        map.serialize_entry("raw", &*self.raw.text)?;
         map.serialize_entry("msg", &msg)?;
+        map.serialize_entry("error", &self.error)?;
+        map.serialize_entry("kind", &self.kind)?;
+        map.serialize_entry("method", &self.method.as_deref())?;
+        map.serialize_entry("id", &self.id)?;
+        map.serialize_entry("latency_ms", &self.latency_ms)?;
+        map.serialize_entry("era", &self.era)?;
+        map.serialize_entry("revision", &self.revision)?;
+        map.serialize_entry("task", &task)?;
         map.end()
     }
 }
 
+/// The task a frame is about (a record's `task`), read from the parsed frame: the `taskId` of
+/// a `tasks/*` request or answer and of `notifications/tasks/status`; the task a
+/// `CreateTaskResult` announces (the handshake era's `result.task`, the extension's flat
+/// `resultType: "task"`); the related-task `_meta` of a handshake-era task's requests and of
+/// its `tasks/result` answer.
+pub fn task_of<'a>(kind: Kind, method: Option<&str>, msg: &'a Value) -> Option<&'a str> {
+    const RELATED: &str = "/_meta/io.modelcontextprotocol~1related-task/taskId";
+    debug_assert_eq!(
+        RELATED.replace("~1", "/"),
+        format!(
+            "/_meta/{}/taskId",
+            crate::protocol::capabilities::RELATED_TASK
+        )
+    );
+    let about_tasks = method
+        .is_some_and(|m| m.starts_with("tasks/") || m == NotificationMethod::TaskStatus.as_str());
+    let id = match kind {
+        Kind::Request | Kind::Notification => {
+            let params = msg.get("params")?;
+            about_tasks
+                .then(|| params.get("taskId"))
+                .flatten()
+                .or_else(|| params.pointer(RELATED))
+        }
+        Kind::Response => {
+            let result = msg.get("result")?;
+            let created = result.get("resultType").and_then(Value::as_str) == Some("task");
+            result
+                .pointer("/task/taskId")
+                .or_else(|| {
+                    (created || about_tasks)
+                        .then(|| result.get("taskId"))
+                        .flatten()
+                })
+                .or_else(|| result.pointer(RELATED))
+        }
+        _ => None,
+    };
+    id.and_then(Value::as_str)
+}
+
 /// `ts` as written: RFC 3339, microseconds, `Z`.
-fn rfc3339_micros<S: serde::Serializer>(
-    ts: &chrono::DateTime<chrono::Utc>,
-    out: S,
-) -> Result<S::Ok, S::Error> {
-    out.collect_str(&ts.format("%Y-%m-%dT%H:%M:%S%.6fZ"))
+struct Rfc3339Micros<'a>(&'a chrono::DateTime<chrono::Utc>);
+
+impl Serialize for Rfc3339Micros<'_> {
+    fn serialize<S: serde::Serializer>(&self, out: S) -> Result<S::Ok, S::Error> {
+        out.collect_str(&self.0.format("%Y-%m-%dT%H:%M:%S%.6fZ"))
+    }
 }
 
 impl Record {
@@ -742,6 +833,65 @@ impl Record {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn task_frames_name_their_task() {
+        let of = |kind, method, msg: Value| task_of(kind, method, &msg).map(str::to_owned);
+        let t = Some("t1".to_string());
+        let related = json!({ "io.modelcontextprotocol/related-task": { "taskId": "t1" } });
+        assert_eq!(
+            of(
+                Kind::Request,
+                Some("tasks/get"),
+                json!({ "params": { "taskId": "t1" } })
+            ),
+            t
+        );
+        let status = json!({ "params": { "taskId": "t1", "status": "working" } });
+        assert_eq!(
+            of(
+                Kind::Notification,
+                Some("notifications/tasks/status"),
+                status
+            ),
+            t
+        );
+        let ask = json!({ "params": { "message": "?", "_meta": related } });
+        assert_eq!(of(Kind::Request, Some("elicitation/create"), ask), t);
+        let created = json!({ "result": { "task": { "taskId": "t1" } } });
+        assert_eq!(of(Kind::Response, Some("tools/call"), created), t);
+        let flat = json!({ "result": { "resultType": "task", "taskId": "t1" } });
+        assert_eq!(of(Kind::Response, Some("tools/call"), flat), t);
+        let result = json!({ "result": { "content": [], "_meta": related } });
+        assert_eq!(of(Kind::Response, Some("tasks/result"), result), t);
+        // Not about a task: a tool's own `taskId` argument or output is not a mark.
+        let args = json!({ "params": { "name": "x", "arguments": { "taskId": "t1" } } });
+        assert_eq!(of(Kind::Request, Some("tools/call"), args), None);
+        let output = json!({ "result": { "taskId": "t1", "content": [] } });
+        assert_eq!(of(Kind::Response, Some("tools/call"), output), None);
+    }
+
+    #[test]
+    fn a_tasks_request_marks_its_answer() {
+        let r = Recorder::new(None, None).unwrap();
+        let ask = r#"{"jsonrpc":"2.0","id":7,"method":"tasks/update","params":{"taskId":"t9","inputResponses":{}}}"#;
+        let request = parsed(Kind::Request, Some("tasks/update"), Some(7));
+        r.record(&meta(Direction::In), ask, request);
+        let answer = r#"{"jsonrpc":"2.0","id":7,"result":{}}"#;
+        r.record(
+            &meta(Direction::Out),
+            answer,
+            parsed(Kind::Response, None, Some(7)),
+        );
+        let written: Vec<Value> = r
+            .since(0)
+            .iter()
+            .map(|rec| serde_json::from_str(&rec.to_json()).unwrap())
+            .collect();
+        assert_eq!(written[0]["task"], "t9");
+        assert_eq!(written[1]["task"], "t9");
+        assert_eq!(written[1]["method"], "tasks/update");
+    }
 
     fn meta(dir: Direction) -> FrameMeta {
         FrameMeta {

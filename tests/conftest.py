@@ -59,13 +59,14 @@ def init_params(version: str = "2025-11-25") -> dict[str, Any]:
 class StdioServer:
     """A server subprocess; lines are written raw and read back with a timeout."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, command: list[str] | None = None) -> None:
+        """``python -m everything_mcp *args``, or ``command`` (e.g. ``srv.stdio_command``)."""
         catalogs = args[args.index("--catalog") + 1].split(",") if "--catalog" in args else ["everything"]
         self.announces_tools = "everything" in catalogs
         """Whether `notifications/initialized` is followed by a `tools/list_changed`: the
         `everything` catalog announces `simulate-research-query` then, as the reference does."""
         self.proc = subprocess.Popen(
-            [*SERVER_CMD, *args],
+            command or [*SERVER_CMD, *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

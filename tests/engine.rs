@@ -841,3 +841,90 @@ async fn the_asks_of_one_join_share_a_round_in_the_stateless_era() {
     assert_eq!(r2["result"]["content"][0]["text"], "1 roots, \"hi\"");
     assert_eq!(r2["result"]["resultType"], "complete");
 }
+
+/// Receives until a frame that `matches` (skipping the task's status notifications).
+async fn recv_until(c: &mut Client, matches: impl Fn(&Value) -> bool) -> Value {
+    loop {
+        let m = c.recv().await;
+        if matches(&m) {
+            return m;
+        }
+    }
+}
+
+/// Sends a request and returns its answer, skipping whatever comes before it.
+async fn call(c: &mut Client, id: i64, method: &str, params: Value) -> Value {
+    c.send_json(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+    recv_until(c, |m| m["id"] == id && m.get("method").is_none()).await
+}
+
+#[tokio::test]
+async fn a_gate_holds_a_task_until_the_test_moves_it() {
+    use _core::jsonrpc::ErrorObject;
+    use _core::server::rounds::Ask;
+    let s = server(None);
+    let def = json!({ "name": "gated", "inputSchema": { "type": "object" }, "execution": { "taskSupport": "required" } });
+    let handler = tool_fn(|_, _| async { Err(HandlerError::failed("the handler ran")) });
+    s.add_tool(Tool::new(def, handler).unwrap());
+    let gate = s.gates.open("gated");
+    let mut c = Client::new(&s);
+    c.initialize_with("2025-11-25", json!({ "elicitation": {} }))
+        .await;
+    let params = json!({ "name": "gated", "arguments": { "n": 1 }, "task": {} });
+    let created = call(&mut c, 1, "tools/call", params).await;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let held = tokio::time::timeout(WAIT, gate.nth(0)).await.unwrap();
+    assert_eq!(&*held.task.id, id);
+    assert_eq!(held.task.arguments, json!({ "n": 1 }));
+
+    // A status message is applied before `status` returns.
+    held.status("step 1".into()).await.unwrap();
+    let got = call(&mut c, 2, "tasks/get", json!({ "taskId": id })).await;
+    assert_eq!(got["result"]["statusMessage"], "step 1");
+    assert_eq!(got["result"]["status"], "working");
+
+    // An ask is a related-task request; the task is input_required until it is answered.
+    let asking = {
+        let held = held.clone();
+        tokio::spawn(async move {
+            let params = json!({ "message": "Go?", "requestedSchema": { "type": "object" } });
+            held.ask(Ask {
+                key: String::new(),
+                method: "elicitation/create".into(),
+                params: Some(params),
+            })
+            .await
+        })
+    };
+    let ask = recv_until(&mut c, |m| m["method"] == "elicitation/create").await;
+    assert_eq!(
+        ask["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        id
+    );
+    let got = call(&mut c, 3, "tasks/get", json!({ "taskId": id })).await;
+    assert_eq!(got["result"]["status"], "input_required");
+    c.send_json(json!({ "jsonrpc": "2.0", "id": ask["id"], "result": { "action": "decline" } }));
+    let answer = tokio::time::timeout(WAIT, asking).await.unwrap().unwrap();
+    assert_eq!(answer.unwrap(), json!({ "action": "decline" }));
+
+    // Settling waits until the task has settled; a second settle finds it ended.
+    let result = json!({ "content": [{ "type": "text", "text": "held and released" }] });
+    held.settle(Ok(result.clone())).await.unwrap();
+    assert!(held
+        .settle(Err(ErrorObject::internal("late")))
+        .await
+        .is_err());
+    let r = call(&mut c, 4, "tasks/result", json!({ "taskId": id })).await;
+    assert_eq!(r["result"]["content"], result["content"]);
+
+    // Closed, the gate lets the handler run.
+    assert!(s.gates.close("gated"));
+    let params = json!({ "name": "gated", "arguments": {}, "task": {} });
+    let created = call(&mut c, 5, "tools/call", params).await;
+    let id = created["result"]["task"]["taskId"].clone();
+    let r = call(&mut c, 6, "tasks/result", json!({ "taskId": id })).await;
+    assert_eq!(r["result"]["content"][0]["text"], "the handler ran");
+}

@@ -69,3 +69,11 @@ def test_documented_paths_exist() -> None:
     assert len(paths) > 30, "the documentation names fewer paths than it does: is the pattern broken?"
     missing = [f"{doc}: {path}" for doc, path in paths if not any(ROOT.glob(path.rstrip("/")))]
     assert not missing, "paths named in the documentation that do not exist:\n" + "\n".join(missing)
+
+
+def test_tasks_md_example_runs(pytester: pytest.Pytester) -> None:
+    # The gate example drives a task through working → input_required → completed.
+    (example,) = re.findall(r"```python\n(.*?)```", (DOCS / "tasks.md").read_text(), re.S)
+    pytester.makepyfile(test_example=example)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
+    result.assert_outcomes(passed=1)

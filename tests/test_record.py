@@ -12,7 +12,7 @@ from conftest import WAIT, StdioServer
 
 FIELDS = {
     "v", "seq", "ts", "t_ns", "dir", "transport", "conn", "stream", "event_id", "http",
-    "raw", "msg", "error", "kind", "method", "id", "latency_ms", "era", "revision",
+    "raw", "msg", "error", "kind", "method", "id", "latency_ms", "era", "revision", "task",
 }  # fmt: skip
 
 

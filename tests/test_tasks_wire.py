@@ -1,4 +1,4 @@
-"""Tasks in both eras, with raw frames (the official `mcp` 2.x client removed its experimental
+"""Tasks on the wire in both eras, with raw frames (the official `mcp` 2.x client removed its
 tasks API): the handshake era's task-augmented calls (2025-11-25, SEP-1686) over stdio and
 Streamable HTTP, and the tasks extension (2026-07-28, SEP-2663) over stdio. The `conformance`
 catalog's fixtures: `slow_compute` (optional), `confirm_delete` (asks mid-task), `greet`

@@ -24,6 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .authoring import Call, Context, Handle, RpcError, content
     from .server import Server
+    from .tasks import GatedTask, TaskEnded, TaskGate, TaskInfo
     from .traffic import TrafficRecord, load_records
 
 _LAZY = {
@@ -33,6 +34,10 @@ _LAZY = {
     "RpcError": "authoring",
     "content": "authoring",
     "Server": "server",
+    "GatedTask": "tasks",
+    "TaskEnded": "tasks",
+    "TaskGate": "tasks",
+    "TaskInfo": "tasks",
     "TrafficRecord": "traffic",
     "load_records": "traffic",
 }
@@ -47,10 +52,14 @@ __all__ = [
     "ConnectionClosedError",
     "Context",
     "EverythingMcpError",
+    "GatedTask",
     "Handle",
     "InputRequired",
     "RpcError",
     "Server",
+    "TaskEnded",
+    "TaskGate",
+    "TaskInfo",
     "TrafficRecord",
     "__version__",
     "content",

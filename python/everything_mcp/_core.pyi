@@ -16,10 +16,12 @@ __all__ = [
     "ConnectionClosedError",
     "Context",
     "EverythingMcpError",
+    "GatedTask",
     "InputRequired",
     "Pending",
     "Reply",
     "Server",
+    "TaskGate",
     "__version__",
     "init_logging",
 ]
@@ -89,6 +91,10 @@ class Context:
         """Replace the state carried to the next round (JSON text)."""
     @property
     def stateless(self) -> bool: ...
+    @property
+    def task_id(self) -> str | None: ...
+    def task_status(self, message: str) -> None:
+        """Set the status message of the task this work runs as (no-op outside a task)."""
 
 @final
 class Reply:
@@ -222,6 +228,12 @@ class Server:
         """How many subscriptions/listen streams are open, on any transport."""
     def tool_names(self) -> list[str]:
         """Registered tool names in tools/list order."""
+    def task_gate(self, tool: str) -> TaskGate:
+        """Open (or reuse) the test gate of `tool`: its tasks are held for the test."""
+    def tasks(self) -> str:
+        """The live tasks, oldest first, as a JSON array."""
+    def wait_task(self, id: str, statuses: list[str], timeout: float) -> bool:
+        """Wait until task `id` has one of `statuses` (any terminal one when empty)."""
     def stop(self) -> None:
         """Stop every connection and the runtime; idempotent."""
     def __enter__(self) -> Server: ...
@@ -245,3 +257,54 @@ class Connection:
         """The next frame from the server, or None after timeout seconds."""
     def close(self) -> None:
         """Close the client side."""
+
+@final
+class TaskGate:
+    """A test's gate on one tool: tasks of that tool are held for the test."""
+
+    @property
+    def tool(self) -> str: ...
+    def next_task(self, timeout: float) -> GatedTask:
+        """The next held task not handed out yet, waiting for it (TimeoutError)."""
+    def next_task_async(self, timeout: float, callback: Callable[[Any, BaseException | None], None]) -> Pending:
+        """`next_task` without waiting."""
+    def current(self, timeout: float) -> GatedTask:
+        """The oldest held task that has not ended, waiting for one."""
+    def current_async(self, timeout: float, callback: Callable[[Any, BaseException | None], None]) -> Pending:
+        """`current` without waiting."""
+    def held(self) -> list[GatedTask]:
+        """Every task held so far, oldest first."""
+    def close(self) -> bool:
+        """Remove the gate: later tasks run the handler again."""
+
+@final
+class GatedTask:
+    """One task a gate holds."""
+
+    @property
+    def id(self) -> str: ...
+    def info(self) -> str:
+        """The task as `Server.tasks` lists it (JSON text)."""
+    def status(self, message: str, timeout: float) -> bool:
+        """Set the status message; False if the task had ended."""
+    def ask(self, method: str, params: str | None, timeout: float, key: str | None = None) -> str:
+        """Ask the client through the task; the answer as JSON text."""
+    def ask_async(
+        self,
+        method: str,
+        params: str | None,
+        timeout: float,
+        callback: Callable[[Any, BaseException | None], None],
+        key: str | None = None,
+    ) -> Pending:
+        """`ask` without waiting."""
+    def complete(self, result: str, timeout: float) -> bool:
+        """End the task completed with this result (JSON text); False if it had ended."""
+    def fail(self, code: int, message: str, data: str | None, timeout: float) -> bool:
+        """End the task failed with this JSON-RPC error; False if it had ended."""
+    def wait_status(self, statuses: list[str], timeout: float) -> bool:
+        """Wait until the status is one of `statuses` (any terminal one when empty)."""
+    def wait_status_async(
+        self, statuses: list[str], timeout: float, callback: Callable[[Any, BaseException | None], None]
+    ) -> Pending:
+        """`wait_status` without waiting."""

@@ -132,6 +132,18 @@ class Context:
         self._core.log(level, json.dumps(data), logger)
 
     @property
+    def task_id(self) -> str | None:
+        """The id of the task this call runs as (a tool with ``task_support``, called as a
+        task), or None for an ordinary request."""
+        return self._core.task_id
+
+    def status(self, message: str) -> None:
+        """Set the status message of the task this call runs as (``statusMessage`` in
+        ``tasks/get``; ``notifications/tasks/status`` in the handshake era). Outside a task it
+        does nothing, so a tool with ``task_support="optional"`` calls it either way."""
+        self._core.task_status(message)
+
+    @property
     def stateless(self) -> bool:
         """Whether the request is served in the stateless era (2026-07-28), where asking the
         client ends the round with ``input_required`` and the handler runs again, from the top,

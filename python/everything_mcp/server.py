@@ -16,6 +16,7 @@ from .authoring import Context, Handle, LoopThread, await_core, run_handler, too
 from .authoring import input_schema as schema_of  # `tool()` has an `input_schema` parameter
 
 if TYPE_CHECKING:
+    from .tasks import TaskGate, TaskInfo
     from .traffic import TrafficRecord, TrafficView
 
 __all__ = ["Server"]
@@ -275,6 +276,41 @@ class Server:
         """Registered tool names, in ``tools/list`` order."""
         return self._core.tool_names()
 
+    @property
+    def tasks(self) -> list[TaskInfo]:
+        """The live tasks (both eras, every session), oldest first, as read-only snapshots:
+        ``id``, ``tool``, ``arguments``, ``status``, ``status_message``, ``era``, ``session``,
+        ``created_at``... A task is kept for its TTL (300 s) after it settles."""
+        from .tasks import task_infos
+
+        return task_infos(self._core.tasks())
+
+    def wait_task(self, task_id: str, *statuses: str, timeout: float = 5.0) -> TaskInfo:
+        """Wait until the task ``task_id`` has one of ``statuses`` (any terminal one when none is
+        given), e.g. ``srv.wait_task(tid, "input_required")`` once a tool run as a task asked the
+        client; returns it then. Raises ``TimeoutError`` (an unknown task never gets there)."""
+        if not self._core.wait_task(task_id, list(statuses), timeout):
+            now = next((t.status for t in self.tasks if t.id == task_id), "unknown")
+            want = " or ".join(statuses) or "an end"
+            raise TimeoutError(f"task {task_id} did not reach {want} within {timeout} s: {now}")
+        return next(t for t in self.tasks if t.id == task_id)
+
+    async def await_task(self, task_id: str, *statuses: str, timeout: float = 5.0) -> TaskInfo:
+        """:meth:`wait_task` for async tests (asyncio or trio, through anyio)."""
+        import anyio
+
+        return await anyio.to_thread.run_sync(lambda: self.wait_task(task_id, *statuses, timeout=timeout))
+
+    def task_gate(self, tool: str) -> TaskGate:
+        """Hold the tasks of ``tool`` for the test to move: from now on a task started for it
+        does not run its handler but waits, ``working``, until the test sets its status, asks
+        the client for input, completes or fails it (``gate.complete(result)``; see
+        :class:`~everything_mcp.tasks.TaskGate` and ``docs/tasks.md``). One gate per tool: a
+        second call returns a handle on the same gate. ``with`` closes it."""
+        from .tasks import TaskGate
+
+        return TaskGate(self._core.task_gate(tool))
+
     def notify_resource_updated(self, uri: str) -> int:
         """Send ``notifications/resources/updated`` to subscribers of ``uri`` (sessions that
         subscribed, listen streams whose ``resourceSubscriptions`` name it); return how many."""
@@ -316,6 +352,7 @@ class Server:
         output_schema: dict[str, Any] | None = None,
         annotations: dict[str, Any] | None = None,
         requires: str | None = None,
+        task_support: str = "forbidden",
     ) -> Callable[[Callable[..., Any]], Handle]:
         """Register a function as a tool (sync or ``async def``).
 
@@ -326,7 +363,15 @@ class Server:
         exception is an ``isError`` result with its type and text (``ValueError: bad input``);
         raise ``RpcError`` to answer with a JSON-RPC error instead. ``requires`` shows the tool
         only to clients that declared that capability (e.g. ``"sampling"``).
+
+        ``task_support`` (``execution.taskSupport``): ``"optional"`` runs a call as a task when the
+        client asks for one (2025-11-25 ``params.task``) or can take one (2026-07-28, the tasks
+        extension), ``"required"`` only as a task; ``"forbidden"`` (default) never. Run as a
+        task, the function reports with ``ctx.status("...")`` and asks with ``ctx.elicit(...)``
+        and the like as usual (see ``docs/tasks.md``).
         """
+        if task_support not in ("forbidden", "optional", "required"):
+            raise ValueError(f"task_support is 'forbidden', 'optional' or 'required', not {task_support!r}")
 
         def register(fn: Callable[..., Any]) -> Handle:
             schema, ctx_param = schema_of(fn)
@@ -338,6 +383,8 @@ class Server:
             for key, value in (("title", title), ("outputSchema", output_schema), ("annotations", annotations)):
                 if value is not None:
                     definition[key] = value
+            if task_support != "forbidden":  # forbidden is the default: listed without `execution`
+                definition["execution"] = {"taskSupport": task_support}
             handle = Handle(fn, "tool", definition["name"])
 
             def invoke(arguments_json: str, core_ctx: _core.Context, reply: _core.Reply) -> _Cancel:

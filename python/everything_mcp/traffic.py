@@ -63,6 +63,11 @@ class TrafficRecord:
     before ``initialize``, and in format-1 files, which predate the field)."""
     revision: str | None = None
     """The protocol revision of the exchange, e.g. ``"2026-07-28"`` (None when unknown)."""
+    task: str | None = None
+    """The id of the task the frame is about: ``tasks/*`` requests and their answers,
+    ``notifications/tasks/status``, the ``CreateTaskResult`` that started it, and a
+    handshake-era task's requests to the client (related-task ``_meta``); None otherwise (and
+    in files written before the field existed)."""
 
     @property
     def result(self) -> Any:
@@ -128,14 +133,17 @@ class TrafficView(Sequence[TrafficRecord]):
         conn: str | None = None,
         era: str | None = None,
         revision: str | None = None,
+        task: str | bool | None = None,
     ) -> list[TrafficRecord]:
         """Records matching every given criterion (``era``: ``"handshake"`` or
-        ``"stateless"``; ``revision``: e.g. ``"2026-07-28"``)."""
+        ``"stateless"``; ``revision``: e.g. ``"2026-07-28"``; ``task``: a task id, or ``True``
+        for every frame about some task)."""
         return [
             r for r in self._records()
             if (method is None or r.method == method) and (kind is None or r.kind == kind)
             and (dir is None or r.dir == dir) and (conn is None or r.conn == conn)
             and (era is None or r.era == era) and (revision is None or r.revision == revision)
+            and (task is None or (r.task is not None if task is True else r.task == task))
         ]  # fmt: skip
 
     def requests(self, method: str | None = None, **criteria: Any) -> list[TrafficRecord]:
@@ -202,7 +210,7 @@ class TrafficView(Sequence[TrafficRecord]):
             return "  (nothing recorded)"
         lines = [f"  {'seq':>4} {'dir':<3} {'kind':<12} {'id':<6} {'era':<9} method / error"]
         for r in rows:
-            what = r.method or r.error or ""
+            what = (r.method or r.error or "") + (f" [task {r.task[:8]}]" if r.task else "")
             lines.append(f"  {r.seq:>4} {r.dir:<3} {r.kind:<12} {r.id!s:<6} {r.era or '-':<9} {what}")
         return "\n".join(lines)
 

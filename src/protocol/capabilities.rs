@@ -10,6 +10,10 @@ pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// its methods (`skills/list`, `skills/get`, `resources/directory/read`) are routed only then.
 pub const SKILLS_EXTENSION: &str = "io.modelcontextprotocol/skills";
 
+/// The `_meta` key tying a message to its task (handshake era, SEP-1686): here, below the
+/// server, because the traffic recorder reads it too (a record's `task`).
+pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
 /// The server's capabilities for `revision`.
 ///
 /// Everything the registry can hold is always declared (`listChanged: true` because tools,

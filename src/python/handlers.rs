@@ -165,6 +165,17 @@ impl Context {
     fn stateless(&self) -> bool {
         self.ctx.rounds.is_some()
     }
+
+    /// The id of the task this work runs as, or `None` for an ordinary request.
+    #[getter]
+    fn task_id(&self) -> Option<String> {
+        self.ctx.task.as_ref().map(|t| t.id.to_string())
+    }
+
+    /// Sets the status message of the task this work runs as (a no-op outside a task).
+    fn task_status(&self, message: String) {
+        self.ctx.task_status(None, Some(message));
+    }
 }
 
 /// `[[key, method, params|null], …]` as asks.

@@ -9,6 +9,7 @@ mod defaults;
 mod errors;
 mod handlers;
 mod server;
+mod tasks;
 mod wait;
 
 use pyo3::prelude::*;
@@ -30,6 +31,8 @@ pub mod _core {
     use super::init_logging;
     #[pymodule_export]
     use super::server::Server;
+    #[pymodule_export]
+    use super::tasks::{GatedTask, TaskGate};
 
     use pyo3::prelude::*;
 

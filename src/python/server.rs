@@ -499,6 +499,49 @@ impl Server {
         )
     }
 
+    /// Opens the test gate of `tool` (or returns the one open): from now on a task started for
+    /// that tool is held for the test instead of running the handler.
+    fn task_gate(&self, tool: &str) -> PyResult<super::tasks::TaskGate> {
+        self.ensure_running()?;
+        Ok(super::tasks::TaskGate::open(
+            self.core.clone(),
+            tool,
+            self.handle.clone(),
+        ))
+    }
+
+    /// The live tasks, oldest first, as a JSON array (see `tasks::info`).
+    fn tasks(&self) -> String {
+        let all = self.core.tasks.all();
+        serde_json::Value::Array(all.iter().map(|t| super::tasks::info(t)).collect()).to_string()
+    }
+
+    /// Waits (GIL released, interruptible) until the task `id` has one of `statuses` (any
+    /// terminal one when empty), at most `timeout` seconds; returns whether it got there (an
+    /// unknown task never does).
+    fn wait_task(
+        &self,
+        py: Python<'_>,
+        id: &str,
+        statuses: Vec<String>,
+        timeout: f64,
+    ) -> PyResult<bool> {
+        let Some(task) = self.core.tasks.all().into_iter().find(|t| &*t.id == id) else {
+            return Ok(false);
+        };
+        let reached = super::tasks::reach(task, statuses);
+        Ok(matches!(
+            run_interruptibly(
+                py,
+                &self.handle,
+                Some(deadline_after(timeout)),
+                None,
+                reached
+            )?,
+            Waited::Done(())
+        ))
+    }
+
     /// Names of the registered tools, in `tools/list` order.
     fn tool_names(&self) -> Vec<String> {
         self.core.registry().tools.keys().cloned().collect()

@@ -116,6 +116,9 @@ pub struct Server {
     stateless_info: Value,
     /// Every live task (both eras), with its expiry.
     pub tasks: tasks::TaskStore,
+    /// The tests' task gates, by tool: a task of a gated tool is held for the test to move
+    /// instead of running the handler.
+    pub gates: tasks::gate::Gates,
     /// Whether the handshake and the stateless era are served: read per request by both
     /// eras' gates, fixed once `new` settled the revisions.
     eras: (bool, bool),
@@ -168,6 +171,7 @@ impl Server {
             stateless_info,
             eras,
             tasks: Default::default(),
+            gates: Default::default(),
             registry: RwLock::new(Arc::new(registry)),
             recorder: Arc::new(recorder),
             sessions: Mutex::default(),

@@ -15,8 +15,10 @@
 //!
 //! The work is the tool's ordinary handler, run with a [`RequestContext`] whose `task` is set:
 //! its asks become the task's input requests, and `RequestContext::task_status` reports
-//! progress as the task's status message. Handlers stay era-agnostic.
+//! progress as the task's status message. Handlers stay era-agnostic. A tool with a test's
+//! gate ([`gate`]) runs the gate's hold loop instead of its handler.
 
+pub mod gate;
 pub mod mailbox;
 pub mod store;
 pub mod task;
@@ -44,7 +46,7 @@ use tokio_util::sync::CancellationToken;
 pub use crate::protocol::capabilities::TASKS_EXTENSION as EXTENSION;
 
 /// The `_meta` key tying a message to its task (handshake era).
-pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+pub use crate::protocol::capabilities::RELATED_TASK;
 
 /// How long a task is kept (from creation, and again from when it settles) unless configured
 /// (`ServerConfig::task_ttl`): the reference's fixed 300 s.

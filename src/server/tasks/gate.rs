@@ -1,0 +1,212 @@
+//! Test-controlled tasks. A test registers a gate for a tool (`srv.task_gate("tool")`); from then
+//! on a task started for that tool does not run the tool's handler: it is *held*, and the test
+//! moves it — a status message, a request for input (which the client sees exactly as a
+//! handler's ask: a related-task request in the handshake era, `inputRequests` in the stateless
+//! era), completion with a result, failure with an error — by sending [`Command`]s. Nothing
+//! depends on timers, so a client's polling, cancellation and resume logic is tested
+//! deterministically.
+//!
+//! The hold loop is the task's work ([`super::start`] runs it instead of the handler), so
+//! cancellation, TTL and the era's wire behave as for any task.
+
+use super::task::Task;
+use crate::jsonrpc::ErrorObject;
+use crate::server::context::RequestContext;
+use crate::server::rounds::Ask;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::{mpsc, oneshot, watch};
+
+/// What a test tells a held task to do.
+pub enum Command {
+    /// Replace the status message (the task stays `working`, or `input_required` while it
+    /// waits for input); acknowledged once applied.
+    Status(String, oneshot::Sender<()>),
+    /// Ask the client (the task is `input_required` until it answers); the answer, or why
+    /// there is none, goes back on the sender.
+    Ask(Ask, oneshot::Sender<Result<Value, ErrorObject>>),
+    /// End the task `completed` with this result.
+    Complete(Value),
+    /// End the task `failed` with this error.
+    Fail(ErrorObject),
+}
+
+/// A task held by a gate: the task itself and the way to command its hold loop.
+pub struct Held {
+    /// The task (its id, status and outcome as the client sees them).
+    pub task: Arc<Task>,
+    /// The hold loop's inbox; closed once the loop ended (the task settled or was cancelled).
+    commands: mpsc::UnboundedSender<Command>,
+}
+
+/// Why a command did not reach its task.
+#[derive(Debug)]
+pub struct Ended;
+
+impl Held {
+    /// Whether the task no longer listens: it settled, was cancelled, or its work was stopped
+    /// (its session ended, which stops the work without a final status).
+    pub fn ended(&self) -> bool {
+        self.task.status().is_terminal() || self.task.cancel.is_cancelled()
+    }
+
+    /// Sends `command`; `Err(Ended)` when the task no longer listens.
+    pub fn send(&self, command: Command) -> Result<(), Ended> {
+        if self.ended() {
+            return Err(Ended);
+        }
+        self.commands.send(command).map_err(|_| Ended)
+    }
+
+    /// Sets the status message and waits until it is applied (so the client's next poll sees
+    /// it).
+    pub async fn status(&self, message: String) -> Result<(), Ended> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Command::Status(message, tx))?;
+        rx.await.map_err(|_| Ended)
+    }
+
+    /// Asks the client and waits for its answer (an `Err` answer is the client's error, a
+    /// missing capability, or the task ending first).
+    pub async fn ask(&self, ask: Ask) -> Result<Value, ErrorObject> {
+        let ended = || ErrorObject::internal("the task ended before the client answered");
+        let (tx, rx) = oneshot::channel();
+        self.send(Command::Ask(ask, tx)).map_err(|_| ended())?;
+        rx.await.unwrap_or_else(|_| Err(ended()))
+    }
+
+    /// Ends the task with `outcome` and waits until it has settled, so the client's next poll
+    /// sees the outcome. `Err(Ended)` when it had already ended (e.g. the client cancelled it).
+    pub async fn settle(&self, outcome: Result<Value, ErrorObject>) -> Result<(), Ended> {
+        self.send(match outcome {
+            Ok(result) => Command::Complete(result),
+            Err(error) => Command::Fail(error),
+        })?;
+        self.task.settled().await;
+        Ok(())
+    }
+}
+
+/// The gate of one tool: the tasks it has held, in the order they were started.
+pub struct Gate {
+    /// The tool it holds.
+    pub tool: String,
+    /// Every task held so far (settled ones included, so indices stay stable for
+    /// [`Gate::nth`]).
+    held: Mutex<Vec<Arc<Held>>>,
+    /// Bumped when a task arrives, so a test waiting for one wakes.
+    arrived: watch::Sender<usize>,
+}
+
+impl Gate {
+    fn new(tool: String) -> Self {
+        Self {
+            tool,
+            held: Mutex::default(),
+            arrived: watch::Sender::new(0),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Arc<Held>>> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Every task held so far, oldest first.
+    pub fn held(&self) -> Vec<Arc<Held>> {
+        self.lock().clone()
+    }
+
+    /// The `n`th task this gate held (from 0), waiting for it to arrive.
+    pub async fn nth(&self, n: usize) -> Arc<Held> {
+        let mut rx = self.arrived.subscribe();
+        loop {
+            if let Some(held) = self.lock().get(n) {
+                return held.clone();
+            }
+            if rx.changed().await.is_err() {
+                // The gate is owned by whoever awaits it: the sender cannot go first.
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+
+    /// The oldest held task that has not ended ([`Held::ended`]), waiting for one to arrive:
+    /// the task the short forms (`gate.complete(...)`) act on.
+    pub async fn current(&self) -> Arc<Held> {
+        let mut rx = self.arrived.subscribe();
+        loop {
+            let open = self.lock().iter().find(|h| !h.ended()).cloned();
+            if let Some(held) = open {
+                return held;
+            }
+            if rx.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+
+    /// The work of a task this gate holds: registers it, then obeys commands until told to
+    /// complete or fail. (Cancellation stops it from outside: [`super::start`] drops it.)
+    pub async fn hold(self: Arc<Self>, ctx: RequestContext) -> Result<Value, ErrorObject> {
+        let Some(task) = ctx.task.clone() else {
+            return Err(ErrorObject::internal("a gate holds only tasks"));
+        };
+        let (commands, mut inbox) = mpsc::unbounded_channel();
+        let n = {
+            let mut held = self.lock();
+            held.push(Arc::new(Held { task, commands }));
+            held.len()
+        };
+        self.arrived.send_replace(n);
+        while let Some(command) = inbox.recv().await {
+            match command {
+                Command::Status(message, ack) => {
+                    ctx.task_status(None, Some(message));
+                    let _ = ack.send(());
+                }
+                // One ask at a time: later commands wait in the inbox until it is answered.
+                Command::Ask(ask, reply) => {
+                    let answer = ctx.ask_all(std::slice::from_ref(&ask)).await;
+                    let _ = reply.send(answer.map(|mut a| a.pop().unwrap_or(Value::Null)));
+                }
+                Command::Complete(result) => return Ok(result),
+                Command::Fail(error) => return Err(error),
+            }
+        }
+        // Not reached: the gate keeps every held task's sender, and this future keeps the gate.
+        std::future::pending().await
+    }
+}
+
+/// A server's gates, by tool name.
+#[derive(Default)]
+pub struct Gates {
+    by_tool: Mutex<HashMap<String, Arc<Gate>>>,
+}
+
+impl Gates {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<Gate>>> {
+        self.by_tool.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The gate of `tool`, made if there is none (one gate per tool: a second `task_gate` of
+    /// the same tool is the same gate).
+    pub fn open(&self, tool: &str) -> Arc<Gate> {
+        self.lock()
+            .entry(tool.to_string())
+            .or_insert_with(|| Arc::new(Gate::new(tool.to_string())))
+            .clone()
+    }
+
+    /// The gate of `tool`, if one is registered (checked by `tools/call` before a task runs).
+    pub fn get(&self, tool: &str) -> Option<Arc<Gate>> {
+        self.lock().get(tool).cloned()
+    }
+
+    /// Removes the gate of `tool`: later tasks run the handler again. Tasks it holds stay
+    /// held (their handles still command them). Returns whether there was one.
+    pub fn close(&self, tool: &str) -> bool {
+        self.lock().remove(tool).is_some()
+    }
+}
