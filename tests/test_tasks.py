@@ -420,7 +420,7 @@ async def test_a_gate_in_the_stateless_era_with_the_async_twins(srv: Server) -> 
             task = await gate.anext_task()
             async with anyio.create_task_group() as tg:
                 tg.start_soon(cancel_when_asked, task, rpc, tid)
-                with pytest.raises(ClientError, match="ended|cancelled"):
+                with pytest.raises(ClientError, match=r"ended|cancelled"):
                     await task.arequire_input("Still there?")
             assert (await task.await_for()).status == "cancelled"
 
