@@ -189,6 +189,10 @@ def test_older_revisions_have_no_tasks() -> None:
         # A `task` param means nothing before 2025-11-25: an ordinary call.
         call = server.request(2, "tools/call", {"name": "slow_compute", "arguments": {"seconds": 0}, "task": {}})
         assert "content" in call["result"]
+        # A tool that runs only as a task is refused (as the reference refuses it).
+        required = server.request(3, "tools/call", {"name": "failing_job", "arguments": {}, "task": {}})
+        assert required["result"]["isError"] is True
+        assert "requires task augmentation" in required["result"]["content"][0]["text"]
     finally:
         server.stop()
 

@@ -147,7 +147,9 @@ class Context:
     def stateless(self) -> bool:
         """Whether the request is served in the stateless era (2026-07-28), where asking the
         client ends the round with ``input_required`` and the handler runs again, from the top,
-        once the client answers."""
+        once the client answers. ``False`` inside a task (of either era): there an ask waits for
+        the client's answer (``tasks/update``, or the related-task request) and the handler runs
+        once."""
         return self._core.stateless
 
     @property

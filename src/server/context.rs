@@ -284,21 +284,15 @@ impl RequestContext {
                 answers
             }
             TaskEra::Stateless => {
-                let requests: Vec<_> = asks
-                    .iter()
-                    .map(|a| {
-                        let method = ServerRequest::parse(&a.method)
-                            .filter(|m| m.is_question())
-                            .ok_or_else(|| {
-                                ErrorObject::invalid_params(format!(
-                                    "{} is not a request a server can ask a client",
-                                    a.method
-                                ))
-                            })?;
-                        Ok((a.key.clone(), method, a.params.clone()))
-                    })
-                    .collect::<Result<_, ErrorObject>>()?;
-                let receivers = task.request_input(&requests);
+                for a in asks {
+                    if !ServerRequest::parse(&a.method).is_some_and(|m| m.is_question()) {
+                        return Err(ErrorObject::invalid_params(format!(
+                            "{} is not a request a server can ask a client",
+                            a.method
+                        )));
+                    }
+                }
+                let receivers = task.request_input(asks);
                 let answers = tokio::select! {
                     a = futures::future::join_all(receivers) => a,
                     () = self.cancel.cancelled() => {

@@ -39,8 +39,8 @@ pub struct Ask {
 }
 
 impl Ask {
-    /// The wire form inside `inputRequests`: `{method, params?}`.
-    fn to_wire(&self) -> Value {
+    /// The wire form inside `inputRequests` (of a round, or of a task): `{method, params?}`.
+    pub fn to_wire(&self) -> Value {
         let mut m = Map::new();
         m.insert("method".into(), self.method.clone().into());
         if let Some(p) = &self.params {

@@ -142,10 +142,9 @@ pub fn decide(
             )))),
         };
     }
-    if !ctx.revision.has_tasks() {
-        return Decision::Call; // before 2025-11-25 nobody knows tasks
-    }
-    let asked = task_param.is_some_and(Value::is_object);
+    // Before 2025-11-25 nobody can ask for a task (a `task` param means nothing), so a tool
+    // that runs only as one is refused as the reference refuses it, whatever the revision.
+    let asked = ctx.revision.has_tasks() && task_param.is_some_and(Value::is_object);
     match (support, asked) {
         (TaskSupport::Forbidden, false) | (TaskSupport::Optional, false) => Decision::Call,
         (TaskSupport::Optional | TaskSupport::Required, true) => Decision::Task,

@@ -5,7 +5,7 @@
 //! only the ones still within their TTL (`bench/`'s task memory figure).
 
 use super::task::Task;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How often (at most) the store looks for expired tasks.
@@ -25,56 +25,82 @@ struct Inner {
     next_sweep: Option<Instant>,
 }
 
+/// The status message of a task dropped before it settled because its TTL passed.
+const EXPIRED: &str = "The task expired (its TTL elapsed).";
+
+/// The status message of a handshake-era task whose session ended before it settled.
+const SESSION_ENDED: &str = "The session ended.";
+
 impl TaskStore {
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let now = Instant::now();
-        if inner.next_sweep.is_none_or(|t| now >= t) {
-            inner.next_sweep = Some(now + SWEEP_EVERY);
-            sweep(&mut inner.tasks, now);
+    /// Runs `f` on the tasks under the lock, after a sweep when one is due. Tasks the sweep (or
+    /// `f`) removed unsettled are cancelled after the lock is released: cancelling announces the
+    /// task, and nothing that announces runs under the store's lock.
+    fn with<R>(&self, f: impl FnOnce(&mut Inner, &mut Vec<Arc<Task>>) -> R) -> R {
+        let mut stopped = Vec::new();
+        let out = {
+            let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+            let now = Instant::now();
+            if inner.next_sweep.is_none_or(|t| now >= t) {
+                inner.next_sweep = Some(now + SWEEP_EVERY);
+                inner.tasks.retain(|_, task| {
+                    let expired = task.state().expires_at <= now;
+                    if expired {
+                        stopped.push(task.clone());
+                    }
+                    !expired
+                });
+            }
+            f(&mut inner, &mut stopped)
+        };
+        for task in stopped {
+            if !task.status().is_terminal() {
+                task.cancel(EXPIRED);
+            }
         }
-        inner
+        out
     }
 
     /// Adds a task (durably: a `tasks/get` for it resolves from now on).
     pub fn insert(&self, task: Arc<Task>) {
-        self.lock().tasks.insert(task.id.clone(), task);
+        self.with(|inner, _| inner.tasks.insert(task.id.clone(), task));
     }
 
     /// The task `id` as `scope` sees it: a handshake-era task only from its own session, a
     /// stateless one from anyone who knows its id.
     pub fn get(&self, id: &str, scope: Option<&str>) -> Option<Arc<Task>> {
-        let mut inner = self.lock();
-        let task = inner.tasks.get(id).filter(|t| visible(t, scope))?.clone();
-        // Expired since the last sweep: gone now, not at the next sweep.
-        if task.state().expires_at <= Instant::now() {
-            inner.tasks.shift_remove(id);
-            drop(inner);
-            task.cancel("The task expired (its TTL elapsed).");
-            return None;
-        }
-        Some(task)
+        self.with(|inner, stopped| {
+            let task = inner.tasks.get(id).filter(|t| visible(t, scope))?.clone();
+            // Expired since the last sweep: gone now, not at the next sweep.
+            if task.state().expires_at <= Instant::now() {
+                inner.tasks.shift_remove(id);
+                stopped.push(task);
+                return None;
+            }
+            Some(task)
+        })
     }
 
     /// The tasks `scope` sees, oldest first.
     pub fn list(&self, scope: Option<&str>) -> Vec<Arc<Task>> {
-        self.lock()
-            .tasks
-            .values()
-            .filter(|t| visible(t, scope))
-            .cloned()
-            .collect()
+        self.with(|inner, _| {
+            inner
+                .tasks
+                .values()
+                .filter(|t| visible(t, scope))
+                .cloned()
+                .collect()
+        })
     }
 
     /// Every live task (for `srv.tasks` and the gates), oldest first.
     pub fn all(&self) -> Vec<Arc<Task>> {
-        self.lock().tasks.values().cloned().collect()
+        self.with(|inner, _| inner.tasks.values().cloned().collect())
     }
 
-    /// Drops the tasks of a session that ended, stopping their work.
+    /// Drops the tasks of a session that ended; one still running is cancelled (its status
+    /// says why) and its work stops.
     pub fn end_scope(&self, scope: &str) {
-        let gone: Vec<Arc<Task>> = {
-            let mut inner = self.lock();
+        let gone: Vec<Arc<Task>> = self.with(|inner, _| {
             let mut gone = Vec::new();
             inner.tasks.retain(|_, t| {
                 let mine = t.scope.as_deref() == Some(scope);
@@ -84,15 +110,15 @@ impl TaskStore {
                 !mine
             });
             gone
-        };
+        });
         for task in gone {
-            task.cancel.cancel();
+            task.cancel(SESSION_ENDED);
         }
     }
 
     /// How many tasks are kept.
     pub fn len(&self) -> usize {
-        self.lock().tasks.len()
+        self.with(|inner, _| inner.tasks.len())
     }
 
     /// Whether no task is kept.
@@ -108,15 +134,4 @@ fn visible(task: &Task, scope: Option<&str>) -> bool {
         (None, None) => true,
         _ => false,
     }
-}
-
-/// Drops the expired tasks; one still running is cancelled first (its TTL is over).
-fn sweep(tasks: &mut indexmap::IndexMap<Arc<str>, Arc<Task>>, now: Instant) {
-    tasks.retain(|_, task| {
-        let expired = task.state().expires_at <= now;
-        if expired && !task.status().is_terminal() {
-            task.cancel("The task expired (its TTL elapsed).");
-        }
-        !expired
-    });
 }

@@ -5,9 +5,9 @@
 
 use super::mailbox::Mailbox;
 use crate::jsonrpc::ErrorObject;
-use crate::protocol::methods::ServerRequest;
+use crate::server::rounds::Ask;
 use indexmap::IndexMap;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::sync::{oneshot, watch};
@@ -267,15 +267,13 @@ impl Task {
     }
 
     /// Registers input requests (stateless era) and moves the task to `input_required`:
-    /// each `(key, method, params)` gets a key unique over the task's life (the asked key, or
+    /// each ask gets a key unique over the task's life (the asked key, or
     /// `<key>-<n>` when it was used before). Returns the receivers of the answers, in order.
-    pub fn request_input(
-        &self,
-        asks: &[(String, ServerRequest, Option<Value>)],
-    ) -> Vec<oneshot::Receiver<Value>> {
+    pub fn request_input(&self, asks: &[Ask]) -> Vec<oneshot::Receiver<Value>> {
         let mut receivers = Vec::with_capacity(asks.len());
         self.update(|s| {
-            for (key, method, params) in asks {
+            for ask in asks {
+                let key = &ask.key;
                 s.asked += 1;
                 let key = if key.is_empty() {
                     format!("input-{}", s.asked)
@@ -286,10 +284,7 @@ impl Task {
                 };
                 s.used_keys.insert(key.clone());
                 let (reply, rx) = oneshot::channel();
-                let mut request = json!({ "method": method.as_str() });
-                if let Some(p) = params {
-                    request["params"] = p.clone();
-                }
+                let request = ask.to_wire(); // as a round's inputRequests show it
                 s.inputs.insert(key, PendingInput { request, reply });
                 receivers.push(rx);
             }
