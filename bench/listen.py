@@ -12,24 +12,17 @@ the stateless era among the contenders, so there are no peer figures.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any
+
+from .pipe import rss_kb, serving
 
 ENVELOPE = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},
 }
 """The 2026-07-28 envelope every request of the benchmark carries."""
-
-
-def _rss_kb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no VmRSS for {pid}")
 
 
 def _request(id_: int | str, method: str, params: dict[str, Any]) -> bytes:
@@ -56,36 +49,27 @@ def _read_until(out: Any, count: int, want: str, deadline: float) -> None:
 def measure(streams: int, timeout: float = 300.0) -> dict[str, float]:
     """Opens `streams` listen streams; returns KB of resident memory per stream and the ms for one
     `list_changed` to reach them all."""
-    cmd = [sys.executable, "-m", "everything_mcp", "stdio", "--catalog", "conformance"]
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    assert proc.stdin is not None and proc.stdout is not None
     deadline = time.monotonic() + timeout
-    try:
+    with serving("--catalog", "conformance") as proc:
+        assert proc.stdin is not None and proc.stdout is not None
         # One answered request first, so the baseline is a server that has served the era.
         proc.stdin.write(_request(0, "server/discover", {}))
         proc.stdin.flush()
         discovered = json.loads(proc.stdout.readline() or "{}")
         if "result" not in discovered:
             raise RuntimeError(f"server/discover was not answered with a result: {discovered}")
-        before = _rss_kb(proc.pid)
+        before = rss_kb(proc.pid)
         filter_ = {"notifications": {"toolsListChanged": True}}
         proc.stdin.write(b"".join(_request(f"listen-{i}", "subscriptions/listen", filter_) for i in range(streams)))
         proc.stdin.flush()
         _read_until(proc.stdout, streams, "notifications/subscriptions/acknowledged", deadline)
-        after = _rss_kb(proc.pid)
+        after = rss_kb(proc.pid)
         t = time.perf_counter()
         proc.stdin.write(_request(1, "tools/call", {"name": "test_trigger_tool_change", "arguments": {}}))
         proc.stdin.flush()
         _read_until(proc.stdout, streams, "notifications/tools/list_changed", deadline)
         fanout_ms = (time.perf_counter() - t) * 1000
         return {"kb_per_stream": (after - before) / streams, "fanout_ms": fanout_ms}
-    finally:
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 if __name__ == "__main__":

@@ -14,11 +14,11 @@ contenders, so there are no peer figures.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any
+
+from .pipe import rss_kb, serving
 
 TTL_SECONDS = 1.0
 """The task TTL the server is started with (`--task-ttl`): short, so round 2 sees round 1 expired."""
@@ -28,13 +28,6 @@ ENVELOPE = {
     "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
 }
 """The 2026-07-28 envelope of every request: a client that takes tasks."""
-
-
-def _rss_kb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no VmRSS for {pid}")
 
 
 def _calls(first_id: int, count: int) -> bytes:
@@ -61,38 +54,29 @@ def _read_handles(out: Any, count: int, deadline: float) -> None:
 def measure(tasks: int, timeout: float = 300.0) -> dict[str, float]:
     """Creates `tasks` tasks, lets them expire, creates `tasks` more; returns KB per live task and
     the resident memory after each round (MB)."""
-    cmd = [sys.executable, "-m", "everything_mcp", "stdio", "--catalog", "conformance", "--task-ttl", str(TTL_SECONDS)]
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    assert proc.stdin is not None and proc.stdout is not None
     deadline = time.monotonic() + timeout
-    try:
+    with serving("--catalog", "conformance", "--task-ttl", str(TTL_SECONDS)) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
         # A few tasks first, so the baseline is a server that has served the code paths.
         proc.stdin.write(_calls(0, 100))
         proc.stdin.flush()
         _read_handles(proc.stdout, 100, deadline)
         time.sleep(TTL_SECONDS * 1.5)  # a bench, not a test: the TTL must pass
-        before = _rss_kb(proc.pid)
+        before = rss_kb(proc.pid)
         proc.stdin.write(_calls(1_000, tasks))
         proc.stdin.flush()
         _read_handles(proc.stdout, tasks, deadline)
-        first = _rss_kb(proc.pid)
+        first = rss_kb(proc.pid)
         time.sleep(TTL_SECONDS * 1.5)
         proc.stdin.write(_calls(1_000 + tasks, tasks))
         proc.stdin.flush()
         _read_handles(proc.stdout, tasks, deadline)
-        second = _rss_kb(proc.pid)
+        second = rss_kb(proc.pid)
         return {
             "kb_per_task": (first - before) / tasks,
             "rss_first_mb": first / 1024,
             "rss_second_mb": second / 1024,
         }
-    finally:
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 if __name__ == "__main__":

@@ -229,14 +229,7 @@ fn pick(value: &Value, schema: &[(&str, Rule)]) -> Option<Value> {
 }
 
 fn trigger_sampling_request_async(every: Duration) -> Result<Tool, Error> {
-    let input = json!({
-        "type": "object",
-        "properties": {
-            "prompt": { "type": "string", "description": "The prompt to send to the LLM" },
-            "maxTokens": { "type": "number", "default": 100, "description": "Maximum number of tokens to generate" }
-        },
-        "required": ["prompt"]
-    });
+    let input = super::client_tools::sampling_input();
     Tool::new(
         definition(
             "trigger-sampling-request-async",

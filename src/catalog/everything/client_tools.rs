@@ -287,15 +287,20 @@ fn schema_order(result: Value) -> Value {
     Value::Object(ordered)
 }
 
-fn trigger_sampling_request() -> Result<Tool, Error> {
-    let input = json!({
+/// The input of both sampling triggers (`trigger-sampling-request` and its `-async` twin).
+pub(super) fn sampling_input() -> Value {
+    json!({
         "type": "object",
         "properties": {
             "prompt": { "type": "string", "description": "The prompt to send to the LLM" },
             "maxTokens": { "type": "number", "default": 100, "description": "Maximum number of tokens to generate" }
         },
         "required": ["prompt"]
-    });
+    })
+}
+
+fn trigger_sampling_request() -> Result<Tool, Error> {
+    let input = sampling_input();
     Tool::new(
         definition(
             "trigger-sampling-request",

@@ -40,18 +40,33 @@ fn gate(ctx: &RequestContext) -> Result<(), ErrorObject> {
     Ok(())
 }
 
-/// The task named by `params.taskId`, or the era's "not found" (`-32602`).
-fn find(
+/// The task named by `params.taskId`, or `-32602`: in the handshake era in the reference's
+/// words (`not_found`, given the id), in the stateless era naming the id.
+fn find_or(
     server: &Server,
     ctx: &RequestContext,
     params: &Map<String, Value>,
     not_found: impl FnOnce(&str) -> String,
 ) -> Result<Arc<Task>, ErrorObject> {
     let id = required_str(params, "taskId")?;
-    server
-        .tasks
-        .get(id, scope(ctx))
-        .ok_or_else(|| invalid(not_found(id)))
+    server.tasks.get(id, scope(ctx)).ok_or_else(|| {
+        invalid(if ctx.revision.has_handshake() {
+            not_found(id)
+        } else {
+            format!("Invalid params: unknown task {id}")
+        })
+    })
+}
+
+/// [`find_or`] with the reference's `tasks/get` and `tasks/cancel` words.
+fn find(
+    server: &Server,
+    ctx: &RequestContext,
+    params: &Map<String, Value>,
+) -> Result<Arc<Task>, ErrorObject> {
+    find_or(server, ctx, params, |_| {
+        "MCP error -32602: Failed to retrieve task: Task not found".into()
+    })
 }
 
 /// `tasks/get`: the task (handshake era), the task with its outcome or pending input requests
@@ -62,13 +77,7 @@ pub fn get(
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     gate(ctx)?;
-    let task = find(server, ctx, params, |id| {
-        if ctx.revision.has_handshake() {
-            "MCP error -32602: Failed to retrieve task: Task not found".into()
-        } else {
-            format!("Invalid params: unknown task {id}")
-        }
-    })?;
+    let task = find(server, ctx, params)?;
     Ok(Value::Object(wire::detailed(&task)))
 }
 
@@ -81,7 +90,7 @@ pub async fn result(
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     gate(&ctx)?;
-    let task = find(server, &ctx, params, |id| {
+    let task = find_or(server, &ctx, params, |id| {
         format!("MCP error -32602: Task not found: {id}")
     })?;
     task.mailbox.attach(ctx.sink.outlet());
@@ -158,13 +167,7 @@ pub fn cancel(
 ) -> Result<Value, ErrorObject> {
     gate(ctx)?;
     let handshake = ctx.revision.has_handshake();
-    let task = find(server, ctx, params, |id| {
-        if handshake {
-            "MCP error -32602: Failed to retrieve task: Task not found".into()
-        } else {
-            format!("Invalid params: unknown task {id}")
-        }
-    })?;
+    let task = find(server, ctx, params)?;
     let cancelled = task.cancel(CANCELLED_BY_CLIENT);
     if !handshake {
         return Ok(Value::Object(Map::new()));
@@ -186,9 +189,7 @@ pub fn update(
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     gate(ctx)?;
-    let task = find(server, ctx, params, |id| {
-        format!("Invalid params: unknown task {id}")
-    })?;
+    let task = find(server, ctx, params)?;
     let responses = required_object(params, "inputResponses")?;
     task.answer(&responses);
     Ok(Value::Object(Map::new()))
