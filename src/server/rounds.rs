@@ -17,6 +17,7 @@
 //! under the same key is asked again rather than handed a stale answer.
 
 use super::request_state::{self, Binding, Key};
+use crate::field;
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::envelope;
 use crate::protocol::methods::{ClientRequest, ServerRequest};
@@ -114,14 +115,14 @@ impl Rounds {
         // never seals one, and one it is sent with is checked against the empty binding (and
         // refused, as a state minted for another request).
         let bindable = builtin.is_some_and(ClientRequest::may_require_input)
-            || params.contains_key("requestState");
+            || field::contains(params, "requestState");
         let bound_params: Map<String, Value> = ["name", "uri", "arguments"]
             .iter()
             .filter(|_| bindable)
-            .filter_map(|k| params.get(*k).map(|v| ((*k).to_string(), v.clone())))
+            .filter_map(|k| field::get(params, k).map(|v| ((*k).to_string(), v.clone())))
             .collect();
         let binding = OnceLock::new();
-        let sealed = match params.get("requestState") {
+        let sealed = match field::get(params, "requestState") {
             None | Some(Value::Null) => Value::Null,
             Some(Value::String(token)) => {
                 let bound = binding.get_or_init(|| Binding::of(method, &bound_params));
@@ -144,7 +145,7 @@ impl Rounds {
         // word either way. Only result objects are answers; anything else re-asks.
         let stateless_round = sealed.is_null();
         let asked = sealed.get("asked").and_then(Value::as_object);
-        if let Some(Value::Object(responses)) = params.get("inputResponses") {
+        if let Some(Value::Object(responses)) = field::get(params, "inputResponses") {
             for (k, response) in responses.iter().filter(|(_, r)| r.is_object()) {
                 let question = match asked.and_then(|a| a.get(k)) {
                     Some(q) => q.clone(),
