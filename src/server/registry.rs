@@ -12,7 +12,7 @@ use super::handler::{
 use crate::error::Error;
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::methods::NotificationMethod;
-use indexmap::IndexMap;
+use crate::FastIndexMap;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -184,15 +184,15 @@ pub struct CompletionKey {
 #[derive(Clone, Default)]
 pub struct Registry {
     /// Tools by name.
-    pub tools: IndexMap<String, Tool>,
+    pub tools: FastIndexMap<String, Tool>,
     /// Resources by URI.
-    pub resources: IndexMap<String, Resource>,
+    pub resources: FastIndexMap<String, Resource>,
     /// Resource templates by `uriTemplate`.
-    pub templates: IndexMap<String, ResourceTemplate>,
+    pub templates: FastIndexMap<String, ResourceTemplate>,
     /// Prompts by name.
-    pub prompts: IndexMap<String, Prompt>,
+    pub prompts: FastIndexMap<String, Prompt>,
     /// Completion providers.
-    pub completions: IndexMap<CompletionKey, CompleteFn>,
+    pub completions: FastIndexMap<CompletionKey, CompleteFn>,
     /// Run when a session completes its handshake (`notifications/initialized`): per-session
     /// timers, roots sync, announcing capability-gated tools.
     pub on_initialized: Vec<SessionHook>,
@@ -209,7 +209,7 @@ pub struct Registry {
     pub extensions: Map<String, Value>,
     /// Custom JSON-RPC methods (e.g. a vendor extension), by method name: `(context, params) ->
     /// result`.
-    pub methods: IndexMap<String, MethodFn>,
+    pub methods: FastIndexMap<String, MethodFn>,
     /// How unknown tool and prompt names are reported, for a catalog that reproduces another
     /// server's errors; `None`: the spec's `-32602`.
     pub dialect: Option<ErrorDialect>,
