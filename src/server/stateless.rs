@@ -102,14 +102,14 @@ impl Server {
         };
         // Everything the request's handler sends is recorded as of the request's revision.
         let sink = &sink.clone().tagged(envelope.revision);
+        let revision = envelope.revision;
         let session = Arc::new(Session::for_request(
             conn.id.clone(),
             conn.transport,
             sink.clone(),
-            &envelope,
+            envelope,
             cancel.child_token(),
         ));
-        let revision = envelope.revision;
         let work = self.serve(
             conn,
             session,
