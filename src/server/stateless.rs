@@ -154,6 +154,10 @@ pub fn complete(
             .entry("cacheScope")
             .or_insert_with(|| CACHE_SCOPE.into());
     }
+    if revision == Revision::V2026_07_28 && !crate::field::contains(&result, "_meta") {
+        result.insert("_meta".into(), server.stateless_meta.clone());
+        return Value::Object(result);
+    }
     let meta = result
         .entry("_meta")
         .or_insert_with(|| Value::Object(Map::new()));
