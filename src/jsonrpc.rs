@@ -208,6 +208,9 @@ pub fn parse_json_str(text: &str) -> Result<Value, Invalid> {
 
 /// One frame's JSON as [`parse_raw_str`] reads it: a message object's members, taken out as
 /// it is parsed (no map is built for the object), or any other value.
+// Large (six values) but short-lived: it only carries a frame from the parser to `classify`,
+// and boxing it would add an allocation to every frame.
+#[allow(clippy::large_enum_variant)]
 pub enum RawFrame {
     /// A JSON object: the members a message may have.
     Object(Members),
