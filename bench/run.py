@@ -872,6 +872,19 @@ the run at the end of the previous issue; against the reference it is unchanged 
 same instructions per stdio request as before that issue (27.6k), so the ceiling's share moved
 with the run. Listen streams cost about 7 KB each, and one change reaches 10,000 of them in about
 40 ms.
+
+Cutting per-request work for those targets (issue 13) took the in-process server's instructions
+per request (callgrind, tape on, 4 connections) from 87.3k to 73.8k for a stateless `tools/call
+echo` and from 61.4k to 55.4k for a stateful one; its CPU per request (16 connections, 80,000
+requests, median of eight interleaved runs on a busy machine) went from 20.8 to 17.1 us
+stateless and from 18.4 to 15.8 us stateful. Requests/s moved less (paired medians: 1.09x
+stateless, 1.01x stateful; stateless / stateful 0.88 to 0.90), as the load generator shares
+the two cores with the server. Most of it was SipHash: with `preserve_order`
+every object key is hashed, so the request path now reads small objects by comparing keys
+(`src/field.rs`), parses a frame's message object straight into its members, and keys the
+registry with foldhash; the rest was copies (the envelope's `clientInfo`, the result's
+`serverInfo` `_meta`, now built once) and `format!` in SSE event ids. `preserve_order` stays:
+it is the order of every object on the wire.
 """
 """How the figures are taken and what the profile showed; appended to the report."""
 

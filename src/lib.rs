@@ -10,6 +10,7 @@
 //!   app), and the relay socket through which a stdio process reaches an in-process server.
 //! - [`traffic`]: the recorder of every frame in and out.
 //! - [`error`]: failures of the server itself (protocol errors are JSON-RPC error objects).
+//! - [`field`]: members of small JSON objects found without hashing (the request path's lookups).
 //! - [`jsnum`]: numbers printed as JavaScript prints them, as the reference server's texts do.
 //! - [`python`]: the PyO3 binding, the only module that knows Python.
 
@@ -24,11 +25,17 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// hashing showed in the request path's profile. Keys are ids the server hands out or checks.
 pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
+/// An insertion-ordered map with foldhash: the registry's tables, which keep registration order
+/// (the order `*/list` shows) and are looked up by name on every call (`tools/call` looks its
+/// tool up twice over HTTP: the header check and the call), where SipHash showed in the profile.
+pub type FastIndexMap<K, V> = indexmap::IndexMap<K, V, foldhash::fast::RandomState>;
+
 /// The set counterpart of [`FastMap`].
 pub type FastSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 pub mod catalog;
 pub mod error;
+pub mod field;
 pub mod jsnum;
 pub mod jsonrpc;
 pub mod protocol;

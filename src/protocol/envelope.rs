@@ -5,6 +5,7 @@
 //! read from it once, here, with the spec's errors for what is missing or malformed.
 
 use super::{LogLevel, Revision};
+use crate::field;
 use crate::jsonrpc::{code, ErrorObject};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -46,19 +47,17 @@ pub struct Envelope {
 /// Whether `params` carry a stateless envelope (a `_meta` with [`PROTOCOL_VERSION`]): the mark
 /// of a 2026-07-28 request.
 pub fn is_stateless(params: &Map<String, Value>) -> bool {
-    params
-        .get("_meta")
+    field::get(params, "_meta")
         .and_then(Value::as_object)
-        .is_some_and(|m| m.contains_key(PROTOCOL_VERSION))
+        .is_some_and(|m| field::contains(m, PROTOCOL_VERSION))
 }
 
 /// The revision a request's envelope names, as sent (`None` without an envelope or when it is
 /// not a string): what the HTTP header check and the recorder compare and tag, before (or
 /// without) the full [`read`].
 pub fn requested_version(params: &Map<String, Value>) -> Option<&str> {
-    params
-        .get("_meta")
-        .and_then(|m| m.get(PROTOCOL_VERSION))
+    field::get(params, "_meta")
+        .and_then(|m| field::member(m, PROTOCOL_VERSION))
         .and_then(Value::as_str)
 }
 
@@ -66,14 +65,14 @@ pub fn requested_version(params: &Map<String, Value>) -> Option<&str> {
 /// a missing or malformed `_meta` → `-32602`; a revision not served → `-32022` with
 /// `data {supported, requested}`.
 pub fn read(params: &Map<String, Value>, supported: &[Revision]) -> Result<Envelope, ErrorObject> {
-    let Some(meta) = params.get("_meta").and_then(Value::as_object) else {
+    let Some(meta) = field::get(params, "_meta").and_then(Value::as_object) else {
         return Err(ErrorObject::invalid_params(format!(
             "params._meta must be an object carrying {PROTOCOL_VERSION:?} and {CLIENT_CAPABILITIES:?}"
         )));
     };
     let missing: Vec<&str> = [PROTOCOL_VERSION, CLIENT_CAPABILITIES]
         .into_iter()
-        .filter(|k| !meta.contains_key(*k))
+        .filter(|k| !field::contains(meta, k))
         .collect();
     if !missing.is_empty() {
         return Err(ErrorObject::invalid_params(format!(
@@ -82,12 +81,13 @@ pub fn read(params: &Map<String, Value>, supported: &[Revision]) -> Result<Envel
         ))
         .with_data(json!({ "missing": missing })));
     }
-    let Some(requested) = meta.get(PROTOCOL_VERSION).and_then(Value::as_str) else {
+    let Some(requested) = field::get(meta, PROTOCOL_VERSION).and_then(Value::as_str) else {
         return Err(ErrorObject::invalid_params(format!(
             "params._meta[{PROTOCOL_VERSION:?}] must be a string"
         )));
     };
-    let Some(client_capabilities) = meta.get(CLIENT_CAPABILITIES).filter(|c| c.is_object()) else {
+    let Some(client_capabilities) = field::get(meta, CLIENT_CAPABILITIES).filter(|c| c.is_object())
+    else {
         return Err(ErrorObject::invalid_params(format!(
             "params._meta[{CLIENT_CAPABILITIES:?}] must be an object"
         )));
@@ -97,7 +97,7 @@ pub fn read(params: &Map<String, Value>, supported: &[Revision]) -> Result<Envel
         .ok()
         .filter(|r| !r.has_handshake() && supported.contains(r))
         .ok_or_else(|| unsupported(requested, supported))?;
-    let log_level = match meta.get(LOG_LEVEL) {
+    let log_level = match field::get(meta, LOG_LEVEL) {
         None | Some(Value::Null) => None,
         Some(level) => Some(
             level
@@ -113,7 +113,7 @@ pub fn read(params: &Map<String, Value>, supported: &[Revision]) -> Result<Envel
     Ok(Envelope {
         revision,
         client_capabilities: Arc::new(client_capabilities.clone()),
-        client_info: meta.get(CLIENT_INFO).cloned(),
+        client_info: field::get(meta, CLIENT_INFO).cloned(),
         log_level,
     })
 }

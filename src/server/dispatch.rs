@@ -151,11 +151,11 @@ impl Server {
         // UTF-8 is checked once: valid text is parsed as it is, invalid is refused by
         // `parse_json` (and recorded with the bad bytes replaced).
         let (text, exact, value) = match std::str::from_utf8(raw) {
-            Ok(valid) => (Arc::from(valid), true, jsonrpc::parse_json_str(valid)),
+            Ok(valid) => (Arc::from(valid), true, jsonrpc::parse_raw_str(valid)),
             Err(_) => (
                 Arc::from(String::from_utf8_lossy(raw)),
                 false,
-                jsonrpc::parse_json(raw),
+                jsonrpc::parse_json(raw).map(jsonrpc::RawFrame::from),
             ),
         };
         let value = match value {
@@ -168,15 +168,14 @@ impl Server {
                 }
             }
         };
-        let refusal = match &value {
-            Value::Array(items) if !items.is_empty() => {
-                batch_refusal(session.and_then(|s| s.state().revision))
-            }
-            _ => None,
+        let refusal = if value.is_batch() {
+            batch_refusal(session.and_then(|s| s.state().revision))
+        } else {
+            None
         };
         let frame = match refusal {
             Some(e) => Err(Invalid::anonymous(ErrorObject::invalid_request(e))),
-            None => jsonrpc::frame_from_value(value),
+            None => value.classify(),
         };
         Decoded { text, exact, frame }
     }

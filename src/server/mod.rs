@@ -22,6 +22,7 @@ pub mod uri_template;
 
 use crate::error::Error;
 use crate::jsonrpc::Message;
+use crate::protocol::envelope::SERVER_INFO;
 use crate::protocol::methods::NotificationMethod;
 use crate::protocol::{EraChoice, Revision};
 use crate::traffic::{Recorder, TransportKind};
@@ -119,6 +120,10 @@ pub struct Server {
     /// The tests' task gates, by tool: a task of a gated tool is held for the test to move
     /// instead of running the handler.
     pub gates: tasks::gate::Gates,
+    /// `{"io.modelcontextprotocol/serverInfo": stateless_info}`: the `_meta` of a stateless
+    /// result that has none of its own (most), inserted whole: building it per request hashed
+    /// two more keys and allocated a map, about 440 instructions a result (callgrind).
+    stateless_meta: Value,
     /// Whether the handshake and the stateless era are served: read per request by both
     /// eras' gates, fixed once `new` settled the revisions.
     eras: (bool, bool),
@@ -162,6 +167,7 @@ impl Server {
                 Error::Config(format!("cannot open record file {}: {e}", path.display()))
             })?;
         let stateless_info = implementation(&config, Revision::V2026_07_28);
+        let stateless_meta = json!({ SERVER_INFO: stateless_info.clone() });
         let eras = (
             config.revisions.iter().any(|r| r.has_handshake()),
             config.revisions.iter().any(|r| !r.has_handshake()),
@@ -169,6 +175,7 @@ impl Server {
         Ok(Arc::new(Self {
             config,
             stateless_info,
+            stateless_meta,
             eras,
             tasks: Default::default(),
             gates: Default::default(),

@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::capabilities::SKILLS_EXTENSION;
 use crate::protocol::methods::NotificationMethod;
-use indexmap::IndexMap;
+use crate::FastIndexMap;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -214,15 +214,15 @@ pub struct CompletionKey {
 #[derive(Clone, Default)]
 pub struct Registry {
     /// Tools by name.
-    pub tools: IndexMap<String, Tool>,
+    pub tools: FastIndexMap<String, Tool>,
     /// Resources by URI.
-    pub resources: IndexMap<String, Resource>,
+    pub resources: FastIndexMap<String, Resource>,
     /// Resource templates by `uriTemplate`.
-    pub templates: IndexMap<String, ResourceTemplate>,
+    pub templates: FastIndexMap<String, ResourceTemplate>,
     /// Prompts by name.
-    pub prompts: IndexMap<String, Prompt>,
+    pub prompts: FastIndexMap<String, Prompt>,
     /// Completion providers.
-    pub completions: IndexMap<CompletionKey, CompleteFn>,
+    pub completions: FastIndexMap<CompletionKey, CompleteFn>,
     /// Run when a session completes its handshake (`notifications/initialized`): per-session
     /// timers, roots sync, announcing capability-gated tools.
     pub on_initialized: Vec<SessionHook>,
@@ -240,10 +240,10 @@ pub struct Registry {
     /// The skills served (SEP-2640), by their `skill://<name>/SKILL.md` URI: what
     /// `skills/list`, `skills/get` and `resources/directory/read` answer from. Their files are
     /// also in [`Registry::resources`] (see [`Registry::add_skill`]).
-    pub skills: IndexMap<String, Arc<Skill>>,
+    pub skills: FastIndexMap<String, Arc<Skill>>,
     /// Custom JSON-RPC methods (e.g. a vendor extension), by method name: `(context, params) ->
     /// result`.
-    pub methods: IndexMap<String, MethodFn>,
+    pub methods: FastIndexMap<String, MethodFn>,
     /// How unknown tool and prompt names are reported, for a catalog that reproduces another
     /// server's errors; `None`: the spec's `-32602`.
     pub dialect: Option<ErrorDialect>,

@@ -102,14 +102,14 @@ impl Server {
         };
         // Everything the request's handler sends is recorded as of the request's revision.
         let sink = &sink.clone().tagged(envelope.revision);
+        let revision = envelope.revision;
         let session = Arc::new(Session::for_request(
             conn.id.clone(),
             conn.transport,
             sink.clone(),
-            &envelope,
+            envelope,
             cancel.child_token(),
         ));
-        let revision = envelope.revision;
         let work = self.serve(
             conn,
             session,
@@ -153,6 +153,10 @@ pub fn complete(
         result
             .entry("cacheScope")
             .or_insert_with(|| CACHE_SCOPE.into());
+    }
+    if revision == Revision::V2026_07_28 && !crate::field::contains(&result, "_meta") {
+        result.insert("_meta".into(), server.stateless_meta.clone());
+        return Value::Object(result);
     }
     let meta = result
         .entry("_meta")

@@ -67,7 +67,7 @@ pub async fn call(
 
 /// A required string parameter, or `-32602` naming it.
 pub fn required_str<'a>(params: &'a Map<String, Value>, key: &str) -> Result<&'a str, ErrorObject> {
-    match params.get(key) {
+    match crate::field::get(params, key) {
         Some(Value::String(s)) => Ok(s),
         Some(other) => Err(ErrorObject::invalid_params(format!(
             "\"{key}\" must be a string, got {}",
@@ -98,7 +98,7 @@ pub fn take_optional_object(
     params: &mut Map<String, Value>,
     key: &str,
 ) -> Result<Map<String, Value>, ErrorObject> {
-    match params.get_mut(key) {
+    match crate::field::get_mut(params, key) {
         Some(Value::Object(m)) => Ok(std::mem::take(m)),
         _ => optional_object(params, key),
     }

@@ -10,6 +10,7 @@
 //! `Mcp-Param-*` values may be sent as `=?base64?…?=` (for text a header cannot carry); they
 //! are decoded before comparing, and a sentinel that is not valid Base64 is refused.
 
+use crate::field;
 use crate::jsonrpc::{ErrorObject, Request};
 use crate::protocol::envelope;
 use crate::protocol::methods::ClientRequest;
@@ -70,7 +71,7 @@ pub fn check(
         _ => None,
     };
     if let Some(field) = named {
-        let body = params.get(field).and_then(Value::as_str);
+        let body = field::get(params, field).and_then(Value::as_str);
         match (single(headers, &NAME_HEADER)?, body) {
             (None, Some(_)) => {
                 return Err(mismatch("the required Mcp-Name header is absent".into()))
@@ -89,9 +90,9 @@ pub fn check(
         }
     }
     if request.method == ClientRequest::CallTool.as_str() {
-        let tool = params.get("name").and_then(Value::as_str);
+        let tool = field::get(params, "name").and_then(Value::as_str);
         if let Some(tool) = tool.and_then(|t| registry.tools.get(t)) {
-            let arguments = params.get("arguments").and_then(Value::as_object);
+            let arguments = field::get(params, "arguments").and_then(Value::as_object);
             check_params(headers, &tool.definition, arguments)?;
         }
     }
@@ -150,12 +151,12 @@ struct Mirrored {
 /// Every `x-mcp-header` annotation reachable from the schema root through `properties` alone
 /// (the only places the spec lets clients read them from).
 fn mirrored(schema: &Value, path: &mut Vec<String>, out: &mut Vec<Mirrored>) {
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+    let Some(properties) = field::member(schema, "properties").and_then(Value::as_object) else {
         return;
     };
     for (key, property) in properties {
         path.push(key.clone());
-        if let Some(header) = property.get(X_MCP_HEADER).and_then(Value::as_str) {
+        if let Some(header) = field::member(property, X_MCP_HEADER).and_then(Value::as_str) {
             out.push(Mirrored {
                 path: path.clone(),
                 header: header.to_string(),
@@ -175,7 +176,7 @@ fn check_params(
     tool: &Map<String, Value>,
     arguments: Option<&Map<String, Value>>,
 ) -> Result<(), ErrorObject> {
-    let Some(schema) = tool.get("inputSchema") else {
+    let Some(schema) = field::get(tool, "inputSchema") else {
         return Ok(());
     };
     let mut annotations = Vec::new();

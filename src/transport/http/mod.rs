@@ -510,8 +510,11 @@ pub fn is_json(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
+        .is_some_and(|v| {
+            up_to(v, b';')
+                .trim()
+                .eq_ignore_ascii_case("application/json")
+        })
 }
 
 /// Whether `Accept` admits every one of `mimes` (each exactly, by `type/*`, or by `*/*`), in
@@ -522,9 +525,9 @@ pub fn accepts(headers: &HeaderMap, mimes: &[&str]) -> bool {
     for value in headers.get_all(header::ACCEPT) {
         let Ok(value) = value.to_str() else { continue };
         for item in value.split(',') {
-            let range = item.split(';').next().unwrap_or_default().trim();
+            let range = up_to(item, b';').trim();
             for (i, mime) in mimes.iter().enumerate() {
-                let kind = mime.split('/').next().unwrap_or_default();
+                let kind = up_to(mime, b'/');
                 if range.eq_ignore_ascii_case(mime)
                     || range == "*/*"
                     || range
@@ -540,6 +543,17 @@ pub fn accepts(headers: &HeaderMap, mimes: &[&str]) -> bool {
         }
     }
     admitted == all
+}
+
+/// `s` up to the first `byte` (all of it without one). A byte loop rather than `split(char)`:
+/// header values are a few dozen bytes, and the pattern searcher's setup is most of the work:
+/// `accepts` took 1,700 instructions a POST with `split`, 1,300 with this (callgrind).
+fn up_to(s: &str, byte: u8) -> &str {
+    debug_assert!(byte.is_ascii());
+    match s.bytes().position(|b| b == byte) {
+        Some(i) => &s[..i],
+        None => s,
+    }
 }
 
 /// Why a request body was not taken.

@@ -3,11 +3,12 @@
 //! connection (`http-<n>`, handed to handlers as axum connect info) groups a client's requests
 //! the way a stdio pipe groups them.
 
+use crate::traffic::HttpMeta;
 use axum::extract::connect_info::Connected;
 use axum::serve::{IncomingStream, Listener};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use tokio::net::{TcpListener, TcpStream};
 
 /// Numbers TCP connections process-wide: names stay unique even with several servers in one
@@ -22,6 +23,11 @@ pub struct Peer {
     pub conn: Arc<str>,
     /// The client's address, for diagnostics.
     pub addr: SocketAddr,
+    /// The traffic metadata of this connection's last stateless POST, shared by the next one's
+    /// record when its headers are the same ([`super::http_meta_reusing`], as a session's POSTs
+    /// share theirs): a client's requests on one connection mostly are, and a shared record
+    /// is one allocation of about 1 KB less per request on the tape.
+    pub last_post_meta: Arc<Mutex<Option<Arc<HttpMeta>>>>,
 }
 
 impl Peer {
@@ -31,6 +37,7 @@ impl Peer {
         Self {
             conn: format!("http-{n}").into(),
             addr,
+            last_post_meta: Arc::default(),
         }
     }
 }
@@ -58,6 +65,7 @@ impl Listener for NamingListener {
         Ok(Peer {
             conn: "http-listener".into(),
             addr,
+            last_post_meta: Arc::default(),
         })
     }
 }

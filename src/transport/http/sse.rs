@@ -27,7 +27,12 @@ pub fn event(kind: Option<&str>, id: Option<&str>, retry: Option<Duration>, data
         out.push('\n');
     }
     if let Some(retry) = retry {
-        out.push_str(&format!("retry: {}\n", retry.as_millis()));
+        out.push_str("retry: ");
+        push_decimal(
+            &mut out,
+            u64::try_from(retry.as_millis()).unwrap_or(u64::MAX),
+        );
+        out.push('\n');
     }
     for line in data.split('\n') {
         out.push_str("data: ");
@@ -36,6 +41,25 @@ pub fn event(kind: Option<&str>, id: Option<&str>, retry: Option<Duration>, data
     }
     out.push('\n');
     Bytes::from(out)
+}
+
+/// Appends `n` in decimal. By hand, not with `format!`/`to_string`: event ids and the retry
+/// field are written for every SSE answer, and the formatting machinery cost about 400-500
+/// instructions per number (callgrind: a handshake-era POST went from 56.7k to 55.2k).
+pub fn push_decimal(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20]; // u64::MAX has 20 digits
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[start..] {
+        out.push(char::from(d));
+    }
 }
 
 /// A `message` event carrying one JSON-RPC frame.
@@ -123,6 +147,15 @@ pub fn response(body: Body) -> axum::response::Response {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn decimals_are_written_as_display_writes_them() {
+        for n in [0, 7, 10, 99, 1_000_001, u64::MAX] {
+            let mut out = String::from("x");
+            super::push_decimal(&mut out, n);
+            assert_eq!(out, format!("x{n}"));
+        }
+    }
+
     use super::*;
 
     #[test]

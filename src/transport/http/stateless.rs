@@ -8,8 +8,9 @@
 //! log message): the notifications as they come, then the response, then the end of the stream.
 //! SSE events carry no ids (the era has no resumption). Closing the stream cancels the request.
 
+use super::peer::Peer;
 use super::streamable::header_str;
-use super::{accepts, http_meta, sse, HttpState, Refusal, VERSION_HEADER};
+use super::{accepts, http_meta, http_meta_reusing, sse, HttpState, Refusal, VERSION_HEADER};
 use crate::jsonrpc::{ErrorObject, Message};
 use crate::protocol::envelope;
 use crate::protocol::methods::ClientRequest;
@@ -74,13 +75,12 @@ pub fn refuse_non_post(
     Some(response)
 }
 
-/// Serves one stateless POST that arrived on the TCP connection records name `peer` (`None`
-/// for an app served without connect info, e.g. in-process tests: then the POST is named on
-/// its own).
+/// Serves one stateless POST that arrived on TCP connection `peer` (`None` for an app served
+/// without connect info, e.g. in-process tests: then the POST is named on its own).
 pub async fn post(
     state: &Arc<HttpState>,
     headers: &HeaderMap,
-    peer: Option<Arc<str>>,
+    peer: Option<&Peer>,
     decoded: Decoded,
 ) -> Response {
     // A listen stream is SSE from its first frame (the acknowledgement) and never ends in one
@@ -104,7 +104,10 @@ pub async fn post(
     }
     let (tx, mut rx) = mpsc::unbounded_channel::<Arc<str>>();
     let server = &state.server;
-    let id = peer.unwrap_or_else(|| server.connection_id(TransportKind::Http));
+    let id = peer.map_or_else(
+        || server.connection_id(TransportKind::Http),
+        |p| p.conn.clone(),
+    );
     let sink = Sink::new(
         Arc::new(tx),
         server.recorder.clone(),
@@ -132,10 +135,10 @@ pub async fn post(
         StatusCode::ACCEPTED
     };
     // Built only when something is recorded: the CLI without --record keeps no tape.
-    let http = server
-        .recorder
-        .capturing()
-        .then(|| http_meta(&Method::POST, PATH, status, headers));
+    let http = server.recorder.capturing().then(|| match peer {
+        Some(p) => http_meta_reusing(&p.last_post_meta, &Method::POST, PATH, status, headers),
+        None => http_meta(&Method::POST, PATH, status, headers),
+    });
     let out = match server.accept(&conn, &sink, decoded, http) {
         Work::Nothing => return StatusCode::ACCEPTED.into_response(),
         Work::Reply(out) => out,

@@ -148,7 +148,7 @@ pub async fn post(
             let peer = parts
                 .extensions
                 .get::<axum::extract::ConnectInfo<super::peer::Peer>>()
-                .map(|info| info.0.conn.clone());
+                .map(|info| &info.0);
             return stateless::post(&state, &headers, peer, decoded).await;
         }
         return initialize(&state, &headers, &body, decoded).await;
