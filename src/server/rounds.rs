@@ -24,8 +24,8 @@ use crate::protocol::methods::{ClientRequest, ServerRequest};
 use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::sync::OnceLock;
+use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 
 /// One question a handler asks: its key, method and params.
