@@ -94,7 +94,7 @@ pub struct Rounds {
 /// found once they are needed: the handler takes the params themselves.
 enum Bound {
     /// The request's wire text, parsed again for them. Copying `arguments` for every request
-    /// cost a stateless `tools/call echo` about 1,000 instructions (callgrind); only a request
+    /// cost a stateless `tools/call echo` about 1,300 instructions (callgrind); only a request
     /// that opens or seals a state reads them, and the text is there anyway (the tape keeps it).
     Frame(Arc<str>),
     /// Copies of those the request has (a request without its own text, inside a batch), or
