@@ -212,8 +212,11 @@ impl Server {
             Ok(Frame::Single(message)) => {
                 let parsed = Parsed::of_message(&message);
                 let meta = self.tag_inbound(meta, session, &message);
+                // Kept (a count, not a copy) for a stateless request's rounds, which re-read
+                // the request's arguments from it only if they ever seal or open a state.
+                let frame = text.clone();
                 self.recorder.record(&meta, text, parsed);
-                self.handle_message(session, sink, message)
+                self.handle_message(session, sink, message, Some(frame))
             }
             Ok(Frame::Batch(items)) => {
                 let batch = Parsed {
@@ -296,7 +299,7 @@ impl Server {
         let mut replies = Vec::new();
         let mut tasks = Vec::new();
         for item in items {
-            match item.map(|m| self.handle_message(session, sink, m)) {
+            match item.map(|m| self.handle_message(session, sink, m, None)) {
                 Err(invalid) => replies.push(invalid.into_message()),
                 Ok(Work::Nothing) => {}
                 Ok(Work::Reply(Outgoing::One(m))) => replies.push(m),
@@ -322,15 +325,16 @@ impl Server {
         }))
     }
 
-    /// Routes one decoded message.
+    /// Routes one decoded message; `frame` is its wire text when it came alone (not in a batch).
     fn handle_message(
         self: &Arc<Self>,
         session: &Arc<Session>,
         sink: &Sink,
         message: Message,
+        frame: Option<Arc<str>>,
     ) -> Work {
         match message {
-            Message::Request(req) => self.handle_request(session, sink, req),
+            Message::Request(req) => self.handle_request(session, sink, req, frame),
             Message::Notification(n) => {
                 self.handle_notification(session, n);
                 Work::Nothing
@@ -358,12 +362,14 @@ impl Server {
     }
 
     /// Routes a request to its era: the stateless gate (`stateless.rs`) or the handshake
-    /// lifecycle rules; then answers or schedules it.
+    /// lifecycle rules; then answers or schedules it. `frame` is the request's wire text, if
+    /// it came alone.
     fn handle_request(
         self: &Arc<Self>,
         session: &Arc<Session>,
         sink: &Sink,
         mut req: Request,
+        frame: Option<Arc<str>>,
     ) -> Work {
         let reply = |m: Message| Work::Reply(Outgoing::One(m));
         let route = self.route(&req.method);
@@ -373,7 +379,7 @@ impl Server {
             Err(_) => Map::new(),
         };
         if self.is_stateless_request(session, &params) {
-            return self.handle_stateless(session, sink, req, route, params);
+            return self.handle_stateless(session, sink, req, route, params, frame);
         }
         if envelope::is_stateless(&params) && session.phase() != Phase::New {
             let e = ErrorObject::invalid_request(

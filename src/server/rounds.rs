@@ -23,10 +23,10 @@ use crate::protocol::envelope;
 use crate::protocol::methods::{ClientRequest, ServerRequest};
 use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
-use tokio_util::sync::CancellationToken;
+use std::sync::{Arc, Mutex};
+use tokio::sync::Notify;
 
 /// One question a handler asks: its key, method and params.
 #[derive(Debug, Clone)]
@@ -72,10 +72,8 @@ pub struct Rounds {
     binding: OnceLock<Binding>,
     /// The method as sent, for the binding and for errors.
     method_name: String,
-    /// The request's `name`, `uri` and `arguments` (those it has): what the binding is computed
-    /// from. A list, made a map only for the binding: collecting them into a map hashed their
-    /// keys on every request, about 700 instructions (callgrind), for the few that ask.
-    bound_params: Vec<(&'static str, Value)>,
+    /// Where the binding's `name`, `uri` and `arguments` are read from when it is computed.
+    bound: Bound,
     /// Known answers by key: `{q: question digest, r: result}`.
     answers: Map<String, Value>,
     /// The handler's own state, carried between rounds (Python's `ctx.state`).
@@ -84,17 +82,70 @@ pub struct Rounds {
     next_auto: AtomicU64,
     /// What this round still needs, and whether it must end with an error instead.
     pending: Mutex<Pending>,
-    /// Cancelled once this round needs input (or must fail): the serving future stops.
-    needed: CancellationToken,
+    /// Set once this round needs input (or must fail): the serving future stops.
+    over: AtomicBool,
+    /// Wakes the serving future when `over` is set. A `Notify` is built in place, where a
+    /// `CancellationToken` allocated a tree node per request and locked it on every check:
+    /// about 270 instructions a stateless request (callgrind), for a round that rarely ends.
+    needed: Notify,
 }
 
-/// The bound params as the object [`Binding::of`] reads.
-fn bound_map(bound: &[(&'static str, Value)]) -> Map<String, Value> {
-    bound
-        .iter()
-        .map(|(k, v)| ((*k).to_string(), v.clone()))
-        .collect()
+/// Where a request's `name`, `uri` and `arguments` (what its binding is computed from) are
+/// found once they are needed: the handler takes the params themselves.
+enum Bound {
+    /// The request's wire text, parsed again for them. Copying `arguments` for every request
+    /// cost a stateless `tools/call echo` about 1,300 instructions (callgrind); only a request
+    /// that opens or seals a state reads them, and the text is there anyway (the tape keeps it).
+    Frame(Arc<str>),
+    /// Copies of those the request has (a request without its own text, inside a batch), or
+    /// none at all (a method that binds nothing).
+    Copied(Vec<(&'static str, Value)>),
 }
+
+impl Bound {
+    /// The members `keys` of `params` (the request's), read from its text or copied.
+    fn of(params: &Map<String, Value>, keys: &[&'static str], frame: Option<Arc<str>>) -> Self {
+        match frame {
+            Some(text) if !keys.is_empty() => Self::Frame(text),
+            _ => Self::Copied(
+                keys.iter()
+                    .filter_map(|k| field::get(params, k).map(|v| (*k, v.clone())))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The binding of a request of `method` to these members.
+    fn binding(&self, method: &str) -> Binding {
+        match self {
+            Self::Frame(text) => {
+                // The text was parsed into the params before: it parses again, to the same values.
+                let params = match serde_json::from_str::<Value>(text) {
+                    Ok(Value::Object(mut message)) => match message.remove("params") {
+                        Some(Value::Object(p)) => p,
+                        _ => Map::new(),
+                    },
+                    _ => Map::new(),
+                };
+                let bound = BOUND_KEYS
+                    .iter()
+                    .filter_map(|k| params.get(*k).map(|v| ((*k).to_string(), v.clone())))
+                    .collect();
+                Binding::of(method, &bound)
+            }
+            Self::Copied(members) => Binding::of(
+                method,
+                &members
+                    .iter()
+                    .map(|(k, v)| ((*k).to_string(), v.clone()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// The params a state is bound to (those a request has).
+const BOUND_KEYS: [&str; 3] = ["name", "uri", "arguments"];
 
 /// What a round still needs.
 #[derive(Default)]
@@ -109,33 +160,32 @@ impl Rounds {
     /// What a state of this request is bound to.
     fn binding(&self) -> &Binding {
         self.binding
-            .get_or_init(|| Binding::of(&self.method_name, &bound_map(&self.bound_params)))
+            .get_or_init(|| self.bound.binding(&self.method_name))
     }
 
     /// The rounds of a stateless request of `method` with `params`: opens its `requestState`
     /// (`-32602` when it is not a state this server sealed for this request) and takes this
-    /// round's `inputResponses` for the keys the state says were asked.
+    /// round's `inputResponses` for the keys the state says were asked. `frame` is the
+    /// request's wire text, if it came alone: its arguments are read from it when needed.
     pub fn open(
         key: &Key,
         method: &str,
         builtin: Option<ClientRequest>,
         params: &Map<String, Value>,
+        frame: Option<Arc<str>>,
     ) -> Result<Self, ErrorObject> {
         // Kept only where a state can be sealed or opened: a method that may not require input
         // never seals one, and one it is sent with is checked against the empty binding (and
         // refused, as a state minted for another request).
         let bindable = builtin.is_some_and(ClientRequest::may_require_input)
             || field::contains(params, "requestState");
-        let bound_params: Vec<(&'static str, Value)> = ["name", "uri", "arguments"]
-            .into_iter()
-            .filter(|_| bindable)
-            .filter_map(|k| field::get(params, k).map(|v| (k, v.clone())))
-            .collect();
+        let keys: &[&'static str] = if bindable { &BOUND_KEYS } else { &[] };
+        let bound = Bound::of(params, keys, frame);
         let binding = OnceLock::new();
         let sealed = match field::get(params, "requestState") {
             None | Some(Value::Null) => Value::Null,
             Some(Value::String(token)) => {
-                let bound = binding.get_or_init(|| Binding::of(method, &bound_map(&bound_params)));
+                let bound = binding.get_or_init(|| bound.binding(method));
                 request_state::open(key, bound, token)?
             }
             Some(_) => {
@@ -169,12 +219,13 @@ impl Rounds {
             method: builtin,
             binding,
             method_name: method.to_string(),
-            bound_params,
+            bound,
             answers,
             state: Mutex::new(sealed.get("state").cloned().unwrap_or(Value::Null)),
             next_auto: AtomicU64::new(1),
             pending: Mutex::default(),
-            needed: CancellationToken::new(),
+            over: AtomicBool::new(false),
+            needed: Notify::new(),
         })
     }
 
@@ -224,18 +275,25 @@ impl Rounds {
             return Ok(Some(found));
         }
         drop(pending);
-        self.needed.cancel();
+        self.over.store(true, Ordering::Release);
+        self.needed.notify_waiters();
         Ok(None)
     }
 
     /// Resolves once this round is over: input is needed or the request must fail.
     pub async fn needed(&self) {
-        self.needed.cancelled().await;
+        let notified = self.needed.notified();
+        tokio::pin!(notified);
+        // Registered before `over` is read, so an end between the two still wakes this.
+        notified.as_mut().enable();
+        if !self.is_over() {
+            notified.await;
+        }
     }
 
     /// Whether this round is over (see [`Rounds::needed`]).
     pub fn is_over(&self) -> bool {
-        self.needed.is_cancelled()
+        self.over.load(Ordering::Acquire)
     }
 
     /// The handler's own state, carried between rounds.
@@ -320,14 +378,33 @@ mod tests {
         p.as_object().unwrap().clone()
     }
 
-    /// Opens a `tools/call` round with these params.
+    /// Opens a `tools/call` round with these params, as a request that came alone (its
+    /// arguments are read back from its text).
     fn call(key: &Key, params_json: Value) -> Result<Rounds, ErrorObject> {
+        let params = params(params_json);
+        let frame = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params });
         Rounds::open(
             key,
             "tools/call",
             Some(ClientRequest::CallTool),
-            &params(params_json),
+            &params,
+            Some(Arc::from(frame.to_string())),
         )
+    }
+
+    #[test]
+    fn a_request_s_text_binds_it_as_its_params_do() {
+        let p = params(json!({ "name": "t", "arguments": { "b": [1, { "c": null }], "a": "x" } }));
+        let frame = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": p });
+        let read = Bound::of(&p, &BOUND_KEYS, Some(Arc::from(frame.to_string())));
+        let copied = Bound::of(&p, &BOUND_KEYS, None);
+        assert!(matches!(read, Bound::Frame(_)));
+        assert!(matches!(copied, Bound::Copied(_)));
+        assert_eq!(read.binding("tools/call"), copied.binding("tools/call"));
+        assert_ne!(
+            read.binding("tools/call"),
+            Bound::of(&p, &[], None).binding("tools/call")
+        );
     }
 
     fn elicit(key: &str) -> Ask {
@@ -405,6 +482,7 @@ mod tests {
             "tools/list",
             Some(ClientRequest::ListTools),
             &Map::new(),
+            None,
         )
         .unwrap();
         assert!(listing

@@ -59,7 +59,8 @@ impl Server {
     }
 
     /// Serves a stateless request that arrived on connection `conn`: method, then envelope,
-    /// then the handler on a session of the request's own.
+    /// then the handler on a session of the request's own. `frame` is the request's wire text
+    /// (`None` inside a batch), which its rounds re-read if they need the arguments.
     pub(super) fn handle_stateless(
         self: &Arc<Self>,
         conn: &Arc<Session>,
@@ -67,6 +68,7 @@ impl Server {
         req: Request,
         route: Option<Route>,
         params: Map<String, Value>,
+        frame: Option<Arc<str>>,
     ) -> Work {
         let reply =
             |e: ErrorObject| Work::Reply(Outgoing::One(Message::error(Some(req.id.clone()), e)));
@@ -92,7 +94,7 @@ impl Server {
             Route::Custom(_) => None,
         };
         // A tampered, expired or misplaced requestState is refused before anything runs.
-        let rounds = match Rounds::open(&self.state_key, &req.method, builtin, &params) {
+        let rounds = match Rounds::open(&self.state_key, &req.method, builtin, &params, frame) {
             Ok(r) => Arc::new(r),
             Err(e) => return reply(e),
         };

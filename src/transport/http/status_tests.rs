@@ -326,3 +326,32 @@ async fn service_unavailable_503() {
     send(&app, request(Method::DELETE, "/mcp", &in_session, "")).await;
     open_session(&app).await;
 }
+
+#[test]
+fn the_sdks_accept_value_admits_what_the_ranges_do() {
+    let with = |values: &[&str]| {
+        let mut h = HeaderMap::new();
+        for v in values {
+            h.append(header::ACCEPT, v.parse().unwrap());
+        }
+        h
+    };
+    let both = ["application/json", "text/event-stream"];
+    // The SDKs' exact value (compared whole) and the same ranges spelled otherwise agree.
+    for value in [
+        ACCEPT_BOTH,
+        "text/event-stream,application/json",
+        "APPLICATION/JSON ; q=1, text/event-stream",
+    ] {
+        let h = with(&[value]);
+        assert!(super::accepts(&h, &both), "{value}");
+        assert!(super::accepts(&h, &["text/event-stream"]), "{value}");
+        assert!(!super::accepts(&h, &["text/html"]), "{value}");
+    }
+    // Split over two headers, the ranges still add up.
+    assert!(super::accepts(
+        &with(&["application/json", "text/event-stream"]),
+        &both
+    ));
+    assert!(!super::accepts(&with(&["application/json"]), &both));
+}
