@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any
 
-from .pipe import rss_kb, serving
+from .pipe import read_until, rss_kb, serving
 
 ENVELOPE = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -28,22 +28,6 @@ ENVELOPE = {
 def _request(id_: int | str, method: str, params: dict[str, Any]) -> bytes:
     frame = {"jsonrpc": "2.0", "id": id_, "method": method, "params": {**params, "_meta": ENVELOPE}}
     return (json.dumps(frame) + "\n").encode()
-
-
-def _read_until(out: Any, count: int, want: str, deadline: float) -> None:
-    """Reads frames until `count` of them have method `want` (fails past `deadline` or on an error)."""
-    seen = 0
-    while seen < count:
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"saw {seen} of {count} {want}")
-        line = out.readline()
-        if not line:
-            raise RuntimeError(f"the server closed its output after {seen} of {count} {want}")
-        frame = json.loads(line)
-        if "error" in frame:
-            raise RuntimeError(f"error answer: {frame}")
-        if frame.get("method") == want:
-            seen += 1
 
 
 def measure(streams: int, timeout: float = 300.0) -> dict[str, float]:
@@ -62,12 +46,24 @@ def measure(streams: int, timeout: float = 300.0) -> dict[str, float]:
         filter_ = {"notifications": {"toolsListChanged": True}}
         proc.stdin.write(b"".join(_request(f"listen-{i}", "subscriptions/listen", filter_) for i in range(streams)))
         proc.stdin.flush()
-        _read_until(proc.stdout, streams, "notifications/subscriptions/acknowledged", deadline)
+        read_until(
+            proc.stdout,
+            streams,
+            lambda f: f.get("method") == "notifications/subscriptions/acknowledged",
+            "notifications/subscriptions/acknowledged",
+            deadline,
+        )
         after = rss_kb(proc.pid)
         t = time.perf_counter()
         proc.stdin.write(_request(1, "tools/call", {"name": "test_trigger_tool_change", "arguments": {}}))
         proc.stdin.flush()
-        _read_until(proc.stdout, streams, "notifications/tools/list_changed", deadline)
+        read_until(
+            proc.stdout,
+            streams,
+            lambda f: f.get("method") == "notifications/tools/list_changed",
+            "notifications/tools/list_changed",
+            deadline,
+        )
         fanout_ms = (time.perf_counter() - t) * 1000
         return {"kb_per_stream": (after - before) / streams, "fanout_ms": fanout_ms}
 

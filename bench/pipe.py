@@ -3,11 +3,14 @@ pipe, its resident memory, and a clean stop."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO, Any
 
 
 def rss_kb(pid: int) -> int:
@@ -36,3 +39,20 @@ def serving(*args: str) -> Iterator[subprocess.Popen[bytes]]:
             proc.wait()
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+def read_until(out: IO[bytes], count: int, counts: Callable[[Any], bool], what: str, deadline: float) -> None:
+    """Reads frames from `out` until `count` of them satisfy `counts`; fails past `deadline`, on
+    the end of the output, or on any error answer (a fast error is not a fast answer)."""
+    seen = 0
+    while seen < count:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"saw {seen} of {count} {what}")
+        line = out.readline()
+        if not line:
+            raise RuntimeError(f"the server closed its output after {seen} of {count} {what}")
+        frame = json.loads(line)
+        if "error" in frame:
+            raise RuntimeError(f"error answer: {frame}")
+        if counts(frame):
+            seen += 1

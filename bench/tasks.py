@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any
 
-from .pipe import rss_kb, serving
+from .pipe import read_until, rss_kb, serving
 
 TTL_SECONDS = 1.0
 """The task TTL the server is started with (`--task-ttl`): short, so round 2 sees round 1 expired."""
@@ -40,15 +40,7 @@ def _calls(first_id: int, count: int) -> bytes:
 
 def _read_handles(out: Any, count: int, deadline: float) -> None:
     """Reads `count` answers; each must be a task handle (`resultType: "task"`)."""
-    for seen in range(count):
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"saw {seen} of {count} task handles")
-        line = out.readline()
-        if not line:
-            raise RuntimeError(f"the server closed its output after {seen} of {count} task handles")
-        frame = json.loads(line)
-        if frame.get("result", {}).get("resultType") != "task":
-            raise RuntimeError(f"not a task handle: {frame}")
+    read_until(out, count, lambda f: f.get("result", {}).get("resultType") == "task", "task handles", deadline)
 
 
 def measure(tasks: int, timeout: float = 300.0) -> dict[str, float]:
