@@ -236,6 +236,15 @@ impl Listeners {
         self.live().iter().filter(|l| l.deliver(event)).count()
     }
 
+    /// Whether an open stream names task `id` in its filter: a task's update is built into a
+    /// notification only then (most tasks have no listener, and building the `DetailedTask`
+    /// copies its result).
+    pub fn want_task(&self, id: &str) -> bool {
+        self.live()
+            .iter()
+            .any(|l| l.filter.task_ids.iter().any(|t| t == id))
+    }
+
     /// How many streams are open.
     pub fn count(&self) -> usize {
         self.lock()

@@ -196,18 +196,22 @@ where
         message,
     ));
     server.tasks.insert(task.clone());
+    // The task's mailbox as a sink of `session`'s connection (its frames are recorded there).
+    let mailbox_sink = |session: &Session| {
+        Sink::new(
+            Arc::new(mailbox::TaskOutlet(task.clone())),
+            server.recorder.clone(),
+            session.transport,
+            session.id.clone(),
+        )
+    };
     let (session, sink) = if handshake {
         let session = ctx.session.clone();
         // Over Streamable HTTP the call's stream is answered and gone: the work's messages wait
         // in the task's mailbox for a `tasks/result` stream. Elsewhere the connection carries
         // them inline.
         let sink = if session.transport == TransportKind::Http {
-            Sink::new(
-                Arc::new(mailbox::TaskOutlet(task.clone())),
-                server.recorder.clone(),
-                session.transport,
-                session.id.clone(),
-            )
+            mailbox_sink(&session)
         } else {
             session.sink.clone()
         };
@@ -216,12 +220,7 @@ where
         // Progress and log messages are not sent for a stateless task (SEP-2663): its session
         // logs nothing and its sink is a mailbox nobody opens.
         let session = Arc::new(ctx.session.detached(cancel.clone()));
-        let sink = Sink::new(
-            Arc::new(mailbox::TaskOutlet(task.clone())),
-            server.recorder.clone(),
-            session.transport,
-            session.id.clone(),
-        );
+        let sink = mailbox_sink(&session);
         (session, sink)
     };
     let mut meta = ctx.meta.clone();
@@ -256,7 +255,7 @@ where
         // keep the server alive).
         let weak = Arc::downgrade(&server);
         task.announce_with(Box::new(move |t| {
-            if let Some(server) = weak.upgrade() {
+            if let Some(server) = weak.upgrade().filter(|s| s.listeners.want_task(&t.id)) {
                 let detailed = wire::detailed(t);
                 server
                     .listeners
