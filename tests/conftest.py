@@ -131,6 +131,15 @@ def stdio_server() -> Iterator[StdioServer]:
 
 
 @pytest.fixture
+def stdio() -> Iterator[StdioServer]:
+    """A `python -m everything_mcp stdio --catalog conformance` subprocess (a module may
+    override it with its own `stdio`)."""
+    server = StdioServer("stdio", "--catalog", "conformance")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
 def anyio_backend() -> str:
     """The event loop of every `pytest.mark.anyio` test: asyncio, the official client's."""
     return "asyncio"

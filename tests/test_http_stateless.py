@@ -207,13 +207,6 @@ def test_logs_reach_only_a_request_with_a_log_level(http: httpx.Client, url: str
     assert not any(line.startswith("id:") for line in loud.text.split("\n"))
 
 
-@pytest.fixture
-def stdio() -> Iterator[StdioServer]:
-    server = StdioServer("stdio", "--catalog", "conformance")
-    yield server
-    server.stop()
-
-
 def test_the_same_error_codes_over_stdio(stdio: StdioServer) -> None:
     def error(id: int, method: str, **kw: Any) -> dict[str, Any]:
         reply = stdio.request(id, method, rpc(id, method, **kw)["params"])

@@ -57,13 +57,6 @@ def text_of(response: dict[str, Any]) -> str:
     return text
 
 
-@pytest.fixture
-def stdio() -> Iterator[StdioServer]:
-    server = StdioServer("stdio", "--catalog", "conformance")
-    yield server
-    server.stop()
-
-
 def test_stdio_ack_first_then_exactly_the_filtered_events(stdio: StdioServer) -> None:
     stdio.send(listen("listen-1", toolsListChanged=True, promptsListChanged=False, resourceSubscriptions=[]))
     assert stdio.recv() == ack("listen-1", {"toolsListChanged": True})

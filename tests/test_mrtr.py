@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -30,13 +29,6 @@ def meta(caps: dict[str, Any] | None = None) -> dict[str, Any]:
 
 def call(name: str, caps: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     return {"name": name, "arguments": {}, "_meta": meta(caps), **extra}
-
-
-@pytest.fixture
-def stdio() -> Iterator[StdioServer]:
-    srv = StdioServer("stdio", "--catalog", "conformance")
-    yield srv
-    srv.stop()
 
 
 def decode_state(token: str) -> Any:
