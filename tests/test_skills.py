@@ -166,6 +166,23 @@ def test_the_handshake_era_sees_the_skill_files_as_resources() -> None:
         server.stop()
 
 
+async def test_the_official_client_in_legacy_mode_reads_skill_files_as_resources() -> None:
+    with Server(catalogs=["skills"]) as srv:
+        url = srv.start_http()
+        with anyio.fail_after(20):
+            async with Client(url, mode="legacy", read_timeout_seconds=10) as client:
+                assert client.protocol_version == "2025-11-25"
+                assert client.server_capabilities is not None
+                assert client.server_capabilities.extensions is None
+                with pytest.raises(MCPError) as unknown:
+                    await ask(client, "skills/list", {})
+                assert unknown.value.code == -32601
+                uris = [r.uri for r in (await client.list_resources()).resources]
+                assert "skill://unit-conversion/SKILL.md" in uris
+                data = await read_bytes(client, "skill://unit-conversion/factors.csv")
+                assert data.startswith(b"from,to,factor\n")
+
+
 def test_a_server_without_skills_does_not_know_the_methods(stdio_server: StdioServer) -> None:
     for id, method in enumerate(["skills/list", "skills/get", "resources/directory/read"], 1):
         r = stdio_server.request(id, method, stateless({"uri": "skill://x/SKILL.md"}))
