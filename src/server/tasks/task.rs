@@ -221,9 +221,17 @@ impl Task {
     }
 
     /// Sets the status and its message (a non-terminal status; use [`Task::settle`] to end).
+    /// In the stateless era `input_required` means "answer these `inputRequests`", so a work
+    /// that announces it before asking (the research demo sets the status, then asks) changes
+    /// only the message: the status follows when [`Task::request_input`] registers the
+    /// question, and a poll in between never sees `input_required` with nothing to answer.
     pub fn set_status(&self, status: Status, message: Option<String>) -> bool {
+        let era = self.era;
         self.update(|s| {
-            s.status = status;
+            let unasked = era == TaskEra::Stateless && s.inputs.is_empty();
+            if !(status == Status::InputRequired && unasked) {
+                s.status = status;
+            }
             s.status_message = message;
         })
     }

@@ -7,24 +7,13 @@
 use super::task::{Status, Task, TaskEra};
 use serde_json::{Map, Value};
 
-/// The status a client is shown. In the stateless era `input_required` means "answer these
-/// `inputRequests`", so a task whose work has announced it is about to ask (the research demo
-/// sets the status, then asks) but has not registered the question yet still shows `working`:
-/// a poll in between would otherwise see `input_required` with nothing to answer.
-fn shown_status(task: &Task, state: &super::task::TaskState) -> Status {
-    match (task.era, state.status) {
-        (TaskEra::Stateless, Status::InputRequired) if state.inputs.is_empty() => Status::Working,
-        (_, status) => status,
-    }
-}
-
 /// The `Task` object of `task`'s era: the fields every response about it carries.
 pub fn task(task: &Task) -> Map<String, Value> {
     let state = task.state();
     let ms = |d: std::time::Duration| Value::from(u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
     let mut out = Map::new();
     out.insert("taskId".into(), (*task.id).into());
-    out.insert("status".into(), shown_status(task, &state).as_str().into());
+    out.insert("status".into(), state.status.as_str().into());
     match task.era {
         TaskEra::Handshake => {
             out.insert("ttl".into(), ms(task.ttl));
@@ -71,7 +60,7 @@ pub fn detailed(t: &Task) -> Map<String, Value> {
         return out;
     }
     let state = t.state();
-    match (shown_status(t, &state), &state.outcome) {
+    match (state.status, &state.outcome) {
         (Status::Completed, Some(Ok(result))) => {
             out.insert("result".into(), result.clone());
         }
