@@ -2,6 +2,7 @@
 //! HTTP+SSE transport at `/sse` + `/message` ([`legacy_sse`]), behind one DNS-rebinding guard
 //! ([`guard`]) and CORS, plus `GET /health`.
 
+pub mod front;
 pub mod guard;
 pub mod headers;
 pub mod legacy_sse;
@@ -23,9 +24,7 @@ use crate::traffic::{
     Direction, FrameMeta, HttpMeta, Kind, Parsed, RecordedHeaders, TransportKind,
 };
 use axum::body::Body;
-use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
-use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
@@ -37,7 +36,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tower::{Layer, ServiceExt};
+
 use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
 
 /// How the HTTP transports behave. `Default` is what the CLI uses without flags.
@@ -307,37 +306,6 @@ pub fn record_exchange(
     state.server.recorder.record(&meta, "", parsed);
 }
 
-/// Refuses requests whose `Host` or `Origin` is not allowed (403).
-async fn dns_rebinding_guard(
-    State(state): State<Arc<HttpState>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let headers = request.headers();
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
-    let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
-    if let Some(reason) = state.config.allow.refusal(host, origin) {
-        let (method, path, headers) = (
-            request.method().clone(),
-            request.uri().path().to_string(),
-            request.headers().clone(),
-        );
-        let transport = if path == "/mcp" {
-            TransportKind::Http
-        } else {
-            TransportKind::Sse
-        };
-        return Refusal::new(StatusCode::FORBIDDEN, reason).respond(
-            &state,
-            transport,
-            None,
-            (&method, &path, &headers),
-            b"",
-        );
-    }
-    next.run(request).await
-}
-
 async fn health() -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "application/json")],
@@ -345,7 +313,8 @@ async fn health() -> impl IntoResponse {
     )
 }
 
-/// The whole HTTP app: `/mcp`, `/sse`, `/message`, `/health`, with CORS and the guard.
+/// The whole HTTP app: `/mcp`, `/sse`, `/message`, `/health`, behind the guard and CORS
+/// ([`front`]).
 pub fn app(state: Arc<HttpState>) -> Router {
     let mcp_headers = [SESSION_HEADER.clone(), VERSION_HEADER.clone()];
     let cors = CorsLayer::new()
@@ -353,7 +322,7 @@ pub fn app(state: Arc<HttpState>) -> Router {
         .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
         .allow_headers(AllowHeaders::mirror_request())
         .expose_headers(mcp_headers);
-    Router::new()
+    let routes = Router::new()
         .route(
             "/mcp",
             get(streamable::get)
@@ -363,33 +332,12 @@ pub fn app(state: Arc<HttpState>) -> Router {
         .route("/sse", get(legacy_sse::get))
         .route("/message", axum::routing::post(legacy_sse::post))
         .route("/health", get(health))
-        .layer(middleware::from_fn_with_state(
-            Arc::new(cors),
-            cors_for_browsers,
-        ))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            dns_rebinding_guard,
-        ))
-        .with_state(state)
-}
-
-/// CORS for requests that carry an `Origin` (browsers, and their preflights); other clients
-/// need none of its headers, and skipping it saves every such request its work. (The layer is
-/// shared, not cloned per request: a clone copies its method and header lists.)
-async fn cors_for_browsers(
-    State(cors): State<Arc<CorsLayer>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    if request.headers().contains_key(header::ORIGIN) {
-        match cors.layer(next).oneshot(request).await {
-            Ok(response) => response,
-            Err(never) => match never {},
-        }
-    } else {
-        next.run(request).await
-    }
+        .with_state(state.clone());
+    Router::new().fallback_service(front::Front {
+        state,
+        cors: Arc::new(cors),
+        routes,
+    })
 }
 
 /// The address a listener binds by default: loopback only, so a test server is not reachable
