@@ -61,6 +61,12 @@ pub fn requested_version(params: &Map<String, Value>) -> Option<&str> {
         .and_then(Value::as_str)
 }
 
+/// The revision a request's envelope names, if it is a known one (served or not): what the
+/// request's records are tagged with.
+pub fn requested_revision(params: &Map<String, Value>) -> Option<Revision> {
+    requested_version(params).and_then(|v| v.parse().ok())
+}
+
 /// Reads the envelope of a stateless request whose revision must be one of `supported`:
 /// a missing or malformed `_meta` → `-32602`; a revision not served → `-32022` with
 /// `data {supported, requested}`.

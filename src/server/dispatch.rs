@@ -78,6 +78,16 @@ impl Decoded {
         .is_some_and(envelope::is_stateless)
     }
 
+    /// The revision a single request's envelope names, if it names a known one (served or
+    /// not): what its records are tagged with.
+    pub fn requested_revision(&self) -> Option<Revision> {
+        self.request()?
+            .params
+            .as_ref()
+            .and_then(Value::as_object)
+            .and_then(envelope::requested_revision)
+    }
+
     /// The frame as text (for recording a transport-level refusal of it).
     pub fn text(&self) -> &str {
         &self.text
@@ -502,14 +512,15 @@ impl Server {
                 handler_cancel.cancel();
             }
             conn.end_request(&id, generation);
+            // A cancelled request gets no response (the spec: the receiver SHOULD NOT respond),
+            // even when its handler noticed the cancellation and returned.
+            let out = result
+                .filter(|_| !cancel.is_cancelled())
+                .map(|r| Outgoing::One(outcome_message(id, r)));
             if !Arc::ptr_eq(&session, &conn) {
                 session.close(); // a request's own session ends with it
             }
-            // A cancelled request gets no response (the spec: the receiver SHOULD NOT respond),
-            // even when its handler noticed the cancellation and returned.
-            result
-                .filter(|_| !cancel.is_cancelled())
-                .map(|r| Outgoing::One(outcome_message(id, r)))
+            out
         })
     }
 
@@ -608,8 +619,7 @@ impl Server {
         // The gate's own decision: an envelope the server does not serve statelessly (a
         // handshake-only server, a handshake connection) does not make the frame stateless.
         if let Some(params) = params.filter(|p| self.is_stateless_request(session, p)) {
-            let revision =
-                envelope::requested_version(params).and_then(|v| v.parse::<Revision>().ok());
+            let revision = envelope::requested_revision(params);
             return FrameMeta {
                 era: Some(Era::Stateless),
                 ..meta

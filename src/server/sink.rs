@@ -118,6 +118,11 @@ impl Sink {
         self
     }
 
+    /// The revision this sink's frames are recorded as belonging to, if it was tagged with one.
+    pub fn revision(&self) -> Option<Revision> {
+        self.meta.revision
+    }
+
     /// The same outlet, its frames recorded as belonging to `revision` (a stateless request's
     /// sink: its notifications and server requests are of the request's revision).
     pub fn tagged(mut self, revision: Revision) -> Self {

@@ -102,16 +102,24 @@ impl Server {
             Ok(begun) => begun,
             Err(refused) => return Work::Reply(Outgoing::One(Message::error(None, refused))),
         };
-        // Everything the request's handler sends is recorded as of the request's revision.
-        let sink = &sink.clone().tagged(envelope.revision);
+        // Everything the request's handler sends is recorded as of the request's revision. A
+        // connection of this one request whose sink says so already serves it itself.
         let revision = envelope.revision;
-        let session = Arc::new(Session::for_request(
-            conn.id.clone(),
-            conn.transport,
-            sink.clone(),
-            envelope,
-            cancel.child_token(),
-        ));
+        let tagged;
+        let (session, sink) = if conn.one_request && sink.revision() == Some(revision) {
+            conn.adopt(envelope);
+            (conn.clone(), sink)
+        } else {
+            tagged = sink.clone().tagged(revision);
+            let session = Arc::new(Session::for_request(
+                conn.id.clone(),
+                conn.transport,
+                tagged.clone(),
+                envelope,
+                cancel.child_token(),
+            ));
+            (session, &tagged)
+        };
         let work = self.serve(
             conn,
             session,

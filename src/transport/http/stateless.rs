@@ -16,7 +16,7 @@ use crate::protocol::envelope;
 use crate::protocol::methods::ClientRequest;
 use crate::protocol::Revision;
 use crate::server::dispatch::{Decoded, Work};
-use crate::server::session::{Phase, Session};
+use crate::server::session::Session;
 use crate::server::sink::{Outgoing, Sink};
 use crate::traffic::TransportKind;
 use axum::http::{header, HeaderMap, Method, StatusCode};
@@ -114,10 +114,18 @@ pub async fn post(
         TransportKind::Http,
         id.clone(),
     );
-    let conn = Arc::new(Session::new(id, TransportKind::Http, sink.clone()));
+    // Recorded as of the revision the envelope names when this server serves it statelessly:
+    // the request is then served on this connection itself, whose sink is the request's.
+    let sink = match decoded
+        .requested_revision()
+        .filter(|r| !r.has_handshake() && server.config.revisions.contains(r))
+    {
+        Some(revision) => sink.tagged(revision),
+        None => sink,
+    };
     // Whatever the body says, this POST is served by the stateless rules (a missing envelope is
     // then `-32602`, not a handshake-era refusal).
-    conn.update(|s| s.phase = Phase::Stateless);
+    let conn = Arc::new(Session::for_post(id, TransportKind::Http, sink.clone()));
     if let Some(error) = refusal(state, headers, &decoded) {
         let http = Some(http_meta(
             &Method::POST,
@@ -126,7 +134,7 @@ pub async fn post(
             headers,
         ));
         let out = server.reject(&conn, decoded, error, http);
-        return json(&sink, &out);
+        return answered(&conn, json(&sink, &out));
     }
     let expects_reply = decoded.expects_reply();
     let status = if expects_reply {
@@ -140,7 +148,7 @@ pub async fn post(
         None => http_meta(&Method::POST, PATH, status, headers),
     });
     let out = match server.accept(&conn, &sink, decoded, http) {
-        Work::Nothing => return StatusCode::ACCEPTED.into_response(),
+        Work::Nothing => return answered(&conn, StatusCode::ACCEPTED.into_response()),
         Work::Reply(out) => out,
         Work::Task(fut) => {
             let mut fut = fut;
@@ -148,7 +156,7 @@ pub async fn post(
                 biased;
                 out = &mut fut => match out {
                     Some(out) => out,
-                    None => return StatusCode::NO_CONTENT.into_response(),
+                    None => return answered(&conn, StatusCode::NO_CONTENT.into_response()),
                 },
                 Some(first) = rx.recv() => {
                     // The handler spoke before answering: the answer is a stream now.
@@ -168,7 +176,15 @@ pub async fn post(
         sink.send_outgoing(&out);
         return stream(state, conn, first, rx, None);
     }
-    json(&sink, &out)
+    answered(&conn, json(&sink, &out))
+}
+
+/// `response`, the whole answer to the POST of connection `conn`, which ends with it (a
+/// streamed answer ends its connection when the stream is dropped instead): anything its
+/// request started for it stops, as when a client closes a stream.
+fn answered(conn: &Session, response: Response) -> Response {
+    conn.close();
+    response
 }
 
 /// Why a stateless POST is refused before it is served, if it is: a JSON-RPC response (the
