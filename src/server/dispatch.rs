@@ -582,6 +582,12 @@ pub(super) fn begin(
     conn: &Session,
     req: &Request,
 ) -> Result<(u64, CancellationToken), ErrorObject> {
+    // A connection of one request (a stateless POST) has no other request to tell it apart
+    // from and no cancellation to find it by: its end is the request's. Registering it cost
+    // every such request about 1,600 instructions (a table, a child token; callgrind).
+    if conn.one_request {
+        return Ok((0, conn.closed.clone()));
+    }
     conn.begin_request(&req.id).ok_or_else(|| {
         ErrorObject::invalid_request(format!(
             "request id {} is already in flight on this connection",
