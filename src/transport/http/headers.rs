@@ -18,6 +18,7 @@ use crate::server::registry::Registry;
 use axum::http::{HeaderMap, HeaderName};
 use base64::Engine;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// `Mcp-Method`: the request's `method`.
 pub static METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
@@ -78,7 +79,7 @@ pub fn check(
             }
             (Some(raw), body) => {
                 let name = decode(raw, "Mcp-Name")?;
-                if Some(name.as_str()) != body {
+                if Some(&*name) != body {
                     return Err(mismatch(format!(
                         "the Mcp-Name header names {name:?} but the body's params.{field} is {}",
                         body.map_or_else(|| "absent".into(), |b| format!("{b:?}"))
@@ -120,18 +121,19 @@ fn single<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Result<Option<&'a st
 }
 
 /// A header value as meant: `=?base64?…?=` decoded (strict, padded standard alphabet, UTF-8),
-/// anything else literally.
-fn decode(value: &str, header: &str) -> Result<String, ErrorObject> {
+/// anything else literally (borrowed: most values are plain).
+fn decode<'a>(value: &'a str, header: &str) -> Result<Cow<'a, str>, ErrorObject> {
     let Some(encoded) = value
         .strip_prefix("=?base64?")
         .and_then(|v| v.strip_suffix("?="))
     else {
-        return Ok(value.to_string());
+        return Ok(Cow::Borrowed(value));
     };
     base64::engine::general_purpose::STANDARD
         .decode(encoded)
         .ok()
         .and_then(|bytes| String::from_utf8(bytes).ok())
+        .map(Cow::Owned)
         .ok_or_else(|| {
             mismatch(format!(
                 "the {header} header's =?base64?…?= value is not valid Base64 of UTF-8 text"
