@@ -552,7 +552,33 @@ impl Message {
     /// The wire text (compact JSON, no trailing newline), written without building the value
     /// first (every outgoing frame comes here).
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+        to_json(self)
+    }
+}
+
+/// The wire text of an outgoing frame (compact JSON, no trailing newline).
+pub fn to_json(frame: &impl Serialize) -> String {
+    serde_json::to_string(frame).unwrap_or_default()
+}
+
+/// A success response written from borrowed parts, its result any serialisable value: how a
+/// result that is not a [`Value`] (a stateless result completed as it is written) leaves with
+/// the same shape as [`Message::Response`].
+pub struct ResultResponse<'a, R: ?Sized> {
+    /// The id of the request it answers.
+    pub id: &'a RequestId,
+    /// The result.
+    pub result: &'a R,
+}
+
+impl<R: Serialize + ?Sized> Serialize for ResultResponse<'_, R> {
+    fn serialize<S: serde::Serializer>(&self, out: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = out.serialize_map(None)?;
+        m.serialize_entry("jsonrpc", "2.0")?;
+        m.serialize_entry("id", self.id)?;
+        m.serialize_entry("result", self.result)?;
+        m.end()
     }
 }
 
@@ -564,8 +590,10 @@ impl serde::Serialize for Message {
         let mut m = out.serialize_map(None)?;
         m.serialize_entry("jsonrpc", "2.0")?;
         match self {
+            // The id is written as it is held (`RequestId` serialises as the string or number
+            // it was sent as), not copied into a `Value` first.
             Self::Request(r) => {
-                m.serialize_entry("id", &id_value(Some(&r.id)))?;
+                m.serialize_entry("id", &r.id)?;
                 m.serialize_entry("method", &r.method)?;
                 if let Some(p) = &r.params {
                     m.serialize_entry("params", p)?;
@@ -578,23 +606,16 @@ impl serde::Serialize for Message {
                 }
             }
             Self::Response { id, result } => {
-                m.serialize_entry("id", &id_value(Some(id)))?;
+                m.serialize_entry("id", id)?;
                 m.serialize_entry("result", result)?;
             }
             Self::Error { id, error } => {
-                m.serialize_entry("id", &id_value(id.as_ref()))?;
+                // `None` is `null`.
+                m.serialize_entry("id", id)?;
                 m.serialize_entry("error", error)?;
             }
         }
         m.end()
-    }
-}
-
-fn id_value(id: Option<&RequestId>) -> Value {
-    match id {
-        Some(RequestId::Number(n)) => Value::Number(n.clone()),
-        Some(RequestId::String(s)) => Value::String(s.clone()),
-        None => Value::Null,
     }
 }
 
