@@ -561,25 +561,29 @@ pub fn to_json(frame: &impl Serialize) -> String {
     serde_json::to_string(frame).unwrap_or_default()
 }
 
-/// A success response written from borrowed parts, its result any serialisable value: how a
-/// result that is not a [`Value`] (a stateless result completed as it is written) leaves with
-/// the same shape as [`Message::Response`].
-pub struct ResultResponse<'a, R: ?Sized> {
-    /// The id of the request it answers.
-    pub id: &'a RequestId,
-    /// The result.
-    pub result: &'a R,
-}
-
-impl<R: Serialize + ?Sized> Serialize for ResultResponse<'_, R> {
-    fn serialize<S: serde::Serializer>(&self, out: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut m = out.serialize_map(None)?;
-        m.serialize_entry("jsonrpc", "2.0")?;
-        m.serialize_entry("id", self.id)?;
-        m.serialize_entry("result", self.result)?;
-        m.end()
+/// The wire text of a success response whose result `write_result` appends as JSON text: the
+/// bytes [`Message::Response`] is written as, for a result that is written rather than held as a
+/// value (a stateless result completed as it is written). `result_len` sizes the text, so it is
+/// allocated once.
+pub fn response_json(
+    id: &RequestId,
+    result_len: usize,
+    write_result: impl FnOnce(&mut String),
+) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(result_len + 48);
+    out.push_str(r#"{"jsonrpc":"2.0","id":"#);
+    match id {
+        // A number's display is its JSON text.
+        RequestId::Number(n) => {
+            let _ = write!(out, "{n}");
+        }
+        RequestId::String(s) => out.push_str(&to_json(s)),
     }
+    out.push_str(r#","result":"#);
+    write_result(&mut out);
+    out.push('}');
+    out
 }
 
 /// The one definition of a message's wire shape: `jsonrpc`, then `id`, `method`, `params`,
@@ -693,6 +697,21 @@ mod tests {
                 panic!("{frame} did not parse");
             };
             assert_eq!(message.to_json(), message.to_value().to_string(), "{frame}");
+        }
+    }
+
+    #[test]
+    fn response_json_writes_the_bytes_a_response_is_written_as() {
+        let ids = [
+            RequestId::from(7),
+            RequestId::from(-3),
+            RequestId::Number(u64::MAX.into()),
+            RequestId::String("a \"b\" \u{e9}\n".into()),
+        ];
+        for id in ids {
+            let result = json!({ "content": [{ "type": "text", "text": "x" }] });
+            let text = response_json(&id, 0, |out| out.push_str(&result.to_string()));
+            assert_eq!(text, Message::response(id, result).to_json());
         }
     }
 

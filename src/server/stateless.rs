@@ -11,12 +11,10 @@ use super::rounds::Rounds;
 use super::session::{Phase, Session};
 use super::sink::{Outgoing, Sink};
 use super::Server;
-use crate::jsonrpc::{ErrorObject, Message, Request, RequestId, ResultResponse};
+use crate::jsonrpc::{ErrorObject, Message, Request, RequestId};
 use crate::protocol::envelope::{self, SERVER_INFO};
 use crate::protocol::methods::ClientRequest;
 use crate::protocol::Revision;
-use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -213,8 +211,9 @@ pub fn complete(
 }
 
 /// A stateless result as it leaves: the handler's members, then the members [`complete`]
-/// adds, written without being put in the result's map. On the wire, in the record and as a
-/// value ([`Completed::into_message`]) it is the result `complete` describes.
+/// adds, written as text after them instead of being put in the result's map. On the wire, in
+/// the record and as a value ([`Completed::into_message`]) it is the result `complete`
+/// describes.
 #[derive(Debug, Clone)]
 pub struct Completed {
     /// The id of the request it answers.
@@ -225,17 +224,23 @@ pub struct Completed {
 
 impl Completed {
     /// The wire text: the same bytes as the [`Message::Response`] of [`Self::into_message`].
+    /// The response around the result and the added members are written as text, not through
+    /// serde: each member serde writes escapes its name and value byte by byte (about 300
+    /// instructions for `"resultType":"complete"`), and the text is sized once instead of
+    /// grown (callgrind: 67.2k -> 66.0k instructions per stateless echo).
     pub fn to_json(&self) -> String {
-        crate::jsonrpc::to_json(&ResultResponse {
-            id: &self.id,
-            result: &self.result,
-        })
+        let members = self.result.members_json();
+        let len = members.len() + self.result.added_len();
+        crate::jsonrpc::response_json(&self.id, len, |out| self.result.write(&members, out))
     }
 
     /// The same answer as a plain response, its result a value (an answer in a batch, which
-    /// is written as an array of messages).
+    /// is written as an array of messages): the result's text read back, so it cannot differ.
     pub fn into_message(self) -> Message {
-        let result = serde_json::to_value(&self.result).unwrap_or(Value::Null);
+        let members = self.result.members_json();
+        let mut text = String::with_capacity(members.len() + self.result.added_len());
+        self.result.write(&members, &mut text);
+        let result = serde_json::from_str(&text).unwrap_or(Value::Null);
         Message::response(self.id, result)
     }
 }
@@ -247,9 +252,41 @@ struct CompletedResult {
     members: Map<String, Value>,
     /// The members that follow them.
     added: Added,
-    /// `_meta`, last, when the handler set none: the server's prepared
-    /// `{"io.modelcontextprotocol/serverInfo": ...}` (shared, written as it is).
-    meta: Option<Arc<RawValue>>,
+    /// `"_meta":{"io.modelcontextprotocol/serverInfo":...}`, last, when the handler set no
+    /// `_meta`: the server's text, written once ([`Server::stateless_meta`]).
+    meta: Option<Arc<str>>,
+}
+
+impl CompletedResult {
+    /// The handler's members as a JSON object's text.
+    fn members_json(&self) -> String {
+        crate::jsonrpc::to_json(&self.members)
+    }
+
+    /// The length of the added members' text (with their commas).
+    fn added_len(&self) -> usize {
+        self.added.json().map_or(0, |t| t.len() + 1)
+            + self.meta.as_deref().map_or(0, |t| t.len() + 1)
+    }
+
+    /// Appends the result's text to `out`: `members` (the handler's members, [`Self::members_json`])
+    /// with the added members before its closing brace.
+    fn write(&self, members: &str, out: &mut String) {
+        // `members` is `{...}`: compact JSON, its last byte the closing brace.
+        out.push_str(&members[..members.len() - 1]);
+        let mut first = self.members.is_empty();
+        for member in [self.added.json(), self.meta.as_deref()]
+            .into_iter()
+            .flatten()
+        {
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            out.push_str(member);
+        }
+        out.push('}');
+    }
 }
 
 /// Which of the members every stateless result needs follow the handler's own.
@@ -263,25 +300,17 @@ enum Added {
     ResultTypeAndCache,
 }
 
-impl Serialize for CompletedResult {
-    fn serialize<S: serde::Serializer>(&self, out: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        // No length: serde_json writes a map announced as empty as `{}` at once.
-        let mut m = out.serialize_map(None)?;
-        for (key, value) in &self.members {
-            m.serialize_entry(key, value)?;
+impl Added {
+    /// The members' JSON text. (The values are [`CACHE_TTL_MS`] and [`CACHE_SCOPE`]; the
+    /// tests check the text against a result they were merged into.)
+    fn json(self) -> Option<&'static str> {
+        match self {
+            Added::Nothing => None,
+            Added::ResultType => Some(r#""resultType":"complete""#),
+            Added::ResultTypeAndCache => {
+                Some(r#""resultType":"complete","ttlMs":0,"cacheScope":"private""#)
+            }
         }
-        if self.added != Added::Nothing {
-            m.serialize_entry("resultType", "complete")?;
-        }
-        if self.added == Added::ResultTypeAndCache {
-            m.serialize_entry("ttlMs", &CACHE_TTL_MS)?;
-            m.serialize_entry("cacheScope", CACHE_SCOPE)?;
-        }
-        if let Some(meta) = &self.meta {
-            m.serialize_entry("_meta", &**meta)?;
-        }
-        m.end()
     }
 }
 
