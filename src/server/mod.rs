@@ -113,7 +113,8 @@ pub struct Server {
     /// server, and no earlier run, can mint a state this one accepts).
     pub(crate) state_key: request_state::Key,
     /// `serverInfo` for the stateless revision, built once: every stateless result carries it
-    /// (`stateless::complete`), so it is cloned per request instead of rebuilt.
+    /// (`stateless::complete`), most as the text of `stateless_meta`, and the few with a
+    /// `_meta` of their own get this value cloned into it instead of rebuilt.
     stateless_info: Value,
     /// Every live task (both eras), with its expiry.
     pub tasks: tasks::TaskStore,

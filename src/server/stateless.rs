@@ -273,7 +273,7 @@ impl CompletedResult {
     /// with the added members before its closing brace.
     fn write(&self, members: &str, out: &mut String) {
         // `members` is `{...}`: compact JSON, its last byte the closing brace.
-        out.push_str(&members[..members.len() - 1]);
+        out.push_str(members.strip_suffix('}').unwrap_or("{"));
         let mut first = self.members.is_empty();
         for member in [self.added.json(), self.meta.as_deref()]
             .into_iter()
