@@ -552,8 +552,38 @@ impl Message {
     /// The wire text (compact JSON, no trailing newline), written without building the value
     /// first (every outgoing frame comes here).
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+        to_json(self)
     }
+}
+
+/// The wire text of an outgoing frame (compact JSON, no trailing newline).
+pub fn to_json(frame: &impl Serialize) -> String {
+    serde_json::to_string(frame).unwrap_or_default()
+}
+
+/// The wire text of a success response whose result `write_result` appends as JSON text: the
+/// bytes [`Message::Response`] is written as, for a result that is written rather than held as a
+/// value (a stateless result completed as it is written). `result_len` sizes the text, so it is
+/// allocated once.
+pub fn response_json(
+    id: &RequestId,
+    result_len: usize,
+    write_result: impl FnOnce(&mut String),
+) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(result_len + 48);
+    out.push_str(r#"{"jsonrpc":"2.0","id":"#);
+    match id {
+        // A number's display is its JSON text.
+        RequestId::Number(n) => {
+            let _ = write!(out, "{n}");
+        }
+        RequestId::String(s) => out.push_str(&to_json(s)),
+    }
+    out.push_str(r#","result":"#);
+    write_result(&mut out);
+    out.push('}');
+    out
 }
 
 /// The one definition of a message's wire shape: `jsonrpc`, then `id`, `method`, `params`,
@@ -564,8 +594,10 @@ impl serde::Serialize for Message {
         let mut m = out.serialize_map(None)?;
         m.serialize_entry("jsonrpc", "2.0")?;
         match self {
+            // The id is written as it is held (`RequestId` serialises as the string or number
+            // it was sent as), not copied into a `Value` first.
             Self::Request(r) => {
-                m.serialize_entry("id", &id_value(Some(&r.id)))?;
+                m.serialize_entry("id", &r.id)?;
                 m.serialize_entry("method", &r.method)?;
                 if let Some(p) = &r.params {
                     m.serialize_entry("params", p)?;
@@ -578,23 +610,16 @@ impl serde::Serialize for Message {
                 }
             }
             Self::Response { id, result } => {
-                m.serialize_entry("id", &id_value(Some(id)))?;
+                m.serialize_entry("id", id)?;
                 m.serialize_entry("result", result)?;
             }
             Self::Error { id, error } => {
-                m.serialize_entry("id", &id_value(id.as_ref()))?;
+                // `None` is `null`.
+                m.serialize_entry("id", id)?;
                 m.serialize_entry("error", error)?;
             }
         }
         m.end()
-    }
-}
-
-fn id_value(id: Option<&RequestId>) -> Value {
-    match id {
-        Some(RequestId::Number(n)) => Value::Number(n.clone()),
-        Some(RequestId::String(s)) => Value::String(s.clone()),
-        None => Value::Null,
     }
 }
 
@@ -672,6 +697,21 @@ mod tests {
                 panic!("{frame} did not parse");
             };
             assert_eq!(message.to_json(), message.to_value().to_string(), "{frame}");
+        }
+    }
+
+    #[test]
+    fn response_json_writes_the_bytes_a_response_is_written_as() {
+        let ids = [
+            RequestId::from(7),
+            RequestId::from(-3),
+            RequestId::Number(u64::MAX.into()),
+            RequestId::String("a \"b\" \u{e9}\n".into()),
+        ];
+        for id in ids {
+            let result = json!({ "content": [{ "type": "text", "text": "x" }] });
+            let text = response_json(&id, 0, |out| out.push_str(&result.to_string()));
+            assert_eq!(text, Message::response(id, result).to_json());
         }
     }
 

@@ -312,8 +312,7 @@ impl Server {
             match item.map(|m| self.handle_message(session, sink, m, None)) {
                 Err(invalid) => replies.push(invalid.into_message()),
                 Ok(Work::Nothing) => {}
-                Ok(Work::Reply(Outgoing::One(m))) => replies.push(m),
-                Ok(Work::Reply(Outgoing::Batch(ms))) => replies.extend(ms),
+                Ok(Work::Reply(out)) => out.add_to(&mut replies),
                 Ok(Work::Task(t)) => tasks.push(t),
             }
         }
@@ -326,10 +325,7 @@ impl Server {
         }
         Work::Task(Box::pin(async move {
             for out in futures::future::join_all(tasks).await.into_iter().flatten() {
-                match out {
-                    Outgoing::One(m) => replies.push(m),
-                    Outgoing::Batch(ms) => replies.extend(ms),
-                }
+                out.add_to(&mut replies);
             }
             (!replies.is_empty()).then_some(Outgoing::Batch(replies))
         }))

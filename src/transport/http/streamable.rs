@@ -367,7 +367,10 @@ fn complete_stream(first: Option<Bytes>, mut rx: mpsc::UnboundedReceiver<Event>)
 
 /// Whether an `initialize` answer is an error (then no session is issued).
 fn initialize_failed(out: Option<&Outgoing>) -> bool {
-    !matches!(out, Some(Outgoing::One(Message::Response { .. })))
+    !matches!(
+        out,
+        Some(Outgoing::One(Message::Response { .. }) | Outgoing::Completed(_))
+    )
 }
 
 /// An `application/json` answer (recorded as the outgoing frame), or 204 when there is none
