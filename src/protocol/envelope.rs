@@ -6,7 +6,7 @@
 
 use super::{LogLevel, Revision};
 use crate::jsonrpc::{code, ErrorObject};
-use crate::meta::RequestMeta;
+use crate::meta::{as_str, RawJson, RequestMeta};
 use serde_json::{json, Value};
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -39,8 +39,8 @@ pub struct Envelope {
     pub revision: Revision,
     /// The client's capabilities for this request (an object).
     pub client_capabilities: Arc<Value>,
-    /// The client's identity, if it sent one.
-    pub client_info: Option<Value>,
+    /// The client's identity, if it sent one (as text: few handlers read it).
+    pub client_info: Option<RawJson>,
     /// The least severe log message wanted; `None`: no log messages at all.
     pub log_level: Option<LogLevel>,
 }
@@ -68,10 +68,15 @@ pub fn read(meta: Option<&RequestMeta>, supported: &[Revision]) -> Result<Envelo
             "params._meta must be an object carrying {PROTOCOL_VERSION:?} and {CLIENT_CAPABILITIES:?}"
         )));
     };
-    let missing: Vec<&str> = [PROTOCOL_VERSION, CLIENT_CAPABILITIES]
-        .into_iter()
-        .filter(|k| !meta.contains(k))
-        .collect();
+    // Each member is looked up once.
+    let (version, capabilities) = (meta.raw(PROTOCOL_VERSION), meta.raw(CLIENT_CAPABILITIES));
+    let missing: Vec<&str> = [
+        (PROTOCOL_VERSION, version),
+        (CLIENT_CAPABILITIES, capabilities),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| v.is_none().then_some(k))
+    .collect();
     if !missing.is_empty() {
         return Err(ErrorObject::invalid_params(format!(
             "params._meta is missing the required key(s): {}",
@@ -79,13 +84,12 @@ pub fn read(meta: Option<&RequestMeta>, supported: &[Revision]) -> Result<Envelo
         ))
         .with_data(json!({ "missing": missing })));
     }
-    let Some(requested) = meta.str(PROTOCOL_VERSION) else {
+    let Some(requested) = version.and_then(as_str) else {
         return Err(ErrorObject::invalid_params(format!(
             "params._meta[{PROTOCOL_VERSION:?}] must be a string"
         )));
     };
-    let Some(client_capabilities) = meta.raw(CLIENT_CAPABILITIES).filter(|c| c.starts_with('{'))
-    else {
+    let Some(client_capabilities) = capabilities.filter(|c| c.starts_with('{')) else {
         return Err(ErrorObject::invalid_params(format!(
             "params._meta[{CLIENT_CAPABILITIES:?}] must be an object"
         )));
@@ -97,8 +101,8 @@ pub fn read(meta: Option<&RequestMeta>, supported: &[Revision]) -> Result<Envelo
         .ok_or_else(|| unsupported(&requested, supported))?;
     let log_level = match meta.raw(LOG_LEVEL) {
         None | Some("null") => None,
-        Some(_) => Some(
-            meta.str(LOG_LEVEL)
+        Some(level) => Some(
+            as_str(level)
                 .and_then(|l| l.parse::<LogLevel>().ok())
                 .ok_or_else(|| {
                     ErrorObject::invalid_params(format!(
@@ -112,7 +116,7 @@ pub fn read(meta: Option<&RequestMeta>, supported: &[Revision]) -> Result<Envelo
         client_capabilities: Arc::new(
             serde_json::from_str(client_capabilities).unwrap_or_default(),
         ),
-        client_info: meta.value(CLIENT_INFO),
+        client_info: meta.member(CLIENT_INFO),
         log_level,
     })
 }
@@ -184,14 +188,17 @@ mod tests {
         assert_eq!(e.revision, Revision::V2026_07_28);
         assert_eq!(*e.client_capabilities, json!({ "sampling": {} }));
         assert_eq!(e.log_level, Some(LogLevel::Info));
-        assert_eq!(e.client_info, Some(json!({ "name": "t", "version": "1" })));
+        assert_eq!(
+            e.client_info.map(|c| c.to_value()),
+            Some(json!({ "name": "t", "version": "1" }))
+        );
         let quiet = params(json!({
             PROTOCOL_VERSION: "2026-07-28",
             CLIENT_CAPABILITIES: {},
             LOG_LEVEL: null
         }));
         let e = read(quiet.as_ref(), &Revision::ALL).unwrap();
-        assert_eq!((e.log_level, e.client_info), (None, None));
+        assert_eq!((e.log_level, e.client_info.is_none()), (None, true));
     }
 
     #[test]
