@@ -324,11 +324,19 @@ impl<'de> Visitor<'de> for MetaSeed<'_> {
 fn skipping_suffices(raw: &str) -> bool {
     const SHORT: usize = 200;
     let bytes = raw.as_bytes();
-    bytes.len() <= SHORT
-        && !bytes.contains(&b'\\')
-        && !bytes
-            .windows(2)
-            .any(|w| w[0].is_ascii_digit() && matches!(w[1], b'e' | b'E'))
+    if bytes.len() > SHORT {
+        return false;
+    }
+    // One pass: an escape, or an `e` after a digit (an exponent; inside a string it only
+    // costs a needless walk).
+    let mut after_digit = false;
+    for &b in bytes {
+        if b == b'\\' || (after_digit && (b | 0x20) == b'e') {
+            return false;
+        }
+        after_digit = b.is_ascii_digit();
+    }
+    true
 }
 
 /// Where `part` (a slice the parser lent out of `text`) lies in `text`, if it lies there.
