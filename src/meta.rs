@@ -7,7 +7,8 @@
 //! `String` per 40-byte name, all dropped again at the end of the request. Here the parser only
 //! notes where each member's name and value lie in the frame text (which the record keeps
 //! anyway), and a reader parses the one member it wants, matching names by comparison
-//! (callgrind: 71.4k -> 66.1k instructions per stateless echo over HTTP).
+//! (callgrind, a stateless echo over HTTP: decoding 12.7k -> 10.0k instructions, the gate
+//! 5.4k -> 4.5k, the whole request 71.4k -> 67.9k).
 //!
 //! What is accepted stays exactly what `serde_json::Value` accepts: each member's value is
 //! checked as strictly as `Value` would parse it, and a frame that fails the check is parsed
@@ -320,7 +321,7 @@ impl<'de> Visitor<'de> for MetaSeed<'_> {
 /// it as a `Value` would: it is short (no number of 309 digits, no deep nesting) and has no
 /// escape (no `\u` surrogate) and no exponent (no number out of range). An envelope's values
 /// (a version string, `{}`, `{"name":…,"version":…}`) are such; walking them strictly as
-/// well cost a stateless request about 1,200 instructions (callgrind).
+/// well cost a stateless request about 500 instructions (callgrind).
 fn skipping_suffices(raw: &str) -> bool {
     const SHORT: usize = 200;
     let bytes = raw.as_bytes();
