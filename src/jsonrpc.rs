@@ -398,7 +398,7 @@ impl Params {
         let meta = at.and_then(|at| {
             let parsed = match object.shift_remove("_meta")? {
                 Value::Object(o) => meta::Parsed::Object(RequestMeta::from_object(&o)),
-                other => meta::Parsed::Other(other),
+                other => meta::Parsed::Other(Box::new(other)),
             };
             Some((at, parsed))
         });
