@@ -220,8 +220,8 @@ impl fmt::Debug for RequestMeta {
 pub enum Parsed {
     /// A JSON object.
     Object(RequestMeta),
-    /// Anything else, as a value (boxed: rare, and it would double the size of every
-    /// request's `params` on its way out of the parser).
+    /// Anything else, as a value (boxed: rare, and inline it would make every request's
+    /// parsed `params` bigger on its way out of the parser).
     Other(Box<Value>),
 }
 
