@@ -4,9 +4,12 @@
 //! Nothing in here panics on input: every malformed frame becomes an [`Invalid`] that carries
 //! the error object to send back and, when it could be read, the request id to echo.
 
+use crate::meta::{self, MetaSeed, RequestMeta};
+use serde::de::DeserializeSeed;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::fmt;
+use std::sync::Arc;
 
 /// The standard JSON-RPC error codes (and the MCP ones the server uses).
 pub mod code {
@@ -117,8 +120,15 @@ pub struct Request {
     pub id: RequestId,
     /// The MCP method, e.g. `tools/call`.
     pub method: String,
-    /// `params` as sent (an object or an array), if any.
+    /// `params` as sent (an object or an array), if any; of a received request, without its
+    /// `_meta` (which is `meta`), ordered as removing `_meta` from the parsed object
+    /// (`Map::remove`) leaves it.
     pub params: Option<Value>,
+    /// `params._meta` of a received request when it is an object (the stateless era's
+    /// envelope, `progressToken`), kept as text: taken out of `params` as the frame is parsed,
+    /// so that it is read in one form only (a request the server builds to send has none; any
+    /// `_meta` it carries is in its `params`).
+    pub meta: Option<RequestMeta>,
 }
 
 /// A notification: no id, no response.
@@ -249,25 +259,43 @@ impl From<Value> for RawFrame {
 /// object is read straight into its [`Members`]. Building the object as a map only to take it
 /// apart hashed (SipHash, `preserve_order`) and allocated each member name: decoding an echo
 /// `tools/call` took 8.7k instructions that way and 6.5k this way (callgrind).
-pub fn parse_raw_str(text: &str) -> Result<RawFrame, Invalid> {
+///
+/// `params._meta` is not built as values either: a request keeps it as `text`'s members
+/// ([`RequestMeta`]). A frame this reading refuses is parsed again as a `Value`, which decides
+/// (its error is the answer, or it is classified as parsed): the `_meta` check is stricter
+/// than a `Value` parse only at the edges (very deep nesting), never laxer.
+pub fn parse_raw_str(text: &Arc<str>) -> Result<RawFrame, Invalid> {
     if text.trim().is_empty() {
         return Err(Invalid::anonymous(ErrorObject::parse_error(
             "empty message",
         )));
     }
-    serde_json::from_str(text).map_err(|e| Invalid::anonymous(ErrorObject::parse_error(e)))
-}
-
-impl<'de> Deserialize<'de> for RawFrame {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(RawFrameVisitor)
+    let mut de = serde_json::Deserializer::from_str(text);
+    let frame = RawFrameVisitor { text }
+        .deserialize(&mut de)
+        .and_then(|frame| de.end().map(|()| frame));
+    match frame {
+        Ok(frame) => Ok(frame),
+        Err(_) => parse_json_str(text).map(RawFrame::from),
     }
 }
 
-/// Reads any JSON value as [`RawFrame`], building values exactly as `Value` would.
-struct RawFrameVisitor;
+/// Reads any JSON value of `text` as [`RawFrame`], building values exactly as `Value` would
+/// (but a request's `_meta`).
+struct RawFrameVisitor<'a> {
+    /// The text being parsed, which a `_meta` keeps.
+    text: &'a Arc<str>,
+}
 
-impl<'de> serde::de::Visitor<'de> for RawFrameVisitor {
+impl<'de> DeserializeSeed<'de> for RawFrameVisitor<'_> {
+    type Value = RawFrame;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<RawFrame, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for RawFrameVisitor<'_> {
     type Value = RawFrame;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -315,6 +343,10 @@ impl<'de> serde::de::Visitor<'de> for RawFrameVisitor {
         while let Some(key) = map.next_key::<MemberName>()? {
             // Other members are still parsed as values (and dropped), so that what is
             // accepted is exactly what `Value` accepts. A repeated member: the last one wins.
+            if key.0 == Some("params") {
+                members.params = Some(map.next_value_seed(ParamsSeed { text: self.text })?);
+                continue;
+            }
             match members.slot(key.0) {
                 Some(slot) => *slot = Some(map.next_value()?),
                 None => drop(map.next_value::<Value>()?),
@@ -348,6 +380,165 @@ impl serde::de::Visitor<'_> for MemberNameVisitor {
     }
 }
 
+/// `params` as read: its value, with an object's `_meta` member taken out.
+pub struct Params {
+    /// `params` (an object without `_meta`, or any other value).
+    value: Value,
+    /// The `_meta` member, and the position it had among the object's members.
+    meta: Option<(usize, meta::Parsed)>,
+}
+
+impl Params {
+    /// `params` already parsed as a value (a batch's element): `_meta` taken out of it.
+    fn of_value(value: Value) -> Self {
+        let Value::Object(mut object) = value else {
+            return Self { value, meta: None };
+        };
+        let at = object.keys().position(|k| k == "_meta");
+        let meta = at.and_then(|at| {
+            let parsed = match object.shift_remove("_meta")? {
+                Value::Object(o) => meta::Parsed::Object(RequestMeta::from_object(&o)),
+                other => meta::Parsed::Other(Box::new(other)),
+            };
+            Some((at, parsed))
+        });
+        Self {
+            value: Value::Object(object),
+            meta,
+        }
+    }
+
+    /// A request's `params` and `_meta`: the object ordered as removing `_meta` from it
+    /// (`Map::remove`: the last member takes its place) leaves it, which is what handlers saw
+    /// when `_meta` was removed from their params; a `_meta` that is not an object is no
+    /// envelope and nothing reads it.
+    fn of_request(self) -> (Value, Option<RequestMeta>) {
+        let Self { mut value, meta } = self;
+        let Some((at, parsed)) = meta else {
+            return (value, None);
+        };
+        if let Value::Object(object) = &mut value {
+            // Only a `_meta` before the last two members moves one (clients put it last).
+            if at + 1 < object.len() {
+                if let Some(last) = object.keys().next_back().cloned() {
+                    if let Some(v) = object.shift_remove(&last) {
+                        object.shift_insert(at, last, v);
+                    }
+                }
+            }
+        }
+        let meta = match parsed {
+            meta::Parsed::Object(m) => Some(m),
+            meta::Parsed::Other(_) => None,
+        };
+        (value, meta)
+    }
+
+    /// A notification's `params` as sent: `_meta` back in its place (a notification's hooks
+    /// see its params whole).
+    fn of_notification(self) -> Value {
+        let Self { mut value, meta } = self;
+        if let (Value::Object(object), Some((at, parsed))) = (&mut value, meta) {
+            object.shift_insert(at, "_meta".to_owned(), parsed.into_value());
+        }
+        value
+    }
+}
+
+/// Reads `params`: an object member by member, its `_meta` with [`MetaSeed`]; any other value
+/// as `Value` reads it.
+struct ParamsSeed<'a> {
+    /// The text being parsed.
+    text: &'a Arc<str>,
+}
+
+impl<'de> DeserializeSeed<'de> for ParamsSeed<'_> {
+    type Value = Params;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Params, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+/// `params` that is not an object, as a [`Params`].
+fn other_params(value: Value) -> Params {
+    Params { value, meta: None }
+}
+
+impl<'de> serde::de::Visitor<'de> for ParamsSeed<'_> {
+    type Value = Params;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    meta::visit_non_objects!('de, Params, other_params);
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Params, A::Error> {
+        let mut object = Map::new();
+        let mut meta: Option<(usize, meta::Parsed)> = None;
+        while let Some(name) = map.next_key::<ParamName>()? {
+            match name {
+                ParamName::Meta => {
+                    let parsed = map.next_value_seed(MetaSeed { text: self.text })?;
+                    // A repeated `_meta` keeps the first one's place, as in a map.
+                    let at = meta.map_or(object.len(), |(at, _)| at);
+                    meta = Some((at, parsed));
+                }
+                ParamName::Other(name) => {
+                    let value = map.next_value::<Value>()?;
+                    object.insert(name, value);
+                }
+            }
+        }
+        Ok(Params {
+            value: Value::Object(object),
+            meta,
+        })
+    }
+}
+
+/// A member name of `params`: `_meta` (not allocated), or another.
+enum ParamName {
+    /// `_meta`.
+    Meta,
+    /// Any other name.
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for ParamName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(ParamNameVisitor)
+    }
+}
+
+/// Reads a [`ParamName`].
+struct ParamNameVisitor;
+
+impl serde::de::Visitor<'_> for ParamNameVisitor {
+    type Value = ParamName;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a member name")
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<ParamName, E> {
+        Ok(if v == "_meta" {
+            ParamName::Meta
+        } else {
+            ParamName::Other(v.to_owned())
+        })
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<ParamName, E> {
+        Ok(if v == "_meta" {
+            ParamName::Meta
+        } else {
+            ParamName::Other(v)
+        })
+    }
+}
+
 /// Parses one frame. Errors are whole-frame failures (not JSON, empty batch, not an object).
 pub fn parse_frame(bytes: &[u8]) -> Result<Frame, Invalid> {
     frame_from_value(parse_json(bytes)?)
@@ -373,8 +564,8 @@ pub struct Members {
     jsonrpc: Option<Value>,
     /// `method`, as sent.
     method: Option<Value>,
-    /// `params`, as sent.
-    params: Option<Value>,
+    /// `params`, as sent (`_meta` apart).
+    params: Option<Params>,
     /// `result`, as sent.
     result: Option<Value>,
     /// `error`, as sent.
@@ -385,13 +576,13 @@ impl Members {
     /// The member names read.
     const NAMES: [&'static str; 6] = ["id", "jsonrpc", "method", "params", "result", "error"];
 
-    /// Where member `name` goes; `None` for a member that is not read.
+    /// Where member `name` goes; `None` for a member that is not read (and for `params`, which
+    /// is read as [`Params`]).
     fn slot(&mut self, name: Option<&str>) -> Option<&mut Option<Value>> {
         Some(match name? {
             "id" => &mut self.id,
             "jsonrpc" => &mut self.jsonrpc,
             "method" => &mut self.method,
-            "params" => &mut self.params,
             "result" => &mut self.result,
             "error" => &mut self.error,
             _ => return None,
@@ -412,7 +603,9 @@ pub fn classify(value: Value) -> Result<Message, Invalid> {
     // (callgrind, a stateless `tools/call`).
     let mut members = Members::default();
     for (key, value) in obj {
-        if let Some(slot) = members.slot(Some(&key)) {
+        if key == "params" {
+            members.params = Some(Params::of_value(value));
+        } else if let Some(slot) = members.slot(Some(&key)) {
             *slot = Some(value);
         }
     }
@@ -465,16 +658,30 @@ fn classify_members(members: Members) -> Result<Message, Invalid> {
             )));
         };
         if let Some(p) = &params {
-            if !(p.is_object() || p.is_array()) {
+            if !(p.value.is_object() || p.value.is_array()) {
                 return Err(fail(format!(
                     "\"params\" must be an object (or a JSON-RPC array), got {}",
-                    describe(p)
+                    describe(&p.value)
                 )));
             }
         }
         return Ok(match id {
-            Some(id) => Message::Request(Request { id, method, params }),
-            None => Message::Notification(Notification { method, params }),
+            Some(id) => {
+                let (params, meta) = params.map_or((None, None), |p| {
+                    let (params, meta) = p.of_request();
+                    (Some(params), meta)
+                });
+                Message::Request(Request {
+                    id,
+                    method,
+                    params,
+                    meta,
+                })
+            }
+            None => Message::Notification(Notification {
+                method,
+                params: params.map(Params::of_notification),
+            }),
         });
     }
     // From here on the frame is shaped like a response: errors about it are sent with a null
@@ -515,6 +722,7 @@ impl Message {
             id,
             method: method.into(),
             params,
+            meta: None,
         })
     }
     /// A notification.
@@ -599,8 +807,15 @@ impl serde::Serialize for Message {
             Self::Request(r) => {
                 m.serialize_entry("id", &r.id)?;
                 m.serialize_entry("method", &r.method)?;
-                if let Some(p) = &r.params {
-                    m.serialize_entry("params", p)?;
+                match (&r.params, &r.meta) {
+                    (Some(Value::Object(p)), Some(meta)) => {
+                        // A received request written out again: its `_meta` back in params.
+                        let mut p = p.clone();
+                        p.insert("_meta".to_owned(), Value::Object(meta.to_map()));
+                        m.serialize_entry("params", &p)?;
+                    }
+                    (Some(p), _) => m.serialize_entry("params", p)?,
+                    (None, _) => {}
                 }
             }
             Self::Notification(n) => {
@@ -651,6 +866,15 @@ mod tests {
 
     #[test]
     fn a_raw_frame_classifies_as_the_parsed_value_does() {
+        let nest = |n: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"_meta":{{"a":{}{}}}}}}}"#,
+                "[".repeat(n),
+                "]".repeat(n)
+            )
+        };
+        // Accepted by a Value parse but too deep for the strict check; refused by both.
+        let (deep, too_deep) = (nest(120), nest(130));
         let frames = [
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#,
             r#"{"jsonrpc":"2.0","method":"n","params":{},"extra":[1,{"a":null}]}"#,
@@ -674,11 +898,58 @@ mod tests {
             "{}",
             "{\"a\":1} x",
             "  ",
+            // `_meta`: first, between, last, repeated, not an object, escaped, in a batch, of
+            // a notification, and what only a strict parse refuses (or a Value parse accepts).
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"a":1},"b":2,"c":3,"d":4}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"b":2,"_meta":{"a":[1,{}]},"c":3}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"b":2,"c":3,"_meta":{ "a" : "x" }}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"a":1},"b":2,"_meta":{"z":2}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"b":2,"_meta":5,"c":3,"d":4}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"b":2,"_m\u0065ta":{"k\/":"\u00e9"},"c":3}}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"a":1},"b":2,"c":3}}]"#,
+            r#"{"jsonrpc":"2.0","method":"n","params":{"b":2,"_meta":{"a":1},"c":3,"d":4}}"#,
+            r#"{"jsonrpc":"2.0","method":"n","params":{"b":2,"_meta":[5],"c":3}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"a":"\ud800"}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"a":[1e400]}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"a":[1,]}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":7e400}}"#,
+            &deep,
+            &too_deep,
         ];
         for text in frames {
             let expected = parse_json_str(text).and_then(frame_from_value);
-            let got = parse_raw_str(text).and_then(RawFrame::classify);
+            let got = parse_raw_str(&Arc::from(text)).and_then(RawFrame::classify);
             assert_eq!(got, expected, "{text}");
+            // The same order too (map equality ignores it).
+            assert_eq!(format!("{got:?}"), format!("{expected:?}"), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_request_s_params_are_ordered_as_removing_meta_from_the_map_leaves_them() {
+        for params in [
+            r#"{"_meta":{"a":1},"b":2,"c":3,"d":4}"#,
+            r#"{"b":2,"_meta":{"a":1},"c":3,"d":4}"#,
+            r#"{"b":2,"c":3,"_meta":{"a":1},"d":4}"#,
+            r#"{"b":2,"c":3,"d":4,"_meta":{"a":1}}"#,
+            r#"{"_meta":{"a":1},"b":2}"#,
+            r#"{"_meta":5,"b":2,"c":3}"#,
+            r#"{"_meta":{"a":1}}"#,
+        ] {
+            let mut expected: Map<String, Value> = serde_json::from_str(params).unwrap();
+            let meta = expected.remove("_meta").filter(Value::is_object);
+            let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{params}}}"#);
+            let Ok(Frame::Single(Message::Request(r))) =
+                parse_raw_str(&Arc::from(text)).and_then(RawFrame::classify)
+            else {
+                panic!("{params}")
+            };
+            assert_eq!(
+                r.params.map(|p| p.to_string()),
+                Some(Value::Object(expected).to_string()),
+                "{params}"
+            );
+            assert_eq!(r.meta.map(|m| Value::Object(m.to_map())), meta, "{params}");
         }
     }
 

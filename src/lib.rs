@@ -11,6 +11,7 @@
 //! - [`traffic`]: the recorder of every frame in and out.
 //! - [`error`]: failures of the server itself (protocol errors are JSON-RPC error objects).
 //! - [`field`]: members of small JSON objects found without hashing (the request path's lookups).
+//! - [`meta`]: a received request's `_meta`, kept as text and read member by member.
 //! - [`jsnum`]: numbers printed as JavaScript prints them, as the reference server's texts do.
 //! - [`python`]: the PyO3 binding, the only module that knows Python.
 
@@ -38,6 +39,7 @@ pub mod error;
 pub mod field;
 pub mod jsnum;
 pub mod jsonrpc;
+pub mod meta;
 pub mod protocol;
 mod python;
 pub mod server;

@@ -928,3 +928,51 @@ async fn a_gate_holds_a_task_until_the_test_moves_it() {
     let r = call(&mut c, 6, "tasks/result", json!({ "taskId": id })).await;
     assert_eq!(r["result"]["content"][0]["text"], "the handler ran");
 }
+
+/// Returns what its handler sees of the request's `_meta`: all of it, and its `progressToken`.
+fn meta_tool() -> Tool {
+    let def = json!({ "name": "meta", "inputSchema": { "type": "object" } });
+    Tool::new(
+        def,
+        tool_fn(|ctx, _| async move {
+            Ok(json!({ "content": [], "meta": ctx.meta_map(), "token": ctx.progress_token() }))
+        }),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn handlers_see_the_meta_that_was_sent_in_both_eras() {
+    let s = server(None);
+    s.add_tool(meta_tool());
+    // Stateless: the envelope, spaced, with a repeated member and one of the server's own.
+    let meta = r#"{ "progressToken" : "p1", "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{}, "x":[1,{"y":null}], "x\u0021":2, "x":3 }"#;
+    let mut c = Client::new(&s);
+    c.send(format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"_meta":{meta},"name":"meta","arguments":{{}}}}}}"#
+    ));
+    let r = c.recv().await;
+    let sent: Value = serde_json::from_str(meta).unwrap();
+    assert_eq!(r["result"]["meta"].to_string(), sent.to_string());
+    assert_eq!(r["result"]["token"], "p1");
+    // Handshake: no envelope, a progress token.
+    let s = server(None);
+    s.add_tool(meta_tool());
+    let mut c = Client::new(&s);
+    c.initialize("2025-11-25").await;
+    let r = c
+        .request(
+            1,
+            "tools/call",
+            json!({ "name": "meta", "_meta": { "progressToken": 7 } }),
+        )
+        .await;
+    assert_eq!(r["result"]["meta"], json!({ "progressToken": 7 }));
+    assert_eq!(r["result"]["token"], 7);
+    let r = c.request(2, "tools/call", json!({ "name": "meta" })).await;
+    assert_eq!(
+        (&r["result"]["meta"], &r["result"]["token"]),
+        (&json!({}), &Value::Null)
+    );
+}

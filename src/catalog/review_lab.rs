@@ -71,7 +71,7 @@ impl Clients {
         }
         let key = match session.transport {
             TransportKind::Http | TransportKind::Sse => {
-                let info = session.state().client_info;
+                let info = session.state().client_info.map(|c| c.to_value());
                 let name = info.as_ref().and_then(|c| c.get("name"));
                 format!("client {}", name.and_then(Value::as_str).unwrap_or("?"))
             }
@@ -125,6 +125,7 @@ pub fn load(registry: &mut Registry, options: &Options) -> Result<(), Error> {
         let client = session
             .state()
             .client_info
+            .map(|c| c.to_value())
             .as_ref()
             .and_then(|c| c.get("name"))
             .and_then(Value::as_str)

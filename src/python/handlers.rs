@@ -59,7 +59,7 @@ impl Context {
     /// `params._meta` as JSON text.
     #[getter]
     fn meta(&self) -> String {
-        Value::Object(self.ctx.meta.clone()).to_string()
+        Value::Object(self.ctx.meta_map()).to_string()
     }
 
     /// The client's declared capabilities as JSON text.

@@ -8,6 +8,7 @@ use super::session::Session;
 use super::sink::Sink;
 use crate::jsnum;
 use crate::jsonrpc::{ErrorObject, Message, RequestId};
+use crate::meta::RequestMeta;
 use crate::protocol::methods::{NotificationMethod, ServerRequest};
 use crate::protocol::{LogLevel, Revision};
 use serde_json::{Map, Value};
@@ -74,8 +75,10 @@ pub struct RequestContext {
     pub method: String,
     /// The revision the request is served under.
     pub revision: Revision,
-    /// `params._meta` as sent (empty when absent).
-    pub meta: Map<String, Value>,
+    /// `params._meta` as sent (`None` when absent or not an object), kept as its text: a
+    /// member is parsed when it is read ([`RequestContext::progress_token`]), the whole of it
+    /// when a handler asks ([`RequestMeta::to_map`]).
+    pub meta: Option<RequestMeta>,
     /// Cancelled by `notifications/cancelled`, or when the connection ends (and, in the
     /// stateless era, when a round ends because input is needed).
     pub cancel: CancellationToken,
@@ -92,8 +95,16 @@ pub struct RequestContext {
 
 impl RequestContext {
     /// The `progressToken` of the request, if the client asked for progress.
-    pub fn progress_token(&self) -> Option<&Value> {
-        self.meta.get("progressToken")
+    pub fn progress_token(&self) -> Option<Value> {
+        self.meta.as_ref()?.value("progressToken")
+    }
+
+    /// `params._meta` as sent, parsed (empty when absent or not an object).
+    pub fn meta_map(&self) -> Map<String, Value> {
+        self.meta
+            .as_ref()
+            .map(RequestMeta::to_map)
+            .unwrap_or_default()
     }
 
     /// Sends `notifications/progress` if the client asked for it (otherwise does nothing).
@@ -103,7 +114,7 @@ impl RequestContext {
             return;
         };
         let mut params = Map::new();
-        params.insert("progressToken".into(), token.clone());
+        params.insert("progressToken".into(), token);
         params.insert("progress".into(), jsnum::to_json(progress));
         if let Some(t) = total {
             params.insert("total".into(), jsnum::to_json(t));

@@ -15,6 +15,7 @@ use super::Server;
 use crate::jsonrpc::{
     self, ErrorObject, Frame, Invalid, Message, Notification, Request, RequestId,
 };
+use crate::meta::RequestMeta;
 use crate::protocol::envelope;
 use crate::protocol::methods::{ClientRequest, NotificationMethod};
 use crate::protocol::revision::negotiate;
@@ -70,22 +71,15 @@ impl Decoded {
     /// Whether a single request or notification carries the stateless envelope.
     pub fn has_envelope(&self) -> bool {
         match &self.frame {
-            Ok(Frame::Single(Message::Request(r))) => r.params.as_ref(),
-            Ok(Frame::Single(Message::Notification(n))) => n.params.as_ref(),
-            _ => None,
+            Ok(Frame::Single(message)) => envelope::is_stateless(envelope_meta(message).as_deref()),
+            _ => false,
         }
-        .and_then(Value::as_object)
-        .is_some_and(envelope::is_stateless)
     }
 
     /// The revision a single request's envelope names, if it names a known one (served or
     /// not): what its records are tagged with.
     pub fn requested_revision(&self) -> Option<Revision> {
-        self.request()?
-            .params
-            .as_ref()
-            .and_then(Value::as_object)
-            .and_then(envelope::requested_revision)
+        envelope::requested_revision(self.request()?.meta.as_ref())
     }
 
     /// The frame as text (for recording a transport-level refusal of it).
@@ -161,7 +155,11 @@ impl Server {
         // UTF-8 is checked once: valid text is parsed as it is, invalid is refused by
         // `parse_json` (and recorded with the bad bytes replaced).
         let (text, exact, value) = match std::str::from_utf8(raw) {
-            Ok(valid) => (Arc::from(valid), true, jsonrpc::parse_raw_str(valid)),
+            Ok(valid) => {
+                let text = Arc::from(valid);
+                let value = jsonrpc::parse_raw_str(&text);
+                (text, true, value)
+            }
             Err(_) => (
                 Arc::from(String::from_utf8_lossy(raw)),
                 false,
@@ -384,10 +382,10 @@ impl Server {
             Err(e) if route.is_some() => return reply(Message::error(Some(req.id), e)),
             Err(_) => Map::new(),
         };
-        if self.is_stateless_request(session, &params) {
+        if self.is_stateless_request(session, req.meta.as_ref()) {
             return self.handle_stateless(session, sink, req, route, params, frame);
         }
-        if envelope::is_stateless(&params) && session.phase() != Phase::New {
+        if envelope::is_stateless(req.meta.as_ref()) && session.phase() != Phase::New {
             let e = ErrorObject::invalid_request(
                 "this connection serves the handshake era (it sent initialize); requests carrying the 2026-07-28 envelope are not accepted on it",
             );
@@ -451,18 +449,15 @@ impl Server {
         conn: &Arc<Session>,
         session: Arc<Session>,
         sink: &Sink,
-        req: Request,
+        mut req: Request,
         route: Route,
-        mut params: Map<String, Value>,
+        params: Map<String, Value>,
         (generation, cancel): (u64, CancellationToken),
         rounds: Option<Arc<Rounds>>,
     ) -> BoxFuture<Option<Outgoing>> {
-        // Taken out, not copied: a stateless request's `_meta` is its whole envelope, and
-        // handlers read it from `RequestContext::meta`, never from their params.
-        let meta = match params.remove("_meta") {
-            Some(Value::Object(m)) => m,
-            _ => Map::new(),
-        };
+        // Handlers read `_meta` from `RequestContext::meta`, never from their params (the
+        // parser took it out of them).
+        let meta = req.meta.take();
         let ctx = RequestContext {
             server: self.clone(),
             revision: session.revision(),
@@ -618,10 +613,11 @@ impl Server {
             _ => None,
         }
         .and_then(Value::as_object);
+        let sent_meta = envelope_meta(message);
         // The gate's own decision: an envelope the server does not serve statelessly (a
         // handshake-only server, a handshake connection) does not make the frame stateless.
-        if let Some(params) = params.filter(|p| self.is_stateless_request(session, p)) {
-            let revision = envelope::requested_revision(params);
+        if params.is_some() && self.is_stateless_request(session, sent_meta.as_deref()) {
+            let revision = envelope::requested_revision(sent_meta.as_deref());
             return FrameMeta {
                 era: Some(Era::Stateless),
                 ..meta
@@ -647,6 +643,21 @@ impl Server {
             .with_revision(revision);
         }
         meta.with_revision(revision)
+    }
+}
+
+/// The `_meta` of a request or notification: a request's as the parser kept it; a
+/// notification's (which keeps it in its params, for its hooks) read from its params.
+fn envelope_meta(message: &Message) -> Option<std::borrow::Cow<'_, RequestMeta>> {
+    use std::borrow::Cow;
+    match message {
+        Message::Request(r) => r.meta.as_ref().map(Cow::Borrowed),
+        Message::Notification(n) => n
+            .params
+            .as_ref()
+            .and_then(RequestMeta::in_params)
+            .map(Cow::Owned),
+        _ => None,
     }
 }
 

@@ -12,6 +12,7 @@ use super::session::{Phase, Session};
 use super::sink::{Outgoing, Sink};
 use super::Server;
 use crate::jsonrpc::{ErrorObject, Message, Request, RequestId};
+use crate::meta::RequestMeta;
 use crate::protocol::envelope::{self, SERVER_INFO};
 use crate::protocol::methods::ClientRequest;
 use crate::protocol::Revision;
@@ -39,21 +40,21 @@ impl Server {
         self.eras.0
     }
 
-    /// Whether a request of connection `session` with these `params` is served statelessly:
+    /// Whether a request of connection `session` with this `_meta` is served statelessly:
     /// the server serves that era, and the connection already does or the request carries the
     /// envelope before any handshake (a server serving only the stateless era serves every
     /// request so).
     pub(super) fn is_stateless_request(
         &self,
         session: &Session,
-        params: &Map<String, Value>,
+        meta: Option<&RequestMeta>,
     ) -> bool {
         if !self.serves_stateless() {
             return false;
         }
         match session.phase() {
             Phase::Stateless => true,
-            Phase::New => !self.serves_handshake() || envelope::is_stateless(params),
+            Phase::New => !self.serves_handshake() || envelope::is_stateless(meta),
             Phase::Initializing | Phase::Ready => false,
         }
     }
@@ -80,7 +81,7 @@ impl Server {
         let Some(route) = route else {
             return reply(ErrorObject::method_not_found(&req.method));
         };
-        let envelope = match envelope::read(&params, &self.config.revisions) {
+        let envelope = match envelope::read(req.meta.as_ref(), &self.config.revisions) {
             Ok(e) => e,
             Err(e) => return reply(e),
         };

@@ -65,7 +65,7 @@ pub(super) fn tools() -> Result<Vec<Tool>, Error> {
                     }
                     ctx.progress(step, Some(100.0), Some(&format!("Completed step {step} of 100")));
                 }
-                let token = ctx.progress_token().map_or_else(|| "0".into(), js_string);
+                let token = ctx.progress_token().map_or_else(|| "0".into(), |t| js_string(&t));
                 Ok(text_result(token))
             }),
         )?,

@@ -17,7 +17,7 @@ use crate::protocol::LogLevel;
 use crate::server::context::ASK_TIMEOUT;
 use crate::server::handler::{tool_fn, HandlerError};
 use crate::server::registry::{Registry, Tool};
-use crate::server::session::Session;
+use crate::server::session::{ClientInfo, Session};
 use crate::server::sink::Sink;
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -229,7 +229,10 @@ fn trigger_url_elicitation() -> Result<Tool, Error> {
             // A stateless request's session lives for that request only: its markers must
             // outlive it so the retry proceeds (kept per client identity, process-wide).
             let (owner, markers) = if ctx.rounds.is_some() {
-                let who = ctx.session.read(|s| s.client_info.clone()).unwrap_or_default();
+                let who = ctx
+                    .session
+                    .read(|s| s.client_info.as_ref().map(ClientInfo::to_value))
+                    .unwrap_or_default();
                 (who.to_string(), STATELESS_URL_ERROR_MARKERS.clone())
             } else {
                 (ctx.session.id.to_string(), ctx.session.extension::<UrlErrorMarkers>())

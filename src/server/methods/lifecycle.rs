@@ -5,7 +5,7 @@ use crate::protocol::capabilities::server_capabilities;
 use crate::protocol::envelope;
 use crate::protocol::revision::negotiate;
 use crate::protocol::Revision;
-use crate::server::session::{Phase, Session};
+use crate::server::session::{ClientInfo, Phase, Session};
 use crate::server::Server;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -78,7 +78,7 @@ pub fn initialize(
     session.update(|s| {
         s.phase = Phase::Initializing;
         s.revision = Some(revision);
-        s.client_info = Some(client_info);
+        s.client_info = Some(ClientInfo::Value(client_info));
         s.client_capabilities = Arc::new(capabilities);
     });
     let mut result = Map::new();

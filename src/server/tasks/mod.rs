@@ -223,10 +223,11 @@ where
         let sink = mailbox_sink(&session);
         (session, sink)
     };
-    let mut meta = ctx.meta.clone();
-    if !handshake {
-        meta.remove("progressToken");
-    }
+    let meta = if handshake {
+        ctx.meta.clone()
+    } else {
+        ctx.meta.as_ref().map(|m| m.without("progressToken"))
+    };
     let task_ctx = RequestContext {
         server: server.clone(),
         session: session.clone(),

@@ -41,10 +41,11 @@ pub fn check(
     request: &Request,
     registry: &Registry,
 ) -> Result<(), ErrorObject> {
-    let Some(params) = request.params.as_ref().and_then(Value::as_object) else {
+    let Some(version) = envelope::requested_version(request.meta.as_ref()) else {
         return Ok(());
     };
-    let Some(version) = envelope::requested_version(params) else {
+    // A request with a `_meta` has object params.
+    let Some(params) = request.params.as_ref().and_then(Value::as_object) else {
         return Ok(());
     };
     let header_version = single(headers, &super::VERSION_HEADER)?
