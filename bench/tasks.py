@@ -58,11 +58,15 @@ def measure(tasks: int, timeout: float = 300.0) -> dict[str, float]:
         proc.stdin.write(_calls(1_000, tasks))
         proc.stdin.flush()
         _read_handles(proc.stdout, tasks, deadline)
-        first = rss_kb(proc.pid)
+        # Each round is read at the same point: its tasks settled and past their TTL, not yet
+        # swept (the next request sweeps them). Read at once after the handles, a round caught
+        # its tasks still settling, and the two readings moved by 10-15% between runs of one build.
         time.sleep(TTL_SECONDS * 1.5)
+        first = rss_kb(proc.pid)
         proc.stdin.write(_calls(1_000 + tasks, tasks))
         proc.stdin.flush()
         _read_handles(proc.stdout, tasks, deadline)
+        time.sleep(TTL_SECONDS * 1.5)
         second = rss_kb(proc.pid)
         return {
             "kb_per_task": (first - before) / tasks,

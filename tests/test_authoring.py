@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -402,8 +403,13 @@ def test_a_cancelled_request_cancels_its_async_handler() -> None:
         assert started.wait(10)
         conn.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}))
         assert cancelled.wait(10)
-        # `quick` starts on the loop after `wait_forever`'s done-callback ran (the loop runs its
-        # callbacks in order), so its answer also means the cancelled call has been recorded.
+        # The handler saw the cancellation before its task finished: the call's record is
+        # completed by the task's done-callback, which may run after `quick` is scheduled (the
+        # loop thread can be switched out between the two), so it is waited for, not assumed.
+        (waited,) = wait_forever.calls
+        deadline = time.monotonic() + 10
+        while not waited.ended and time.monotonic() < deadline:
+            time.sleep(0.005)  # no event marks the record's completion; bounded
         call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "quick", "arguments": {"n": 21}}}
         conn.send(json.dumps(call))
         answer = json.loads(conn.recv(timeout=5) or "")
@@ -411,7 +417,6 @@ def test_a_cancelled_request_cancels_its_async_handler() -> None:
         assert [r.id for r in srv.traffic.responses("tools/call")] == [2]  # none for the cancelled one
         (record,) = quick.calls
         assert record.result == 42 and record.error is None and record.ended >= record.started
-        (waited,) = wait_forever.calls
         assert isinstance(waited.error, asyncio.CancelledError) and waited.ended >= waited.started
 
 
