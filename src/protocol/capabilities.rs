@@ -2,6 +2,15 @@
 
 use super::Revision;
 use serde_json::{json, Map, Value};
+use std::sync::{Arc, LazyLock};
+
+/// `{}`: the capabilities of a client that declared none (yet), shared. A fresh session and
+/// every stateless envelope declaring none hold this one value instead of allocating their own
+/// (about 150 instructions a stateless request, callgrind).
+pub fn declared_none() -> Arc<Value> {
+    static NONE: LazyLock<Arc<Value>> = LazyLock::new(|| Arc::new(Value::Object(Map::new())));
+    NONE.clone()
+}
 
 /// The tasks extension's identifier (SEP-2663).
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";

@@ -83,7 +83,7 @@ impl SessionState {
             phase: Phase::New,
             revision: None,
             client_info: None,
-            client_capabilities: Arc::new(Value::Object(Default::default())),
+            client_capabilities: crate::protocol::capabilities::declared_none(),
             log_filter: LogFilter::All,
             subscriptions: HashSet::new(),
         }
