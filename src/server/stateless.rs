@@ -121,7 +121,7 @@ impl Server {
             ));
             (session, &tagged)
         };
-        let work = self.serve(
+        Work::Task(self.serve(
             conn,
             session,
             sink,
@@ -129,17 +129,8 @@ impl Server {
             route,
             params,
             (generation, cancel),
-            Some(rounds),
-        );
-        let server = self.clone();
-        Work::Task(Box::pin(async move {
-            work.await.map(|out| match out {
-                Outgoing::One(Message::Response { id, result }) => {
-                    complete(&server, builtin, revision, id, result)
-                }
-                other => other,
-            })
-        }))
+            Some((rounds, builtin, revision)),
+        ))
     }
 }
 
