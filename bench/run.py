@@ -903,7 +903,7 @@ instructions a request in either mode (callgrind; slightly more for the stateful
 answers), and a cheaper one would lower the stateless / stateful and ceiling ratios rather
 than raise them, since the server's larger share would then weigh more.
 
-A third round (2026-12-01) took the counts to 56.5k stateless and 52.4k stateful; bare axum,
+A third round (2026-12-01) took the counts to 54.8k stateless and 52.3k stateful; bare axum,
 measured the same way, is 39.7k. Both eras: the DNS-rebinding guard and CORS are one plain
 service in front of the router instead of two `from_fn` middlewares, which cloned the boxed
 inner service, boxed a `Next` and a future per layer per request (17 of a request's 88
@@ -914,11 +914,15 @@ envelope, `clientInfo` parsed only when a handler reads it; about 4k); a result'
 `resultType`, cache hints and `serverInfo` `_meta` are written as prepared text around the
 handler's members when the answer is encoded, not merged into its value (about 5k); and an HTTP
 POST's connection serves its one request itself, neither a second session nor an in-flight
-registration (about 2.4k). strace counts the same two system calls per request in both eras
+registration (about 2.4k); its early frames wait in one small outlet instead of an unbounded
+channel, its three routing headers are found in one pass, and a client declaring no
+capabilities shares one `{}` (about 1.6k together). strace counts the same two system calls per request in both eras
 and for bare axum (one `recvfrom`, one `writev`), so what remains between them is user-space
-work: the envelope's parse and checks (about 3k), the header checks (about 1.3k), the
-connection's session. Interleaved A/B rounds on a quiet machine (16 connections, 4 s each):
-stateless / stateful 0.97-1.06, stateful 0.58-0.68 and stateless 0.61-0.69 of bare axum.
+work: reading the envelope's members out of the text (about 3k, most of it the parser
+walking the ~200 extra bytes), the header checks (about 1k), the connection's session (about
+1k), against the stateful answer's SSE framing and event ids. Interleaved A/B rounds on a quiet
+machine at 56.5k (16 connections, 4 s each): stateless / stateful 0.97-1.06, stateful
+0.58-0.68 and stateless 0.61-0.69 of bare axum.
 """
 """How the figures are taken and what the profile showed; appended to the report."""
 
