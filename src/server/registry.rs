@@ -16,7 +16,7 @@ use crate::protocol::capabilities::SKILLS_EXTENSION;
 use crate::protocol::methods::NotificationMethod;
 use crate::FastIndexMap;
 use serde_json::{Map, Value};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A tool: its `tools/list` entry, a compiled validator for its input, and its handler.
 #[derive(Clone)]
@@ -42,6 +42,11 @@ pub struct Tool {
     /// input over multi-round-trip requests, so the stateless era's answer is an
     /// `InputRequiredResult` first and a `CreateTaskResult` only on the last round.
     pub starts_own_task: bool,
+    /// Whether `inputSchema` mirrors no argument into an `Mcp-Param-*` header (no
+    /// `x-mcp-header`), as the stateless HTTP transport found on the tool's first call there:
+    /// most tools mirror none, and walking their schema on every call cost about 500
+    /// instructions (callgrind).
+    pub mirrors_no_header: OnceLock<bool>,
 }
 
 impl Tool {
@@ -101,6 +106,7 @@ impl Tool {
             requires: Vec::new(),
             handshake_only: false,
             starts_own_task: false,
+            mirrors_no_header: OnceLock::new(),
         })
     }
 

@@ -99,8 +99,17 @@ pub fn check(
     if request.method == ClientRequest::CallTool.as_str() {
         let tool = field::get(params, "name").and_then(Value::as_str);
         if let Some(tool) = tool.and_then(|t| registry.tools.get(t)) {
-            let arguments = field::get(params, "arguments").and_then(Value::as_object);
-            check_params(headers, &tool.definition, arguments)?;
+            let none = tool.mirrors_no_header.get_or_init(|| {
+                let mut annotations = Vec::new();
+                if let Some(schema) = field::get(&tool.definition, "inputSchema") {
+                    mirrored(schema, &mut Vec::new(), &mut annotations);
+                }
+                annotations.is_empty()
+            });
+            if !none {
+                let arguments = field::get(params, "arguments").and_then(Value::as_object);
+                check_params(headers, &tool.definition, arguments)?;
+            }
         }
     }
     Ok(())
