@@ -903,7 +903,7 @@ instructions a request in either mode (callgrind; slightly more for the stateful
 answers), and a cheaper one would lower the stateless / stateful and ceiling ratios rather
 than raise them, since the server's larger share would then weigh more.
 
-A third round (2026-12-01) took the counts to 54.8k stateless and 52.3k stateful; bare axum,
+A third round (2026-12-01) took the counts to 54.4k stateless and 52.3k stateful; bare axum,
 measured the same way, is 39.7k. Both eras: the DNS-rebinding guard and CORS are one plain
 service in front of the router instead of two `from_fn` middlewares, which cloned the boxed
 inner service, boxed a `Next` and a future per layer per request (17 of a request's 88
@@ -915,8 +915,9 @@ envelope, `clientInfo` parsed only when a handler reads it; about 4k); a result'
 handler's members when the answer is encoded, not merged into its value (about 5k); and an HTTP
 POST's connection serves its one request itself, neither a second session nor an in-flight
 registration (about 2.4k); its early frames wait in one small outlet instead of an unbounded
-channel, its three routing headers are found in one pass, and a client declaring no
-capabilities shares one `{}` (about 1.6k together). strace counts the same two system calls per request in both eras
+channel, its three routing headers are found in one pass, a tool's schema is walked for
+`x-mcp-header` once instead of on every call, and a client declaring no capabilities shares
+one `{}` (about 2k together). strace counts the same two system calls per request in both eras
 and for bare axum (one `recvfrom`, one `writev`), so what remains between them is user-space
 work: reading the envelope's members out of the text (about 3k, most of it the parser
 walking the ~200 extra bytes), the header checks (about 1k), the connection's session (about
