@@ -5,6 +5,7 @@
 pub mod capabilities;
 pub mod envelope;
 pub mod era;
+pub mod header_params;
 pub mod logging;
 pub mod methods;
 pub mod revision;

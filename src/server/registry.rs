@@ -13,10 +13,11 @@ use super::skills::Skill;
 use crate::error::Error;
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::capabilities::SKILLS_EXTENSION;
+use crate::protocol::header_params::{self, HeaderParam};
 use crate::protocol::methods::NotificationMethod;
 use crate::FastIndexMap;
 use serde_json::{Map, Value};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// A tool: its `tools/list` entry, a compiled validator for its input, and its handler.
 #[derive(Clone)]
@@ -42,11 +43,10 @@ pub struct Tool {
     /// input over multi-round-trip requests, so the stateless era's answer is an
     /// `InputRequiredResult` first and a `CreateTaskResult` only on the last round.
     pub starts_own_task: bool,
-    /// Whether `inputSchema` mirrors no argument into an `Mcp-Param-*` header (no
-    /// `x-mcp-header`), as the stateless HTTP transport found on the tool's first call there:
-    /// most tools mirror none, and walking their schema on every call cost about 500
-    /// instructions (callgrind).
-    pub mirrors_no_header: OnceLock<bool>,
+    /// The arguments `inputSchema` mirrors into `Mcp-Param-*` headers (`x-mcp-header`), read
+    /// once here: the stateless HTTP transport checks them on every call, and walking the
+    /// schema per call cost about 500 instructions (callgrind) for tools that mirror none.
+    pub header_params: Vec<HeaderParam>,
 }
 
 impl Tool {
@@ -98,6 +98,7 @@ impl Tool {
         let validator = jsonschema::validator_for(schema).map_err(|e| {
             Error::Definition(format!("tool {name:?} has an invalid inputSchema: {e}"))
         })?;
+        let header_params = header_params::of_schema(schema);
         Ok(Self {
             task_support: super::tasks::TaskSupport::of(&definition),
             definition,
@@ -106,7 +107,7 @@ impl Tool {
             requires: Vec::new(),
             handshake_only: false,
             starts_own_task: false,
-            mirrors_no_header: OnceLock::new(),
+            header_params,
         })
     }
 

@@ -13,6 +13,7 @@
 use crate::field;
 use crate::jsonrpc::{ErrorObject, Request};
 use crate::protocol::envelope;
+use crate::protocol::header_params::HeaderParam;
 use crate::protocol::methods::ClientRequest;
 use crate::server::registry::Registry;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
@@ -25,9 +26,6 @@ pub static METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
 /// `Mcp-Name`: `params.name` (tools/call, prompts/get), `params.uri` (resources/read) or
 /// `params.taskId` (tasks/get, tasks/update, tasks/cancel).
 pub static NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
-
-/// The schema keyword that asks clients to mirror a tool argument into a header.
-const X_MCP_HEADER: &str = "x-mcp-header";
 
 /// Checks a stateless POST's headers against its body `request`, in the spec's order
 /// (protocol version, `Mcp-Method`, `Mcp-Name`, then the tool's `Mcp-Param-*`); the first
@@ -99,17 +97,8 @@ pub fn check(
     if request.method == ClientRequest::CallTool.as_str() {
         let tool = field::get(params, "name").and_then(Value::as_str);
         if let Some(tool) = tool.and_then(|t| registry.tools.get(t)) {
-            let none = tool.mirrors_no_header.get_or_init(|| {
-                let mut annotations = Vec::new();
-                if let Some(schema) = field::get(&tool.definition, "inputSchema") {
-                    mirrored(schema, &mut Vec::new(), &mut annotations);
-                }
-                annotations.is_empty()
-            });
-            if !none {
-                let arguments = field::get(params, "arguments").and_then(Value::as_object);
-                check_params(headers, &tool.definition, arguments)?;
-            }
+            let arguments = field::get(params, "arguments").and_then(Value::as_object);
+            check_params(headers, &tool.header_params, arguments)?;
         }
     }
     Ok(())
@@ -219,55 +208,20 @@ fn decode<'a>(value: &'a str, header: &str) -> Result<Cow<'a, str>, ErrorObject>
         })
 }
 
-/// One argument a tool's schema mirrors into a header: where it is in the arguments (a chain
-/// of `properties` keys) and the header's name suffix.
-struct Mirrored<'a> {
-    /// The property names from the arguments object down to the value.
-    path: Vec<&'a str>,
-    /// `{Name}` of `Mcp-Param-{Name}`.
-    header: &'a str,
-}
-
-/// Every `x-mcp-header` annotation reachable from the schema root through `properties` alone
-/// (the only places the spec lets clients read them from).
-/// The path is borrowed from the schema while it is walked: copying each property name cost
-/// every `tools/call` about 100 instructions a property (callgrind), found or not.
-fn mirrored<'a>(schema: &'a Value, path: &mut Vec<&'a str>, out: &mut Vec<Mirrored<'a>>) {
-    let Some(properties) = field::member(schema, "properties").and_then(Value::as_object) else {
-        return;
-    };
-    for (key, property) in properties {
-        path.push(key);
-        if let Some(header) = field::member(property, X_MCP_HEADER).and_then(Value::as_str) {
-            out.push(Mirrored {
-                path: path.clone(),
-                header,
-            });
-        }
-        mirrored(property, path, out);
-        path.pop();
-    }
-}
-
 /// Checks the `Mcp-Param-*` headers of a `tools/call` against its arguments: an argument the
 /// schema mirrors must come with its header when it has a (non-null) value, the header must
 /// equal it (integers compared as numbers, booleans as `true`/`false`), and a header without
 /// a value in the body is a disagreement too.
 fn check_params(
     headers: &HeaderMap,
-    tool: &Map<String, Value>,
+    mirrored: &[HeaderParam],
     arguments: Option<&Map<String, Value>>,
 ) -> Result<(), ErrorObject> {
-    let Some(schema) = field::get(tool, "inputSchema") else {
-        return Ok(());
-    };
-    let mut annotations = Vec::new();
-    mirrored(schema, &mut Vec::new(), &mut annotations);
-    for Mirrored { path, header } in annotations {
+    for HeaderParam { path, header } in mirrored {
         let Ok(name) = HeaderName::try_from(format!("mcp-param-{header}")) else {
             continue; // not a valid header name: no client can send it
         };
-        let body = lookup(arguments, &path).filter(|v| !v.is_null());
+        let body = lookup(arguments, path).filter(|v| !v.is_null());
         let sent = single(headers, &name)?;
         let what = format!("Mcp-Param-{header}");
         match (sent, body) {
@@ -299,13 +253,13 @@ fn check_params(
 }
 
 /// The value at `path` in `arguments`.
-fn lookup<'a>(arguments: Option<&'a Map<String, Value>>, path: &[&str]) -> Option<&'a Value> {
+fn lookup<'a>(arguments: Option<&'a Map<String, Value>>, path: &[String]) -> Option<&'a Value> {
     let (last, parents) = path.split_last()?;
     let mut object = arguments?;
     for key in parents {
-        object = object.get(*key)?.as_object()?;
+        object = object.get(key)?.as_object()?;
     }
-    object.get(*last)
+    object.get(last)
 }
 
 /// Whether a decoded header value stands for the body value `body`.
@@ -351,31 +305,6 @@ mod tests {
                 "{bad}"
             );
         }
-    }
-
-    #[test]
-    fn finds_annotations_reachable_through_properties_only() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "region": { "type": "string", "x-mcp-header": "Region" },
-                "nested": { "type": "object", "properties": { "tenant": { "type": "string", "x-mcp-header": "Tenant" } } },
-                "list": { "type": "array", "items": { "type": "string", "x-mcp-header": "Item" } }
-            }
-        });
-        let mut out = Vec::new();
-        mirrored(&schema, &mut Vec::new(), &mut out);
-        let found: Vec<(String, String)> = out
-            .into_iter()
-            .map(|m| (m.path.join("."), m.header.to_string()))
-            .collect();
-        assert_eq!(
-            found,
-            [
-                ("region".to_string(), "Region".to_string()),
-                ("nested.tenant".into(), "Tenant".into())
-            ]
-        );
     }
 
     #[test]
