@@ -64,6 +64,12 @@ pub fn requested_revision(meta: Option<&RequestMeta>) -> Option<Revision> {
     requested_version(meta).and_then(|v| v.parse().ok())
 }
 
+/// Whether `revision` is a stateless one among `supported`: a request whose envelope names
+/// it is served (and recorded) as of it.
+pub fn is_served(revision: Revision, supported: &[Revision]) -> bool {
+    !revision.has_handshake() && supported.contains(&revision)
+}
+
 /// Reads the envelope of a stateless request (its `_meta`; `None`: absent, or not an object)
 /// whose revision must be one of `supported`: a missing or malformed `_meta` → `-32602`; a
 /// revision not served → `-32022` with `data {supported, requested}`. Only the members it
@@ -103,7 +109,7 @@ pub fn read(meta: Option<&RequestMeta>, supported: &[Revision]) -> Result<Envelo
     let revision = requested
         .parse::<Revision>()
         .ok()
-        .filter(|r| !r.has_handshake() && supported.contains(r))
+        .filter(|r| is_served(*r, supported))
         .ok_or_else(|| unsupported(&requested, supported))?;
     let log_level = match meta.raw(LOG_LEVEL) {
         None | Some("null") => None,

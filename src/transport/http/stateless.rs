@@ -121,7 +121,7 @@ pub async fn post(
     // the request is then served on this connection itself, whose sink is the request's.
     let sink = match decoded
         .requested_revision()
-        .filter(|r| !r.has_handshake() && server.config.revisions.contains(r))
+        .filter(|r| envelope::is_served(*r, &server.config.revisions))
     {
         Some(revision) => sink.tagged(revision),
         None => sink,
