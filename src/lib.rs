@@ -47,4 +47,11 @@ pub mod traffic;
 pub mod transport;
 
 pub use error::Error;
+
+/// Locks `m`, taking the data of a poisoned lock as it is: a panic inside a handler must not
+/// make the session (or stream) it touched unusable, and no critical section here leaves its
+/// data half-changed.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
 pub use server::{Server, ServerConfig};

@@ -6,6 +6,7 @@
 use super::registry::Resource;
 use super::sink::Sink;
 use crate::jsonrpc::{ErrorObject, Message, RequestId};
+use crate::lock;
 use crate::meta::RawJson;
 use crate::protocol::envelope::Envelope;
 use crate::protocol::methods::NotificationMethod;
@@ -15,7 +16,7 @@ use serde_json::Value;
 use std::any::{Any, TypeId};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -152,10 +153,6 @@ pub struct Session {
     /// [`Session::for_post`]): the request is served on the connection itself
     /// ([`Session::adopt`]) instead of a session of its own, and the connection ends with it.
     pub one_request: bool,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Session {

@@ -6,11 +6,12 @@
 //! session, so ids are unique per session and name their stream: a GET with `Last-Event-ID`
 //! replays only that stream's later events.
 
+use crate::lock;
 use crate::server::session::Session;
 use crate::server::sink::{Outlet, Undeliverable};
 use crate::traffic::HttpMeta;
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 use tokio::sync::mpsc;
 
@@ -95,10 +96,6 @@ fn event_id(stream: u64, n: u64) -> Arc<str> {
     id.push('-');
     super::sse::push_decimal(&mut id, n);
     id.into()
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The result of asking for a stream's live connection.

@@ -12,6 +12,7 @@ use super::peer::Peer;
 use super::streamable::header_str;
 use super::{accepts, http_meta, http_meta_reusing, sse, HttpState, Refusal, VERSION_HEADER};
 use crate::jsonrpc::{ErrorObject, Message};
+use crate::lock;
 use crate::protocol::envelope;
 use crate::protocol::methods::ClientRequest;
 use crate::protocol::Revision;
@@ -210,10 +211,7 @@ impl Outlet for PostOutlet {
         if self.gone.load(Ordering::Acquire) {
             return Err(Undeliverable);
         }
-        self.frames
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push_back(frame);
+        lock(&self.frames).push_back(frame);
         self.arrived.notify_one();
         Ok(None)
     }
@@ -222,10 +220,7 @@ impl Outlet for PostOutlet {
 impl PostOutlet {
     /// The oldest frame not yet taken, if there is one.
     fn try_recv(&self) -> Option<Arc<str>> {
-        self.frames
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .pop_front()
+        lock(&self.frames).pop_front()
     }
 
     /// The next frame, when it arrives.
@@ -241,10 +236,7 @@ impl PostOutlet {
     /// Refuses every later frame (the answer has ended) and drops those not taken.
     fn close(&self) {
         self.gone.store(true, Ordering::Release);
-        self.frames
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
+        lock(&self.frames).clear();
     }
 }
 
