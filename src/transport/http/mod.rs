@@ -36,7 +36,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-
 use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
 
 /// How the HTTP transports behave. `Default` is what the CLI uses without flags.

@@ -187,9 +187,15 @@ pub async fn post(
 /// streamed answer ends its connection when the stream is dropped instead): anything its
 /// request started for it stops, as when a client closes a stream.
 fn answered(conn: &Session, outlet: &PostOutlet, response: Response) -> Response {
+    end(conn, outlet);
+    response
+}
+
+/// Ends a POST whose answer has ended: its connection closes (anything its request started
+/// stops, a request still running is cancelled) and its outlet refuses later frames.
+fn end(conn: &Session, outlet: &PostOutlet) {
     conn.close();
     outlet.close();
-    response
 }
 
 /// Where a stateless POST's request hands the frames it sends before its answer (progress, log
@@ -358,7 +364,6 @@ impl Streaming {
 
 impl Drop for Streaming {
     fn drop(&mut self) {
-        self.conn.close();
-        self.outlet.close();
+        end(&self.conn, &self.outlet);
     }
 }
