@@ -22,7 +22,7 @@ use crate::error::Error;
 use crate::server::handler::{resource_fn, tool_fn};
 use crate::server::listen::{tell, Event};
 use crate::server::registry::{ListKind, Registry, Resource, Tool};
-use crate::server::session::Session;
+use crate::server::session::{ClientInfo, Session};
 use crate::traffic::TransportKind;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -71,9 +71,7 @@ impl Clients {
         }
         let key = match session.transport {
             TransportKind::Http | TransportKind::Sse => {
-                let info = session.state().client_info.map(|c| c.to_value());
-                let name = info.as_ref().and_then(|c| c.get("name"));
-                format!("client {}", name.and_then(Value::as_str).unwrap_or("?"))
+                format!("client {}", client_name(session))
             }
             TransportKind::Stdio | TransportKind::Memory => session.id.to_string(),
         };
@@ -105,6 +103,13 @@ fn status_text(version: u8) -> &'static str {
     }
 }
 
+/// The `clientInfo.name` of `session`'s client, `?` when it gave none.
+fn client_name(session: &Session) -> String {
+    session
+        .read(|s| s.client_info.as_ref().and_then(ClientInfo::name))
+        .unwrap_or_else(|| "?".into())
+}
+
 /// Writes one line to stderr in a single write, so lines from concurrent sessions (and the
 /// core's own diagnostics) do not interleave.
 fn trace(line: std::fmt::Arguments<'_>) {
@@ -122,15 +127,7 @@ pub fn load(registry: &mut Registry, options: &Options) -> Result<(), Error> {
     let tool = status_tool(clients.clone())?;
     registry.tools.insert(tool.name().to_string(), tool);
     registry.on_initialized.push(Arc::new(|_server, session| {
-        let client = session
-            .state()
-            .client_info
-            .map(|c| c.to_value())
-            .as_ref()
-            .and_then(|c| c.get("name"))
-            .and_then(Value::as_str)
-            .unwrap_or("?")
-            .to_string();
+        let client = client_name(&session);
         trace(format_args!(
             "[initialize] client connected session={} client={client}",
             session.id

@@ -74,6 +74,15 @@ impl ClientInfo {
             Self::Sent(raw) => raw.to_value(),
         }
     }
+
+    /// The client's `name`, if it gave one (a string).
+    pub fn name(&self) -> Option<String> {
+        let name = |v: &Value| v.get("name").and_then(Value::as_str).map(str::to_owned);
+        match self {
+            Self::Value(v) => name(v),
+            Self::Sent(raw) => name(&raw.to_value()),
+        }
+    }
 }
 
 impl SessionState {
