@@ -628,12 +628,12 @@ impl Server {
         // The gate's own decision: an envelope the server does not serve statelessly (a
         // handshake-only server, a handshake connection) does not make the frame stateless.
         if params.is_some() && self.is_stateless_request(session, sent_meta.as_deref()) {
-            // A connection of one request tagged its sink with this very revision already
-            // (when it serves it): reading it again cost about 300 instructions (callgrind).
+            // A connection whose sink is tagged (a stateless POST's, when its revision is served)
+            // names this very revision already: reading it again cost about 300 instructions
+            // (callgrind).
             let revision = session
                 .sink
                 .revision()
-                .filter(|_| session.one_request)
                 .or_else(|| envelope::requested_revision(sent_meta.as_deref()));
             return FrameMeta {
                 era: Some(Era::Stateless),
