@@ -6,6 +6,7 @@
 //! tool does not block `ping` or `notifications/cancelled`.
 
 use super::context::RequestContext;
+use super::exchange::{Alone, Decoded, Exchange, Origin};
 use super::handler::BoxFuture;
 use super::methods::{self, Route};
 use super::rounds::Rounds;
@@ -15,12 +16,9 @@ use super::Server;
 use crate::jsonrpc::{
     self, ErrorObject, Frame, Invalid, Message, Notification, Request, RequestId,
 };
-use crate::meta::RequestMeta;
-use crate::protocol::envelope;
 use crate::protocol::methods::{ClientRequest, NotificationMethod};
-use crate::protocol::revision::negotiate;
 use crate::protocol::{Era, Revision};
-use crate::traffic::{Direction, FrameMeta, HttpMeta, Kind, Parsed};
+use crate::traffic::{HttpMeta, Kind, Parsed};
 use futures::FutureExt;
 use serde_json::{Map, Value};
 use std::panic::AssertUnwindSafe;
@@ -35,90 +33,6 @@ pub enum Work {
     Reply(Outgoing),
     /// Spawn this; send what it yields (if anything) on the same sink.
     Task(BoxFuture<Option<Outgoing>>),
-}
-
-/// One incoming frame, decoded but not yet recorded or acted on. Transports that must decide
-/// something first (HTTP: the status code, whether a session is needed) look at it, then hand
-/// it to [`Server::accept`].
-pub struct Decoded {
-    /// The frame as text (invalid UTF-8 replaced), for the record (which keeps this very
-    /// allocation).
-    text: Arc<str>,
-    /// Whether `text` is the frame exactly (no invalid UTF-8 was replaced).
-    exact: bool,
-    /// The decision: messages to handle, or the error to answer with.
-    frame: Result<Frame, Invalid>,
-}
-
-impl Decoded {
-    /// Whether the frame is a valid message (or an allowed batch).
-    pub fn is_valid(&self) -> bool {
-        self.frame.is_ok()
-    }
-
-    /// Whether answering it takes a response: it holds a request, or it is invalid (its error
-    /// is the answer). Notifications and responses alone are not answered.
-    pub fn expects_reply(&self) -> bool {
-        match &self.frame {
-            Err(_) => true,
-            Ok(Frame::Single(m)) => matches!(m, Message::Request(_)),
-            Ok(Frame::Batch(items)) => items
-                .iter()
-                .any(|i| matches!(i, Ok(Message::Request(_)) | Err(_))),
-        }
-    }
-
-    /// Whether a single request or notification carries the stateless envelope.
-    pub fn has_envelope(&self) -> bool {
-        match &self.frame {
-            Ok(Frame::Single(message)) => envelope::is_stateless(envelope_meta(message).as_deref()),
-            _ => false,
-        }
-    }
-
-    /// The revision a single request's envelope names, if it names a known one (served or
-    /// not): what its records are tagged with.
-    pub fn requested_revision(&self) -> Option<Revision> {
-        envelope::requested_revision(self.request()?.meta.as_ref())
-    }
-
-    /// The frame as text (for recording a transport-level refusal of it).
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
-    /// The method of a single request or notification.
-    pub fn method(&self) -> Option<&str> {
-        match &self.frame {
-            Ok(Frame::Single(m)) => m.method(),
-            _ => None,
-        }
-    }
-
-    /// The error a rejected frame is answered with.
-    pub fn error(&self) -> Option<&ErrorObject> {
-        self.frame.as_ref().err().map(|i| &*i.error)
-    }
-
-    /// The frame's single request, if it is one: what a transport checks against its own
-    /// metadata (the stateless era's HTTP headers) before the request is served.
-    pub fn request(&self) -> Option<&Request> {
-        match &self.frame {
-            Ok(Frame::Single(Message::Request(r))) => Some(r),
-            _ => None,
-        }
-    }
-
-    /// Whether the frame is a single JSON-RPC response (a result or an error answering some
-    /// request): the stateless era has no server requests to answer, so HTTP refuses these.
-    pub fn is_response(&self) -> bool {
-        matches!(
-            &self.frame,
-            Ok(Frame::Single(
-                Message::Response { .. } | Message::Error { .. }
-            ))
-        )
-    }
 }
 
 impl Server {
@@ -147,49 +61,9 @@ impl Server {
         }
     }
 
-    /// Decodes one incoming frame of `session` (batches are refused here unless the session's
-    /// revision allows them).
-    /// `session` is `None` for a frame that arrived outside any session (an HTTP POST without
-    /// `Mcp-Session-Id`): batches are refused there.
-    pub fn decode(&self, session: Option<&Session>, raw: &[u8]) -> Decoded {
-        // UTF-8 is checked once: valid text is parsed as it is, invalid is refused by
-        // `parse_json` (and recorded with the bad bytes replaced).
-        let (text, exact, value) = match std::str::from_utf8(raw) {
-            Ok(valid) => {
-                let text = Arc::from(valid);
-                let value = jsonrpc::parse_raw_str(&text);
-                (text, true, value)
-            }
-            Err(_) => (
-                Arc::from(String::from_utf8_lossy(raw)),
-                false,
-                jsonrpc::parse_json(raw).map(jsonrpc::RawFrame::from),
-            ),
-        };
-        let value = match value {
-            Ok(v) => v,
-            Err(invalid) => {
-                return Decoded {
-                    text,
-                    exact,
-                    frame: Err(invalid),
-                }
-            }
-        };
-        let refusal = if value.is_batch() {
-            batch_refusal(session.and_then(|s| s.state().revision))
-        } else {
-            None
-        };
-        let frame = match refusal {
-            Some(e) => Err(Invalid::anonymous(ErrorObject::invalid_request(e))),
-            None => value.classify(),
-        };
-        Decoded { text, exact, frame }
-    }
-
-    /// Takes one incoming frame of `session` (one stdio line, one HTTP body). `sink` is where
-    /// messages related to this frame's requests go. `http` is recorded with the frame.
+    /// Takes one incoming frame of connection `session` (one stdio line, one HTTP body).
+    /// `sink` is where messages related to this frame's requests go. `http` is recorded with
+    /// the frame.
     pub fn receive(
         self: &Arc<Self>,
         session: &Arc<Session>,
@@ -197,20 +71,27 @@ impl Server {
         raw: &[u8],
         http: Option<Arc<HttpMeta>>,
     ) -> Work {
-        let decoded = self.decode(Some(session), raw);
-        self.accept(session, sink, decoded, http)
+        let origin = Origin::Connection(session);
+        let decoded = self.decode(origin, raw);
+        self.accept(origin, sink, decoded, http)
     }
 
-    /// Records a decoded frame (with `http` metadata), then answers or schedules it.
+    /// Records a decoded frame from `origin` (with `http` metadata), then answers or schedules
+    /// it as its [`Exchange`] says.
     pub fn accept(
         self: &Arc<Self>,
-        session: &Arc<Session>,
+        origin: Origin<'_>,
         sink: &Sink,
         decoded: Decoded,
         http: Option<Arc<HttpMeta>>,
     ) -> Work {
-        let meta = inbound_meta(session, http);
-        let Decoded { text, exact, frame } = decoded;
+        let meta = origin.inbound_meta(http);
+        let Decoded {
+            text,
+            exact,
+            frame,
+            exchange,
+        } = decoded;
         match frame {
             Err(invalid) => {
                 self.recorder
@@ -219,12 +100,12 @@ impl Server {
             }
             Ok(Frame::Single(message)) => {
                 let parsed = Parsed::of_message(&message);
-                let meta = self.tag_inbound(meta, session, &message);
+                let meta = exchange.tag(meta);
                 // Kept (a count, not a copy) for a stateless request's rounds, which re-read
                 // the request's arguments from it only if they ever seal or open a state.
                 let frame = text.clone();
                 self.recorder.record(&meta, text, parsed);
-                self.handle_message(session, sink, message, Some(frame))
+                self.handle_message(origin, sink, message, exchange, Some(frame))
             }
             Ok(Frame::Batch(items)) => {
                 let batch = Parsed {
@@ -235,22 +116,25 @@ impl Server {
                     id: None,
                 };
                 self.recorder.record(&meta, text, batch);
-                self.receive_batch(session, sink, items)
+                self.receive_batch(origin, sink, items)
             }
         }
     }
 
-    /// Records a decoded frame (with `http` metadata) that the transport refuses before it is
-    /// served, and returns the refusal: `error`, keeping the request's id when it has one.
+    /// Records a decoded frame from `origin` (with `http` metadata) that the transport refuses
+    /// before it is served, and returns the refusal: `error`, keeping the request's id when it
+    /// has one.
     pub fn reject(
         &self,
-        session: &Session,
+        origin: Origin<'_>,
         decoded: Decoded,
         error: ErrorObject,
         http: Option<Arc<HttpMeta>>,
     ) -> Outgoing {
-        let meta = inbound_meta(session, http);
-        let Decoded { text, exact, frame } = decoded;
+        let meta = origin.inbound_meta(http);
+        let Decoded {
+            text, exact, frame, ..
+        } = decoded;
         let (parsed, id) = match &frame {
             Ok(Frame::Single(message)) => {
                 let id = match message {
@@ -279,7 +163,7 @@ impl Server {
     /// `-32600`, never parsed.
     pub fn receive_oversized(
         &self,
-        session: &Session,
+        origin: Origin<'_>,
         prefix: &[u8],
         size: usize,
         http: Option<Arc<HttpMeta>>,
@@ -289,7 +173,7 @@ impl Server {
             "message of {size} bytes exceeds the {limit}-byte limit"
         ));
         self.recorder.record_oversized(
-            &inbound_meta(session, http),
+            &origin.inbound_meta(http),
             prefix,
             size,
             error.message.clone(),
@@ -300,14 +184,16 @@ impl Server {
     /// Serves the elements of an allowed batch; their replies go out as one array.
     fn receive_batch(
         self: &Arc<Self>,
-        session: &Arc<Session>,
+        origin: Origin<'_>,
         sink: &Sink,
         items: Vec<Result<Message, Invalid>>,
     ) -> Work {
         let mut replies = Vec::new();
         let mut tasks = Vec::new();
         for item in items {
-            match item.map(|m| self.handle_message(session, sink, m, None)) {
+            let work =
+                item.map(|m| self.handle_message(origin, sink, m, Exchange::batch_item(), None));
+            match work {
                 Err(invalid) => replies.push(invalid.into_message()),
                 Ok(Work::Nothing) => {}
                 Ok(Work::Reply(out)) => out.add_to(&mut replies),
@@ -332,20 +218,25 @@ impl Server {
     /// Routes one decoded message; `frame` is its wire text when it came alone (not in a batch).
     fn handle_message(
         self: &Arc<Self>,
-        session: &Arc<Session>,
+        origin: Origin<'_>,
         sink: &Sink,
         message: Message,
+        exchange: Exchange,
         frame: Option<Arc<str>>,
     ) -> Work {
+        let conn = match origin {
+            Origin::Connection(conn) => conn,
+            Origin::Alone(alone) => return self.handle_alone(alone, sink, message, exchange, frame),
+        };
         match message {
-            Message::Request(req) => self.handle_request(session, sink, req, frame),
+            Message::Request(req) => self.handle_request(conn, sink, req, exchange, frame),
             Message::Notification(n) => {
-                self.handle_notification(session, n);
+                self.handle_notification(conn, n);
                 Work::Nothing
             }
             Message::Response { id, result } => {
-                if !session.complete_request(&id, Ok(result)) {
-                    tracing::warn!(conn = %session.id, %id, "response to an unknown or finished server request ignored");
+                if !conn.complete_request(&id, Ok(result)) {
+                    tracing::warn!(conn = %conn.id, %id, "response to an unknown or finished server request ignored");
                 }
                 Work::Nothing
             }
@@ -353,39 +244,74 @@ impl Server {
                 id: Some(id),
                 error,
             } => {
-                if !session.complete_request(&id, Err(error)) {
-                    tracing::warn!(conn = %session.id, %id, "error response to an unknown or finished server request ignored");
+                if !conn.complete_request(&id, Err(error)) {
+                    tracing::warn!(conn = %conn.id, %id, "error response to an unknown or finished server request ignored");
                 }
                 Work::Nothing
             }
             Message::Error { id: None, error } => {
-                tracing::warn!(conn = %session.id, code = error.code, "client reported an error without id: {}", error.message);
+                tracing::warn!(conn = %conn.id, code = error.code, "client reported an error without id: {}", error.message);
                 Work::Nothing
             }
         }
     }
 
-    /// Routes a request to its era: the stateless gate (`stateless.rs`) or the handshake
-    /// lifecycle rules; then answers or schedules it. `frame` is the request's wire text, if
-    /// it came alone.
-    fn handle_request(
+    /// Routes a message that arrived outside any connection (an HTTP POST without a session).
+    /// The transport serves only the stateless era so (a handshake-era frame alone is an
+    /// `initialize`, which opens a session first): its request is served by a session of its
+    /// own that ends with the exchange; a notification's hooks see such a session; nothing
+    /// waits for a response there.
+    fn handle_alone(
         self: &Arc<Self>,
-        session: &Arc<Session>,
+        alone: &Alone,
         sink: &Sink,
-        mut req: Request,
+        message: Message,
+        exchange: Exchange,
         frame: Option<Arc<str>>,
     ) -> Work {
+        match message {
+            Message::Request(req) => {
+                self.handle_stateless(Origin::Alone(alone), sink, req, exchange, frame)
+            }
+            Message::Notification(n) => {
+                let stand_in = Arc::new(Session::new(
+                    alone.conn.clone(),
+                    alone.transport,
+                    sink.clone(),
+                ));
+                stand_in.update(|s| s.phase = Phase::Stateless);
+                self.handle_notification(&stand_in, n);
+                Work::Nothing
+            }
+            Message::Response { .. } | Message::Error { .. } => {
+                tracing::warn!(conn = %alone.conn, "a response outside any session answers no server request; ignored");
+                Work::Nothing
+            }
+        }
+    }
+
+    /// Routes a request of connection `conn` to its era (as its [`Exchange`] decided): the
+    /// stateless gate (`stateless.rs`) or the handshake lifecycle rules; then answers or
+    /// schedules it. `frame` is the request's wire text, if it came alone.
+    fn handle_request(
+        self: &Arc<Self>,
+        conn: &Arc<Session>,
+        sink: &Sink,
+        req: Request,
+        exchange: Exchange,
+        frame: Option<Arc<str>>,
+    ) -> Work {
+        if exchange.era == Era::Stateless {
+            return self.handle_stateless(Origin::Connection(conn), sink, req, exchange, frame);
+        }
         let reply = |m: Message| Work::Reply(Outgoing::One(m));
         let route = self.route(&req.method);
-        let params = match split_params(req.params.take()) {
+        let mut req = req;
+        let params = match split_params(&mut req, route.is_some()) {
             Ok(p) => p,
-            Err(e) if route.is_some() => return reply(Message::error(Some(req.id), e)),
-            Err(_) => Map::new(),
+            Err(e) => return reply(Message::error(Some(req.id), e)),
         };
-        if self.is_stateless_request(session, req.meta.as_ref()) {
-            return self.handle_stateless(session, sink, req, route, params, frame);
-        }
-        if envelope::is_stateless(req.meta.as_ref()) && session.phase() != Phase::New {
+        if exchange.carries_envelope && conn.phase() != Phase::New {
             let e = ErrorObject::invalid_request(
                 "this connection serves the handshake era (it sent initialize); requests carrying the 2026-07-28 envelope are not accepted on it",
             );
@@ -403,7 +329,7 @@ impl Server {
         // Answered in frame order, before anything that follows them is decided.
         match route {
             Route::Builtin(ClientRequest::Initialize) => {
-                let result = methods::lifecycle::initialize(self, session, &params);
+                let result = methods::lifecycle::initialize(self, conn, &params);
                 return reply(outcome_message(req.id, result));
             }
             Route::Builtin(ClientRequest::Ping) => {
@@ -411,18 +337,18 @@ impl Server {
             }
             _ => {}
         }
-        if session.phase() == Phase::New {
+        if conn.phase() == Phase::New {
             let e = ErrorObject::invalid_request(format!(
                 "received {:?} before initialize; the client must send initialize first",
                 req.method
             ));
             return reply(Message::error(Some(req.id), e));
         }
-        match begin(session, &req) {
+        match begin(conn, &req) {
             Ok(begun) => {
-                let request_session = session.clone();
+                let request_session = conn.clone();
                 Work::Task(self.serve(
-                    session,
+                    Some(conn),
                     request_session,
                     sink,
                     req,
@@ -436,17 +362,18 @@ impl Server {
         }
     }
 
-    /// The future that serves a begun request of connection `conn` on `session` (the
-    /// connection's own in the handshake era, the request's own in the stateless era): the
-    /// handler runs until it answers or the request is cancelled; a panic becomes `-32603`.
-    /// With `stateless` (the era's rounds, the method and revision its result is completed
-    /// for) it also ends when the handler asks the client something it has no answer for: the
-    /// handler is dropped, the request answers `input_required`, and the handler's token is
-    /// cancelled so a handler blocked elsewhere (a Python thread in `ctx.ask`) unwinds.
+    /// The future that serves a begun request of connection `conn` (`None`: a request that
+    /// arrived outside any connection) on `session` (the connection's own in the handshake
+    /// era, the request's own in the stateless era): the handler runs until it answers or the
+    /// request is cancelled; a panic becomes `-32603`. With `stateless` (the era's rounds, the
+    /// method and revision its result is completed for) it also ends when the handler asks
+    /// the client something it has no answer for: the handler is dropped, the request answers
+    /// `input_required`, and the handler's token is cancelled so a handler blocked elsewhere
+    /// (a Python thread in `ctx.ask`) unwinds.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn serve(
         self: &Arc<Self>,
-        conn: &Arc<Session>,
+        conn: Option<&Arc<Session>>,
         session: Arc<Session>,
         sink: &Sink,
         mut req: Request,
@@ -480,7 +407,7 @@ impl Server {
         };
         let handler_cancel = ctx.cancel.clone();
         let server = self.clone();
-        let conn = conn.clone();
+        let conn = conn.cloned();
         Box::pin(async move {
             let id = req.id;
             let session = ctx.session.clone();
@@ -508,7 +435,9 @@ impl Server {
             if rounds.as_ref().is_some_and(|r| r.is_over()) {
                 handler_cancel.cancel();
             }
-            conn.end_request(&id, generation);
+            if let Some(conn) = &conn {
+                conn.end_request(&id, generation);
+            }
             // A cancelled request gets no response (the spec: the receiver SHOULD NOT respond),
             // even when its handler noticed the cancellation and returned.
             let out = result
@@ -519,7 +448,7 @@ impl Server {
                     }
                     (r, _) => Outgoing::One(outcome_message(id, r)),
                 });
-            if !Arc::ptr_eq(&session, &conn) {
+            if conn.as_ref().is_some_and(|c| !Arc::ptr_eq(&session, c)) {
                 session.close(); // a request's own session ends with it
             }
             out
@@ -584,111 +513,12 @@ pub(super) fn begin(
     conn: &Session,
     req: &Request,
 ) -> Result<(u64, CancellationToken), ErrorObject> {
-    // A connection of one request (a stateless POST) has no other request to tell it apart
-    // from and no cancellation to find it by: its end is the request's. Registering it cost
-    // every such request about 1,600 instructions (a table, a child token; callgrind).
-    if conn.one_request {
-        return Ok((0, conn.closed.clone()));
-    }
     conn.begin_request(&req.id).ok_or_else(|| {
         ErrorObject::invalid_request(format!(
             "request id {} is already in flight on this connection",
             req.id
         ))
     })
-}
-
-/// Why a batch cannot be served under the negotiated `revision`, if it cannot.
-fn batch_refusal(revision: Option<crate::protocol::Revision>) -> Option<String> {
-    match revision {
-        None => Some("a JSON-RPC batch is not allowed before initialize (and initialize must not be batched)".into()),
-        Some(r) if !r.allows_batches() => Some(format!(
-            "JSON-RPC batches are not supported in protocol revision {r} (only 2025-03-26 allows them); send one message per frame"
-        )),
-        Some(_) => None,
-    }
-}
-
-impl Server {
-    /// The era and revision an incoming `message` of `session` belongs to, for its record: a
-    /// stateless request's envelope says it; `initialize` will get the revision negotiation picks; a
-    /// stateless connection's frame without a usable envelope is still of that era; anything
-    /// else belongs to the session's negotiated revision (unknown before `initialize`).
-    fn tag_inbound(&self, meta: FrameMeta, session: &Session, message: &Message) -> FrameMeta {
-        if !self.recorder.capturing() {
-            return meta; // no record will hold it
-        }
-        let params = match message {
-            Message::Request(r) => r.params.as_ref(),
-            Message::Notification(n) => n.params.as_ref(),
-            _ => None,
-        }
-        .and_then(Value::as_object);
-        let sent_meta = envelope_meta(message);
-        // The gate's own decision: an envelope the server does not serve statelessly (a
-        // handshake-only server, a handshake connection) does not make the frame stateless.
-        if params.is_some() && self.is_stateless_request(session, sent_meta.as_deref()) {
-            // A connection whose sink is tagged (a stateless POST's, when its revision is served)
-            // names this very revision already: reading it again cost about 300 instructions
-            // (callgrind).
-            let revision = session
-                .sink
-                .revision()
-                .or_else(|| envelope::requested_revision(sent_meta.as_deref()));
-            return FrameMeta {
-                era: Some(Era::Stateless),
-                ..meta
-            }
-            .with_revision(revision);
-        }
-        if let Message::Request(r) = message {
-            if r.method == ClientRequest::Initialize.as_str() {
-                let requested = params
-                    .and_then(|p| p.get("protocolVersion"))
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                let revision = negotiate(requested, &self.config.revisions);
-                return meta.with_revision(revision);
-            }
-        }
-        let (phase, revision) = session.read(|s| (s.phase, s.revision));
-        if phase == Phase::Stateless {
-            return FrameMeta {
-                era: Some(Era::Stateless),
-                ..meta
-            }
-            .with_revision(revision);
-        }
-        meta.with_revision(revision)
-    }
-}
-
-/// The `_meta` of a request or notification: a request's as the parser kept it; a
-/// notification's (which keeps it in its params, for its hooks) read from its params.
-fn envelope_meta(message: &Message) -> Option<std::borrow::Cow<'_, RequestMeta>> {
-    use std::borrow::Cow;
-    match message {
-        Message::Request(r) => r.meta.as_ref().map(Cow::Borrowed),
-        Message::Notification(n) => n
-            .params
-            .as_ref()
-            .and_then(RequestMeta::in_params)
-            .map(Cow::Owned),
-        _ => None,
-    }
-}
-
-/// The recorder's description of a frame of `session` arriving.
-fn inbound_meta(session: &Session, http: Option<Arc<HttpMeta>>) -> FrameMeta {
-    FrameMeta {
-        dir: Direction::In,
-        transport: session.transport,
-        conn: session.id.clone(),
-        stream: None,
-        http,
-        era: None,
-        revision: None,
-    }
 }
 
 /// The text of a panic payload.
@@ -700,11 +530,17 @@ pub(super) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
-/// Separates `params` into an object (absent → empty); arrays are not MCP params.
-fn split_params(params: Option<Value>) -> Result<Map<String, Value>, ErrorObject> {
-    match params {
+/// Takes `req`'s params as an object (absent → empty); arrays are not MCP params, which is
+/// `-32602` for a method that exists (`routed`) and nothing for one that does not (its
+/// `-32601` follows).
+pub(super) fn split_params(
+    req: &mut Request,
+    routed: bool,
+) -> Result<Map<String, Value>, ErrorObject> {
+    match req.params.take() {
         None | Some(Value::Null) => Ok(Map::new()),
         Some(Value::Object(m)) => Ok(m),
+        Some(_) if !routed => Ok(Map::new()),
         Some(other) => Err(ErrorObject::invalid_params(format!(
             "\"params\" must be an object, got {}",
             jsonrpc::json_type(&other)

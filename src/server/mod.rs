@@ -3,8 +3,10 @@
 //! status must be known before the frame is recorded, [`Server::decode`] then [`Server::accept`]
 //! (see [`dispatch`]).
 
+pub mod completed;
 pub mod context;
 pub mod dispatch;
+pub mod exchange;
 pub mod frontmatter;
 pub mod handler;
 pub mod listen;

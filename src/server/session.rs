@@ -158,10 +158,6 @@ pub struct Session {
     resources: Mutex<Vec<Resource>>,
     /// State that catalogs attach to the session (see [`Session::extension`]).
     extensions: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
-    /// A connection that carries exactly one stateless request (an HTTP POST of that era,
-    /// [`Session::for_post`]): the request is served on the connection itself
-    /// ([`Session::adopt`]) instead of a session of its own, and the connection ends with it.
-    pub one_request: bool,
 }
 
 impl Session {
@@ -188,24 +184,6 @@ impl Session {
         state.phase = Phase::Ready;
         state.take_envelope(envelope);
         Self::with_state(id, transport, sink, closed, state)
-    }
-
-    /// The connection of one stateless HTTP POST: in the stateless era from the start, and
-    /// serving its one request itself. A second session per POST (its allocation, state,
-    /// close token and drop) cost every stateless request about 800 instructions (callgrind).
-    pub fn for_post(id: Arc<str>, transport: TransportKind, sink: Sink) -> Self {
-        let mut state = SessionState::fresh();
-        state.phase = Phase::Stateless;
-        let mut session = Self::with_state(id, transport, sink, CancellationToken::new(), state);
-        session.one_request = true;
-        session
-    }
-
-    /// Takes on the description a stateless request's envelope gives its client, as
-    /// [`Session::for_request`] starts with it: a [`Session::for_post`] connection serving its
-    /// one request. The phase stays [`Phase::Stateless`] (the connection gets no broadcasts).
-    pub fn adopt(&self, envelope: Envelope) {
-        self.update(|s| s.take_envelope(envelope));
     }
 
     /// A copy of this (per-request) session that lives on after the request, closing with
@@ -243,7 +221,6 @@ impl Session {
             next_request_id: AtomicI64::new(0),
             resources: Mutex::new(Vec::new()),
             extensions: Mutex::new(HashMap::new()),
-            one_request: false,
         }
     }
 

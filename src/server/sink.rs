@@ -2,7 +2,7 @@
 //! frame to its [`Outlet`] (a stdio writer, an SSE stream, ...) under the recorder's lock, so
 //! every frame that leaves is on the tape, in wire order.
 
-use super::stateless::Completed;
+use super::completed::Completed;
 use crate::jsonrpc::Message;
 use crate::protocol::Revision;
 use crate::traffic::{Direction, FrameMeta, HttpMeta, Kind, Parsed, Recorder, TransportKind};

@@ -5,27 +5,20 @@
 //! completed the way every stateless result must be ([`complete`]). Handlers and
 //! `RequestContext` are the same in both eras.
 
-use super::dispatch::Work;
+use super::dispatch::{split_params, Work};
+use super::completed::{Added, Completed, CACHE_SCOPE, CACHE_TTL_MS};
+use super::exchange::{Exchange, Origin};
 use super::methods::Route;
 use super::rounds::Rounds;
 use super::session::{Phase, Session};
 use super::sink::{Outgoing, Sink};
 use super::Server;
 use crate::jsonrpc::{ErrorObject, Message, Request, RequestId};
-use crate::meta::RequestMeta;
-use crate::protocol::envelope::{self, SERVER_INFO};
+use crate::protocol::envelope::SERVER_INFO;
 use crate::protocol::methods::ClientRequest;
 use crate::protocol::Revision;
 use serde_json::{Map, Value};
 use std::sync::Arc;
-
-/// How long a client may cache a cacheable result (`ttlMs`): not at all, because a test
-/// registers and removes tools, resources and prompts at any moment.
-const CACHE_TTL_MS: u64 = 0;
-
-/// Who may share a cached result (`cacheScope`): only this client, because what a client sees
-/// depends on the capabilities it declared (capability-gated tools).
-const CACHE_SCOPE: &str = "private";
 
 impl Server {
     /// Whether this server serves the stateless era: a stateless revision is allowed (after
@@ -40,37 +33,23 @@ impl Server {
         self.eras.0
     }
 
-    /// Whether a request of connection `session` with this `_meta` is served statelessly:
-    /// the server serves that era, and the connection already does or the request carries the
-    /// envelope before any handshake (a server serving only the stateless era serves every
-    /// request so).
-    pub(super) fn is_stateless_request(
-        &self,
-        session: &Session,
-        meta: Option<&RequestMeta>,
-    ) -> bool {
-        if !self.serves_stateless() {
-            return false;
-        }
-        match session.phase() {
-            Phase::Stateless => true,
-            Phase::New => !self.serves_handshake() || envelope::is_stateless(meta),
-            Phase::Initializing | Phase::Ready => false,
-        }
-    }
-
-    /// Serves a stateless request that arrived on connection `conn`: method, then envelope,
-    /// then the handler on a session of the request's own. `frame` is the request's wire text
-    /// (`None` inside a batch), which its rounds re-read if they need the arguments.
+    /// Serves a stateless request from `origin`: params, method, then the envelope the
+    /// [`Exchange`] read, then the handler on a session of the request's own, which ends with
+    /// it. `frame` is the request's wire text (`None` inside a batch), which its rounds re-read
+    /// if they need the arguments.
     pub(super) fn handle_stateless(
         self: &Arc<Self>,
-        conn: &Arc<Session>,
+        origin: Origin<'_>,
         sink: &Sink,
-        req: Request,
-        route: Option<Route>,
-        params: Map<String, Value>,
+        mut req: Request,
+        exchange: Exchange,
         frame: Option<Arc<str>>,
     ) -> Work {
+        let route = self.route(&req.method);
+        let params = match split_params(&mut req, route.is_some()) {
+            Ok(p) => p,
+            Err(e) => return Work::Reply(Outgoing::One(Message::error(Some(req.id), e))),
+        };
         let reply =
             |e: ErrorObject| Work::Reply(Outgoing::One(Message::error(Some(req.id.clone()), e)));
         // Methods the era removed are unknown here, whatever the envelope says.
@@ -81,15 +60,18 @@ impl Server {
         let Some(route) = route else {
             return reply(ErrorObject::method_not_found(&req.method));
         };
-        let envelope = match envelope::read(req.meta.as_ref(), &self.config.revisions) {
-            Ok(e) => e,
-            Err(e) => return reply(e),
+        let envelope = match exchange.envelope {
+            Some(Ok(e)) => e,
+            Some(Err(e)) => return reply(e),
+            None => return reply(ErrorObject::internal("no envelope was read for a stateless request")),
         };
-        conn.update(|s| {
-            if s.phase == Phase::New {
-                s.phase = Phase::Stateless;
-            }
-        });
+        if let Origin::Connection(conn) = origin {
+            conn.update(|s| {
+                if s.phase == Phase::New {
+                    s.phase = Phase::Stateless;
+                }
+            });
+        }
         let builtin = match &route {
             Route::Builtin(m) => Some(*m),
             Route::Custom(_) => None,
@@ -99,36 +81,36 @@ impl Server {
             Ok(r) => Arc::new(r),
             Err(e) => return reply(e),
         };
-        let (generation, cancel) = match super::dispatch::begin(conn, &req) {
-            Ok(begun) => begun,
-            Err(refused) => return Work::Reply(Outgoing::One(Message::error(None, refused))),
+        // On a connection the request is in flight there (a client may cancel it); an
+        // exchange alone is its request, and its end is the request's.
+        let (conn, begun) = match origin {
+            Origin::Connection(conn) => match super::dispatch::begin(conn, &req) {
+                Ok(begun) => (Some(conn), begun),
+                Err(refused) => return Work::Reply(Outgoing::One(Message::error(None, refused))),
+            },
+            Origin::Alone(alone) => (None, (0, alone.ended.clone())),
         };
-        // Everything the request's handler sends is recorded as of the request's revision. A
-        // connection of this one request whose sink says so already serves it itself.
+        // Everything the request's handler sends is recorded as of the request's revision.
         let revision = envelope.revision;
-        let tagged;
-        let (session, sink) = if conn.one_request && sink.revision() == Some(revision) {
-            conn.adopt(envelope);
-            (conn.clone(), sink)
-        } else {
-            tagged = sink.clone().tagged(revision);
-            let session = Arc::new(Session::for_request(
-                conn.id.clone(),
-                conn.transport,
-                tagged.clone(),
-                envelope,
-                cancel.child_token(),
-            ));
-            (session, &tagged)
-        };
+        let tagged = sink.clone().tagged(revision);
+        let session = Arc::new(Session::for_request(
+            origin.conn().clone(),
+            origin.transport(),
+            tagged.clone(),
+            envelope,
+            match conn {
+                Some(_) => begun.1.child_token(),
+                None => begun.1.clone(),
+            },
+        ));
         Work::Task(self.serve(
             conn,
             session,
-            sink,
+            &tagged,
             req,
             route,
             params,
-            (generation, cancel),
+            begun,
             Some((rounds, builtin, revision)),
         ))
     }
@@ -200,118 +182,7 @@ pub fn complete(
     if added == Added::Nothing && meta.is_none() {
         return Outgoing::One(Message::response(id, Value::Object(result)));
     }
-    Outgoing::Completed(Completed {
-        id,
-        result: CompletedResult {
-            members: result,
-            added,
-            meta,
-        },
-    })
-}
-
-/// A stateless result as it leaves: the handler's members, then the members [`complete`]
-/// adds, written as text after them instead of being put in the result's map. On the wire, in
-/// the record and as a value ([`Completed::into_message`]) it is the result `complete`
-/// describes.
-#[derive(Debug, Clone)]
-pub struct Completed {
-    /// The id of the request it answers.
-    pub id: RequestId,
-    /// The result.
-    result: CompletedResult,
-}
-
-impl Completed {
-    /// The wire text: the same bytes as the [`Message::Response`] of [`Self::into_message`].
-    /// The response around the result and the added members are written as text, not through
-    /// serde: each member serde writes escapes its name and value byte by byte (about 300
-    /// instructions for `"resultType":"complete"`), and the text is sized once instead of
-    /// grown (callgrind: 67.2k -> 66.0k instructions per stateless echo).
-    pub fn to_json(&self) -> String {
-        let members = self.result.members_json();
-        let len = members.len() + self.result.added_len();
-        crate::jsonrpc::response_json(&self.id, len, |out| self.result.write(&members, out))
-    }
-
-    /// The same answer as a plain response, its result a value (an answer in a batch, which
-    /// is written as an array of messages): the result's text read back, so it cannot differ.
-    pub fn into_message(self) -> Message {
-        let members = self.result.members_json();
-        let mut text = String::with_capacity(members.len() + self.result.added_len());
-        self.result.write(&members, &mut text);
-        let result = serde_json::from_str(&text).unwrap_or(Value::Null);
-        Message::response(self.id, result)
-    }
-}
-
-/// The members of a completed result, in wire order.
-#[derive(Debug, Clone)]
-struct CompletedResult {
-    /// The handler's members (with whatever [`complete`] merged into them).
-    members: Map<String, Value>,
-    /// The members that follow them.
-    added: Added,
-    /// `"_meta":{"io.modelcontextprotocol/serverInfo":...}`, last, when the handler set no
-    /// `_meta`: the server's text, written once ([`Server::stateless_meta`]).
-    meta: Option<Arc<str>>,
-}
-
-impl CompletedResult {
-    /// The handler's members as a JSON object's text.
-    fn members_json(&self) -> String {
-        crate::jsonrpc::to_json(&self.members)
-    }
-
-    /// The length of the added members' text (with their commas).
-    fn added_len(&self) -> usize {
-        self.added.json().map_or(0, |t| t.len() + 1)
-            + self.meta.as_deref().map_or(0, |t| t.len() + 1)
-    }
-
-    /// Appends the result's text to `out`: `members` (the handler's members, [`Self::members_json`])
-    /// with the added members before its closing brace.
-    fn write(&self, members: &str, out: &mut String) {
-        // `members` is `{...}`: compact JSON, its last byte the closing brace.
-        out.push_str(members.strip_suffix('}').unwrap_or("{"));
-        let mut first = self.members.is_empty();
-        for member in [self.added.json(), self.meta.as_deref()]
-            .into_iter()
-            .flatten()
-        {
-            if !first {
-                out.push(',');
-            }
-            first = false;
-            out.push_str(member);
-        }
-        out.push('}');
-    }
-}
-
-/// Which of the members every stateless result needs follow the handler's own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Added {
-    /// None (the handler set some of them; the others were merged into its map).
-    Nothing,
-    /// `"resultType": "complete"`.
-    ResultType,
-    /// `"resultType": "complete"`, then `ttlMs` and `cacheScope` (a cacheable method).
-    ResultTypeAndCache,
-}
-
-impl Added {
-    /// The members' JSON text. (The values are [`CACHE_TTL_MS`] and [`CACHE_SCOPE`]; the
-    /// tests check the text against a result they were merged into.)
-    fn json(self) -> Option<&'static str> {
-        match self {
-            Added::Nothing => None,
-            Added::ResultType => Some(r#""resultType":"complete""#),
-            Added::ResultTypeAndCache => {
-                Some(r#""resultType":"complete","ttlMs":0,"cacheScope":"private""#)
-            }
-        }
-    }
+    Outgoing::Completed(Completed::new(id, result, added, meta))
 }
 
 #[cfg(test)]

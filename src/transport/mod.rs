@@ -8,6 +8,7 @@ pub mod relay;
 pub mod stdio;
 
 use crate::server::dispatch::Work;
+use crate::server::exchange::Origin;
 use crate::server::session::Session;
 use crate::server::Server;
 use futures::{Stream, StreamExt};
@@ -60,7 +61,7 @@ pub async fn drive<S>(
         let work = match inbound {
             Inbound::Frame(bytes) => server.receive(&session, &session.sink, &bytes, None),
             Inbound::Oversized { prefix, size } => {
-                server.receive_oversized(&session, &prefix, size, None)
+                server.receive_oversized(Origin::Connection(&session), &prefix, size, None)
             }
         };
         match work {

@@ -6,6 +6,7 @@
 use super::sessions::{HttpSession, SessionKind};
 use super::{is_json, read_body, record_exchange, sse, HttpState, Refusal};
 use crate::server::dispatch::Work;
+use crate::server::exchange::Origin;
 use crate::traffic::{HttpMeta, TransportKind};
 use axum::body::Body;
 use axum::extract::{Query, State};
@@ -125,7 +126,8 @@ pub async fn post(
         Err(refusal) => return refuse(refusal.into_refusal(limit), &refusal.prefix),
     };
     session.touch();
-    let decoded = state.server.decode(Some(&session.core), &body);
+    let origin = Origin::Connection(&session.core);
+    let decoded = state.server.decode(origin, &body);
     let status = if decoded.is_valid() {
         StatusCode::ACCEPTED
     } else {
@@ -138,7 +140,7 @@ pub async fn post(
         &headers,
     ));
     let sink = session.core.sink.clone();
-    match state.server.accept(&session.core, &sink, decoded, http) {
+    match state.server.accept(origin, &sink, decoded, http) {
         // An invalid frame's error goes back in the HTTP response, not on the stream.
         Work::Reply(out) if status == StatusCode::BAD_REQUEST => {
             let text = sink

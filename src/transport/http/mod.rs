@@ -6,6 +6,7 @@ pub mod front;
 pub mod guard;
 pub mod headers;
 pub mod legacy_sse;
+pub mod mcp;
 pub mod peer;
 pub mod sessions;
 pub mod sse;
@@ -124,6 +125,17 @@ pub static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id"
 pub static VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 /// `Last-Event-ID` (SSE resumption).
 pub static LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+
+/// A header's value as text, if it has one that is.
+pub fn header_str<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// The revision a request's `MCP-Protocol-Version` header names, if it names a known one:
+/// what the server decides a request's era by ([`Server::era_of_header`]).
+pub fn version_header(headers: &HeaderMap) -> Option<crate::protocol::Revision> {
+    header_str(headers, &VERSION_HEADER).and_then(|v| v.trim().parse().ok())
+}
 
 /// The headers worth recording: the MCP ones and content negotiation.
 static RECORDED_HEADERS: [(&str, &HeaderName); 6] = [
@@ -333,9 +345,7 @@ pub fn app(state: Arc<HttpState>) -> Router {
     let routes = Router::new()
         .route(
             "/mcp",
-            get(streamable::get)
-                .post(streamable::post)
-                .delete(streamable::delete),
+            get(mcp::get).post(mcp::post).delete(mcp::delete),
         )
         .route("/sse", get(legacy_sse::get))
         .route("/message", axum::routing::post(legacy_sse::post))

@@ -1,7 +1,7 @@
 //! Streamable HTTP in the stateless era (2026-07-28): a POST that carries the envelope (or the
-//! `MCP-Protocol-Version: 2026-07-28` header) is served on its own, with no session. Each POST
-//! gets a connection-level core `Session` of its own (never registered, never announced), so the
-//! dispatcher's stateless gate, cancellation and recording work as on stdio.
+//! `MCP-Protocol-Version: 2026-07-28` header) is served on its own, with no session: an exchange
+//! alone ([`Alone`]), whose request the dispatcher serves on a session of its own, and whose
+//! end (the answer sent, or its stream dropped) is the request's.
 //!
 //! The answer is `application/json` when the handler emitted nothing before its result (as both
 //! official SDKs answer), and an SSE stream once it emits a related notification (progress, a
@@ -9,15 +9,16 @@
 //! SSE events carry no ids (the era has no resumption). Closing the stream cancels the request.
 
 use super::peer::Peer;
-use super::streamable::header_str;
-use super::{accepts, http_meta, http_meta_reusing, sse, HttpState, Refusal, VERSION_HEADER};
+use super::{
+    accepts, http_meta, http_meta_reusing, sse, version_header, HttpState, Refusal,
+};
 use crate::jsonrpc::{ErrorObject, Message};
 use crate::lock;
 use crate::protocol::envelope;
 use crate::protocol::methods::ClientRequest;
-use crate::protocol::Revision;
-use crate::server::dispatch::{Decoded, Work};
-use crate::server::session::Session;
+use crate::protocol::Era;
+use crate::server::dispatch::Work;
+use crate::server::exchange::{Alone, Decoded, Origin};
 use crate::server::sink::{Outgoing, Outlet, Sink, Undeliverable};
 use crate::traffic::TransportKind;
 use axum::http::{header, HeaderMap, Method, StatusCode};
@@ -32,24 +33,6 @@ use tokio_util::sync::CancellationToken;
 /// The path both eras share.
 const PATH: &str = "/mcp";
 
-/// Whether a request's `MCP-Protocol-Version` header names a stateless revision this server
-/// serves: the one test of the header that routes POSTs, GETs and DELETEs to the stateless era.
-pub fn header_says_stateless(state: &HttpState, headers: &HeaderMap) -> bool {
-    state.server.serves_stateless()
-        && header_str(headers, &VERSION_HEADER)
-            .and_then(|v| v.trim().parse::<Revision>().ok())
-            .is_some_and(|r| !r.has_handshake())
-}
-
-/// Whether a session-less POST is for the stateless era: the server serves it, and the request
-/// says so by its version header (`header_says`, from [`header_says_stateless`]) or its
-/// envelope (or the server serves nothing else).
-pub fn is_stateless(state: &HttpState, header_says: bool, decoded: &Decoded) -> bool {
-    let server = &state.server;
-    server.serves_stateless()
-        && (header_says || decoded.has_envelope() || !server.serves_handshake())
-}
-
 /// `405 Allow: POST` for a GET or DELETE that names a stateless revision in its
 /// `MCP-Protocol-Version` header: the era has no standalone stream and no session to end, and
 /// the spec asks for exactly this answer (a client probing the era learns it from it).
@@ -58,7 +41,7 @@ pub fn refuse_non_post(
     method: &Method,
     headers: &HeaderMap,
 ) -> Option<Response> {
-    if !header_says_stateless(state, headers) {
+    if state.server.era_of_header(version_header(headers)) != Some(Era::Stateless) {
         return None;
     }
     let refusal = Refusal::new(
@@ -85,6 +68,7 @@ pub async fn post(
     state: &Arc<HttpState>,
     headers: &HeaderMap,
     peer: Option<&Peer>,
+    alone: Alone,
     decoded: Decoded,
 ) -> Response {
     // A listen stream is SSE from its first frame (the acknowledgement) and never ends in one
@@ -108,28 +92,13 @@ pub async fn post(
     }
     let outlet = Arc::new(PostOutlet::default());
     let server = &state.server;
-    let id = peer.map_or_else(
-        || server.connection_id(TransportKind::Http),
-        |p| p.conn.clone(),
-    );
     let sink = Sink::new(
         outlet.clone(),
         server.recorder.clone(),
         TransportKind::Http,
-        id.clone(),
+        alone.conn.clone(),
     );
-    // Recorded as of the revision the envelope names when this server serves it statelessly:
-    // the request is then served on this connection itself, whose sink is the request's.
-    let sink = match decoded
-        .requested_revision()
-        .filter(|r| envelope::is_served(*r, &server.config.revisions))
-    {
-        Some(revision) => sink.tagged(revision),
-        None => sink,
-    };
-    // Whatever the body says, this POST is served by the stateless rules (a missing envelope is
-    // then `-32602`, not a handshake-era refusal).
-    let conn = Arc::new(Session::for_post(id, TransportKind::Http, sink.clone()));
+    let origin = Origin::Alone(&alone);
     if let Some(error) = refusal(state, headers, &decoded) {
         let http = Some(http_meta(
             &Method::POST,
@@ -137,8 +106,8 @@ pub async fn post(
             StatusCode::BAD_REQUEST,
             headers,
         ));
-        let out = server.reject(&conn, decoded, error, http);
-        return answered(&conn, &outlet, json(&sink, &out));
+        let out = server.reject(origin, decoded, error, http);
+        return answered(&alone, &outlet, json(&sink, &out));
     }
     let expects_reply = decoded.expects_reply();
     let status = if expects_reply {
@@ -151,8 +120,8 @@ pub async fn post(
         Some(p) => http_meta_reusing(&p.last_post_meta, &Method::POST, PATH, status, headers),
         None => http_meta(&Method::POST, PATH, status, headers),
     });
-    let out = match server.accept(&conn, &sink, decoded, http) {
-        Work::Nothing => return answered(&conn, &outlet, StatusCode::ACCEPTED.into_response()),
+    let out = match server.accept(origin, &sink, decoded, http) {
+        Work::Nothing => return answered(&alone, &outlet, StatusCode::ACCEPTED.into_response()),
         Work::Reply(out) => out,
         Work::Task(fut) => {
             let mut fut = fut;
@@ -160,7 +129,7 @@ pub async fn post(
                 biased;
                 out = &mut fut => match out {
                     Some(out) => out,
-                    None => return answered(&conn, &outlet, StatusCode::NO_CONTENT.into_response()),
+                    None => return answered(&alone, &outlet, StatusCode::NO_CONTENT.into_response()),
                 },
                 first = outlet.recv() => {
                     // The handler spoke before answering: the answer is a stream now.
@@ -170,7 +139,7 @@ pub async fn post(
                             answered.send_outgoing(&out);
                         }
                     });
-                    return stream(state, conn, first, outlet, Some(task));
+                    return stream(state, alone, first, outlet, Some(task));
                 }
             }
         }
@@ -178,23 +147,23 @@ pub async fn post(
     if let Some(first) = outlet.try_recv() {
         // Notifications were emitted before the result: they lead, the result follows.
         sink.send_outgoing(&out);
-        return stream(state, conn, first, outlet, None);
+        return stream(state, alone, first, outlet, None);
     }
-    answered(&conn, &outlet, json(&sink, &out))
+    answered(&alone, &outlet, json(&sink, &out))
 }
 
-/// `response`, the whole answer to the POST of connection `conn`, which ends with it (a
-/// streamed answer ends its connection when the stream is dropped instead): anything its
-/// request started for it stops, as when a client closes a stream.
-fn answered(conn: &Session, outlet: &PostOutlet, response: Response) -> Response {
-    end(conn, outlet);
+/// `response`, the whole answer to the POST `alone`, which ends with it (a streamed answer
+/// ends when the stream is dropped instead): anything its request started for it stops, as
+/// when a client closes a stream.
+fn answered(alone: &Alone, outlet: &PostOutlet, response: Response) -> Response {
+    end(alone, outlet);
     response
 }
 
-/// Ends a POST whose answer has ended: its connection closes (anything its request started
+/// Ends a POST whose answer has ended: its exchange ends (anything its request started
 /// stops, a request still running is cancelled) and its outlet refuses later frames.
-fn end(conn: &Session, outlet: &PostOutlet) {
-    conn.close();
+fn end(alone: &Alone, outlet: &PostOutlet) {
+    alone.ended.cancel();
     outlet.close();
 }
 
@@ -285,18 +254,18 @@ fn json(sink: &Sink, out: &Outgoing) -> Response {
 /// (`task`) has answered. The client closing the stream cancels the request.
 fn stream(
     state: &HttpState,
-    conn: Arc<Session>,
+    alone: Alone,
     first: Arc<str>,
     outlet: Arc<PostOutlet>,
     task: Option<tokio::task::JoinHandle<()>>,
 ) -> Response {
-    let stop = shutdown_stop(state, &conn);
+    let stop = shutdown_stop(state, &alone);
     let events = futures::stream::unfold(
         Streaming {
             first: Some(first),
             outlet,
             task,
-            conn,
+            alone,
         },
         |mut s| async move {
             let frame = s.next().await?;
@@ -309,14 +278,14 @@ fn stream(
 /// What ends a stateless stream on shutdown: at once, unless the POST is a listen stream, which
 /// is first ended gracefully so its listen result is its last frame (the stream then ends by
 /// itself; the grace bounds the wait).
-fn shutdown_stop(state: &HttpState, conn: &Session) -> CancellationToken {
+fn shutdown_stop(state: &HttpState, alone: &Alone) -> CancellationToken {
     let stop = CancellationToken::new();
     let (server, shutdown, closed) = (
         state.server.clone(),
         state.shutdown.clone(),
-        conn.closed.clone(),
+        alone.ended.clone(),
     );
-    let (id, body_stop) = (conn.id.clone(), stop.clone());
+    let (id, body_stop) = (alone.conn.clone(), stop.clone());
     tokio::spawn(async move {
         tokio::select! {
             () = shutdown.cancelled() => {}
@@ -338,9 +307,9 @@ struct Streaming {
     outlet: Arc<PostOutlet>,
     /// The handler's task; `None` once it finished (then the stream ends when no frame is left).
     task: Option<tokio::task::JoinHandle<()>>,
-    /// The POST's connection: closed when the stream is dropped, which cancels the request if
+    /// The POST's exchange: ended when the stream is dropped, which cancels the request if
     /// it is still running (the client closing the stream is cancellation in this era).
-    conn: Arc<Session>,
+    alone: Alone,
 }
 
 impl Streaming {
@@ -364,6 +333,6 @@ impl Streaming {
 
 impl Drop for Streaming {
     fn drop(&mut self) {
-        end(&self.conn, &self.outlet);
+        end(&self.alone, &self.outlet);
     }
 }

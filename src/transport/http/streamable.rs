@@ -5,20 +5,19 @@
 use super::sessions::{
     parse_event_id, Attach, Event, HttpSession, SessionKind, StreamOutlet, STANDALONE,
 };
-use super::stateless;
 use super::{
-    accepts, header_value, http_meta, http_meta_reusing, is_json, read_body, record_exchange, sse,
+    accepts, header_str, header_value, http_meta, http_meta_reusing, record_exchange, sse,
     HttpState, Refusal, LAST_EVENT_ID, SESSION_HEADER, VERSION_HEADER,
 };
 use crate::jsonrpc::Message;
 use crate::protocol::methods::ClientRequest;
 use crate::protocol::Revision;
-use crate::server::dispatch::{Decoded, Work};
+use crate::server::dispatch::Work;
+use crate::server::exchange::{Decoded, Origin};
 use crate::server::sink::{Outgoing, Sink};
 use crate::traffic::TransportKind;
 use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use std::sync::Arc;
@@ -27,12 +26,8 @@ use tokio::sync::mpsc;
 
 const PATH: &str = "/mcp";
 
-pub fn header_str<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
-    headers.get(name).and_then(|v| v.to_str().ok())
-}
-
 /// Refuses a request to `/mcp`, recording it (with `body`) under the session it names.
-fn refuse(
+pub fn refuse(
     state: &HttpState,
     method: &Method,
     headers: &HeaderMap,
@@ -103,66 +98,20 @@ fn session_gone(id: &str) -> Refusal {
     }
 }
 
-/// `POST /mcp`.
-pub async fn post(
-    State(state): State<Arc<HttpState>>,
-    request: axum::extract::Request,
-) -> Response {
-    // Taken apart rather than extracted as `HeaderMap`, which would copy every header.
-    let (parts, body) = request.into_parts();
-    let headers = parts.headers;
+/// A POST of the handshake era that names a session (its body read, its era decided).
+pub async fn post_in_session(state: &Arc<HttpState>, headers: &HeaderMap, body: &[u8]) -> Response {
     let m = &Method::POST;
-    if !accepts(&headers, &["application/json", "text/event-stream"]) {
-        let r = Refusal::new(
-            StatusCode::NOT_ACCEPTABLE,
-            "Not Acceptable: Client must accept both application/json and text/event-stream",
-        );
-        return refuse(&state, m, &headers, r, b"");
-    }
-    if !is_json(&headers) {
-        let r = Refusal::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Unsupported Media Type: Content-Type must be application/json",
-        );
-        return refuse(&state, m, &headers, r, b"");
-    }
-    let limit = state.server.config.max_message_bytes;
-    let body = match read_body(body, limit).await {
-        Ok(b) => b,
-        Err(refusal) => {
-            return refuse(
-                &state,
-                m,
-                &headers,
-                refusal.into_refusal(limit),
-                &refusal.prefix,
-            )
-        }
-    };
-    // The stateless era is told by its version header (every 2026 POST carries one); only a
-    // POST without a session is decoded before the choice (it may carry the envelope alone).
-    let stateless_header = stateless::header_says_stateless(&state, &headers);
-    if stateless_header || header_str(&headers, &SESSION_HEADER).is_none() {
-        let decoded = state.server.decode(None, &body);
-        if stateless::is_stateless(&state, stateless_header, &decoded) {
-            let peer = parts
-                .extensions
-                .get::<axum::extract::ConnectInfo<super::peer::Peer>>()
-                .map(|info| &info.0);
-            return stateless::post(&state, &headers, peer, decoded).await;
-        }
-        return initialize(&state, &headers, &body, decoded).await;
-    }
-    let session = match find_session(&state, m, &headers, &body) {
+    let session = match find_session(state, m, headers, body) {
         Ok(s) => s,
         Err(response) => return *response,
     };
-    let decoded = state.server.decode(Some(&session.core), &body);
+    let origin = Origin::Connection(&session.core);
+    let decoded = state.server.decode(origin, body);
     if !decoded.is_valid() {
-        let http = http_meta(m, PATH, StatusCode::BAD_REQUEST, &headers);
+        let http = http_meta(m, PATH, StatusCode::BAD_REQUEST, headers);
         let out = match state
             .server
-            .accept(&session.core, &session.core.sink, decoded, Some(http))
+            .accept(origin, &session.core.sink, decoded, Some(http))
         {
             Work::Reply(out) => Some(out),
             Work::Task(_) | Work::Nothing => unreachable!("an invalid frame is answered at once"),
@@ -170,17 +119,17 @@ pub async fn post(
         return json_reply(&session, StatusCode::BAD_REQUEST, out, None);
     }
     if !decoded.expects_reply() {
-        let http = http_meta(m, PATH, StatusCode::ACCEPTED, &headers);
+        let http = http_meta(m, PATH, StatusCode::ACCEPTED, headers);
         let _ = state
             .server
-            .accept(&session.core, &session.core.sink, decoded, Some(http));
+            .accept(origin, &session.core.sink, decoded, Some(http));
         return StatusCode::ACCEPTED.into_response();
     }
-    serve_request(&state, &session, &headers, decoded, false).await
+    serve_request(state, &session, headers, decoded, false).await
 }
 
-/// A POST without a session: only an `initialize` request opens one.
-async fn initialize(
+/// A POST of the handshake era without a session: only an `initialize` request opens one.
+pub async fn initialize(
     state: &Arc<HttpState>,
     headers: &HeaderMap,
     body: &[u8],
@@ -263,7 +212,7 @@ async fn serve_request(
     if state.config.json_response {
         let work = state
             .server
-            .accept(&session.core, &session.core.sink, decoded, http);
+            .accept(Origin::Connection(&session.core), &session.core.sink, decoded, http);
         let out = match work {
             Work::Reply(out) => Some(out),
             Work::Task(fut) => {
@@ -304,7 +253,10 @@ async fn serve_request(
         session.core.id.clone(),
     );
     let mut session_header = session_header;
-    match state.server.accept(&session.core, &sink, decoded, http) {
+    match state
+        .server
+        .accept(Origin::Connection(&session.core), &sink, decoded, http)
+    {
         Work::Reply(out) => {
             let failed = opens_session && initialize_failed(Some(&out));
             sink.send_outgoing(&out);
@@ -426,12 +378,10 @@ impl Drop for DetachGuard {
     }
 }
 
-/// `GET /mcp`: the standalone stream, or a resumed stream with `Last-Event-ID`.
-pub async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Response {
+/// `GET /mcp` of the handshake era: the standalone stream, or a resumed stream with
+/// `Last-Event-ID`.
+pub async fn get(state: &Arc<HttpState>, headers: &HeaderMap) -> Response {
     let m = &Method::GET;
-    if let Some(refused) = stateless::refuse_non_post(&state, m, &headers) {
-        return refused;
-    }
     if !accepts(&headers, &["text/event-stream"]) {
         let r = Refusal::new(
             StatusCode::NOT_ACCEPTABLE,
@@ -507,11 +457,8 @@ pub async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Res
     }
 }
 
-/// `DELETE /mcp`: ends the session (200); its id gets 404 from then on.
-pub async fn delete(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Response {
-    if let Some(refused) = stateless::refuse_non_post(&state, &Method::DELETE, &headers) {
-        return refused;
-    }
+/// `DELETE /mcp` of the handshake era: ends the session (200); its id gets 404 from then on.
+pub async fn delete(state: &Arc<HttpState>, headers: &HeaderMap) -> Response {
     let session = match find_session(&state, &Method::DELETE, &headers, b"") {
         Ok(s) => s,
         Err(response) => return *response,

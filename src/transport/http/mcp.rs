@@ -1,0 +1,103 @@
+//! `/mcp`, the endpoint both eras share: the checks every POST passes, then the one choice of
+//! which era's transport serves a request. The choice is the server's ([`Server::decode`]
+//! decides a frame's era; [`Server::era_of_header`] a header's): this module only hands the
+//! request to [`streamable`] (the handshake era's sessions) or [`stateless`] (2026-07-28), and
+//! neither of those imports the other.
+//!
+//! [`Server::decode`]: crate::server::Server::decode
+//! [`Server::era_of_header`]: crate::server::Server::era_of_header
+
+use super::peer::Peer;
+use super::{
+    accepts, header_str, is_json, read_body, stateless, streamable, version_header, HttpState,
+    Refusal, SESSION_HEADER,
+};
+use crate::protocol::Era;
+use crate::server::exchange::{Alone, Origin};
+use crate::traffic::TransportKind;
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::response::Response;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// `POST /mcp`.
+pub async fn post(
+    State(state): State<Arc<HttpState>>,
+    request: axum::extract::Request,
+) -> Response {
+    // Taken apart rather than extracted as `HeaderMap`, which would copy every header.
+    let (parts, body) = request.into_parts();
+    let headers = parts.headers;
+    let m = &Method::POST;
+    if !accepts(&headers, &["application/json", "text/event-stream"]) {
+        let r = Refusal::new(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: Client must accept both application/json and text/event-stream",
+        );
+        return streamable::refuse(&state, m, &headers, r, b"");
+    }
+    if !is_json(&headers) {
+        let r = Refusal::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Unsupported Media Type: Content-Type must be application/json",
+        );
+        return streamable::refuse(&state, m, &headers, r, b"");
+    }
+    let limit = state.server.config.max_message_bytes;
+    let body = match read_body(body, limit).await {
+        Ok(b) => b,
+        Err(refusal) => {
+            return streamable::refuse(
+                &state,
+                m,
+                &headers,
+                refusal.into_refusal(limit),
+                &refusal.prefix,
+            )
+        }
+    };
+    // Every 2026 POST names its revision in its version header; only a POST without a
+    // session is decoded before the choice (it may carry the envelope alone).
+    let version = version_header(&headers);
+    let stateless_header = state.server.era_of_header(version) == Some(Era::Stateless);
+    if !stateless_header && header_str(&headers, &SESSION_HEADER).is_some() {
+        return streamable::post_in_session(&state, &headers, &body).await;
+    }
+    let peer = parts
+        .extensions
+        .get::<axum::extract::ConnectInfo<Peer>>()
+        .map(|info| &info.0);
+    let alone = Alone {
+        conn: peer.map_or_else(
+            || state.server.connection_id(TransportKind::Http),
+            |p| p.conn.clone(),
+        ),
+        transport: TransportKind::Http,
+        version_header: version,
+        ended: CancellationToken::new(),
+    };
+    let decoded = state.server.decode(Origin::Alone(&alone), &body);
+    match decoded.era() {
+        Era::Stateless => stateless::post(&state, &headers, peer, alone, decoded).await,
+        Era::Handshake => streamable::initialize(&state, &headers, &body, decoded).await,
+    }
+}
+
+/// `GET /mcp`: the handshake era's standalone stream (or a resumed one); a GET that names the
+/// stateless revision has no meaning (405).
+pub async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Response {
+    if let Some(refused) = stateless::refuse_non_post(&state, &Method::GET, &headers) {
+        return refused;
+    }
+    streamable::get(&state, &headers).await
+}
+
+/// `DELETE /mcp`: ends a handshake-era session; a DELETE that names the stateless revision has
+/// no meaning (405).
+pub async fn delete(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Response {
+    if let Some(refused) = stateless::refuse_non_post(&state, &Method::DELETE, &headers) {
+        return refused;
+    }
+    streamable::delete(&state, &headers).await
+}
