@@ -10,6 +10,8 @@
 //!   app), and the relay socket through which a stdio process reaches an in-process server.
 //! - [`traffic`]: the recorder of every frame in and out.
 //! - [`error`]: failures of the server itself (protocol errors are JSON-RPC error objects).
+//! - [`fast_map`]: the hash maps of the request path (foldhash instead of SipHash).
+//! - [`lock`]: the one way to take a mutex (a poisoned one is taken as it is).
 //! - [`field`]: members of small JSON objects found without hashing (the request path's lookups).
 //! - [`meta`]: a received request's `_meta`, kept as text and read member by member.
 //! - [`jsnum`]: numbers printed as JavaScript prints them, as the reference server's texts do.
@@ -21,24 +23,13 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// A hash map for the per-request paths (the recorder's open requests, a session's in-flight
-/// requests and streams, the session table): std's map with foldhash instead of SipHash, whose
-/// hashing showed in the request path's profile. Keys are ids the server hands out or checks.
-pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
-
-/// An insertion-ordered map with foldhash: the registry's tables, which keep registration order
-/// (the order `*/list` shows) and are looked up by name on every call (`tools/call` looks its
-/// tool up twice over HTTP: the header check and the call), where SipHash showed in the profile.
-pub type FastIndexMap<K, V> = indexmap::IndexMap<K, V, foldhash::fast::RandomState>;
-
-/// The set counterpart of [`FastMap`].
-pub type FastSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
-
 pub mod catalog;
 pub mod error;
+pub mod fast_map;
 pub mod field;
 pub mod jsnum;
 pub mod jsonrpc;
+pub mod lock;
 pub mod meta;
 pub mod protocol;
 mod python;
@@ -47,11 +38,7 @@ pub mod traffic;
 pub mod transport;
 
 pub use error::Error;
+pub use fast_map::{FastIndexMap, FastMap, FastSet};
+pub use lock::lock;
 
-/// Locks `m`, taking the data of a poisoned lock as it is: a panic inside a handler must not
-/// make the session (or stream) it touched unusable, and no critical section here leaves its
-/// data half-changed.
-pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 pub use server::{Server, ServerConfig};

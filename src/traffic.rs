@@ -222,7 +222,7 @@ impl Parsed {
 /// A method name as a record holds it: one shared allocation per MCP method
 /// ([`crate::protocol::methods`]) for the whole process, a fresh one for any other name.
 pub fn method_name(name: &str) -> Arc<str> {
-    static SHARED: std::sync::LazyLock<crate::FastMap<&'static str, Arc<str>>> =
+    static SHARED: std::sync::LazyLock<crate::fast_map::FastMap<&'static str, Arc<str>>> =
         std::sync::LazyLock::new(|| {
             crate::protocol::methods::all()
                 .map(|m| (m, Arc::from(m)))
@@ -322,11 +322,11 @@ struct Inner {
     /// Requests awaiting a response, keyed by (connection, direction of the request, id):
     /// gives responses their `method`, `latency_ms`, era and revision. Entries of cancelled
     /// requests and of closed connections are removed so this cannot grow without bound.
-    open: crate::FastMap<OpenKey, Opened>,
+    open: crate::fast_map::FastMap<OpenKey, Opened>,
     /// The revision each handshake-era connection negotiated (from its `initialize` answer):
     /// gives the frames its sink sends (notifications, server requests) their era and
     /// revision. Removed with the connection ([`Recorder::forget_conn`]).
-    negotiated: crate::FastMap<Arc<str>, Revision>,
+    negotiated: crate::fast_map::FastMap<Arc<str>, Revision>,
 }
 
 /// What the recorder keeps of a request until it is answered.

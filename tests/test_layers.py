@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         [
             "server::config",
             "server::sink",
-            "server::completed",
+            "server::outgoing",
             "server::session",
             "server::request_state",
             "server::rounds",

@@ -20,7 +20,7 @@
 use super::{text_result, Options};
 use crate::error::Error;
 use crate::server::handler::{resource_fn, tool_fn};
-use crate::server::listen::{tell, Event};
+use crate::server::listeners::{tell, Event};
 use crate::server::registry::{ListKind, Registry, Resource, Tool};
 use crate::server::session::{ClientInfo, Session};
 use crate::traffic::TransportKind;

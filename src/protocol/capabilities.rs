@@ -1,6 +1,6 @@
 //! The `capabilities` object the server declares in `initialize`, shaped per revision.
 
-use super::Revision;
+use super::revision::Revision;
 use serde_json::{json, Map, Value};
 use std::sync::{Arc, LazyLock};
 

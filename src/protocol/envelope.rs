@@ -4,7 +4,8 @@
 //! A request whose `_meta` carries [`PROTOCOL_VERSION`] is a stateless request; the envelope is
 //! read from it once, here, with the spec's errors for what is missing or malformed.
 
-use super::{LogLevel, Revision};
+use super::logging::LogLevel;
+use super::revision::Revision;
 use crate::jsonrpc::{code, ErrorObject};
 use crate::meta::{as_str, RawJson, RequestMeta};
 use serde_json::{json, Value};
@@ -162,7 +163,7 @@ pub fn stateless_names(supported: &[Revision]) -> Vec<&'static str> {
 
 /// `-32021` naming the client capabilities a request needs (`required`: a capabilities object
 /// such as `{"sampling": {}}`).
-pub fn missing_capability(message: impl Into<String>, required: Value) -> ErrorObject {
+pub fn missing_capability_error(message: impl Into<String>, required: Value) -> ErrorObject {
     ErrorObject::new(MISSING_CLIENT_CAPABILITY, message)
         .with_data(json!({ "requiredCapabilities": required }))
 }

@@ -4,7 +4,7 @@
 //! check that its client speaks that era (or falls back from the other one); records name the
 //! era of every frame so a test can tell the two apart on one server.
 
-use super::Revision;
+use super::revision::Revision;
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;

@@ -4,6 +4,8 @@
 //! name added to a list of strings would silently have become `-32601`. The served-method list,
 //! the recorder's shared names and every notification the server sends are derived from these.
 
+use serde_json::Value;
+
 /// Defines an enum of method names: each variant maps to its wire name (`as_str`) and back
 /// (`parse`), and `ALL` lists every variant in declaration order.
 macro_rules! method_names {
@@ -226,6 +228,46 @@ pub fn all() -> impl Iterator<Item = &'static str> {
     client.chain(server).chain(notes)
 }
 
+/// The client capability (a dotted path) a server → client request `method` needs and
+/// `capabilities` lacks, if any: `sampling` (`sampling.tools` when the request offers tools), `elicitation`
+/// (`elicitation.url` for URL mode; form mode is implied by a bare `elicitation: {}`),
+/// `roots`.
+pub fn missing_for_request(
+    method: &str,
+    params: Option<&Value>,
+    capabilities: &Value,
+) -> Option<&'static str> {
+    let has = |path: &str| {
+        path.split('.')
+            .try_fold(capabilities, |v, key| v.get(key))
+            .is_some()
+    };
+    let param = |key: &str| params.and_then(|p| p.get(key));
+    let url_mode = param("mode").and_then(Value::as_str) == Some("url");
+    let request = ServerRequest::parse(method);
+    let needed: &[&'static str] = match request {
+        Some(ServerRequest::CreateMessage) if param("tools").is_some() => {
+            &["sampling", "sampling.tools"]
+        }
+        Some(ServerRequest::CreateMessage) => &["sampling"],
+        Some(ServerRequest::Elicit) if url_mode => &["elicitation", "elicitation.url"],
+        Some(ServerRequest::Elicit) => &["elicitation"],
+        Some(ServerRequest::ListRoots) => &["roots"],
+        // Only a client that declared tasks runs any (and answers for them).
+        Some(ServerRequest::GetTask | ServerRequest::TaskResult) => &["tasks"],
+        None => &[],
+    };
+    let missing = needed.iter().copied().find(|c| !has(c));
+    // A client that lists elicitation modes, but not `form`, cannot take a form.
+    if missing.is_none() && request == Some(ServerRequest::Elicit) && !url_mode {
+        let modes = capabilities.get("elicitation").and_then(Value::as_object);
+        if modes.is_some_and(|m| !m.is_empty() && !m.contains_key("form")) {
+            return Some("elicitation.form");
+        }
+    }
+    missing
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,5 +308,29 @@ mod tests {
         assert!(notes
             .iter()
             .all(|n| !client.contains(n) && !server.contains(n)));
+    }
+}
+
+/// The lists that announce their changes (`notifications/*/list_changed`): what a registry
+/// change calls for, and what a `subscriptions/listen` filter can ask to hear of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListKind {
+    /// `notifications/tools/list_changed`.
+    Tools,
+    /// `notifications/resources/list_changed` (resources and templates).
+    Resources,
+    /// `notifications/prompts/list_changed`.
+    Prompts,
+}
+
+impl ListKind {
+    /// The notification method.
+    pub fn notification(self) -> &'static str {
+        match self {
+            Self::Tools => NotificationMethod::ToolListChanged,
+            Self::Resources => NotificationMethod::ResourceListChanged,
+            Self::Prompts => NotificationMethod::PromptListChanged,
+        }
+        .as_str()
     }
 }

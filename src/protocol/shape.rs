@@ -3,7 +3,7 @@
 //! not define are removed, so every client sees exactly its revision's shapes. Unknown (custom)
 //! fields pass through untouched.
 
-use super::Revision;
+use super::revision::Revision;
 use serde_json::{Map, Value};
 
 /// The kinds of objects shaped per revision.

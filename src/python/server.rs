@@ -436,7 +436,7 @@ impl Server {
         let asking = self.asking(method, params, session, timeout)?;
         match run_interruptibly(py, &self.handle, None, None, asking)? {
             Waited::Done(answers) => answers,
-            Waited::TimedOut | Waited::Stopped => Err(to_py(crate::Error::Stopped)),
+            Waited::TimedOut | Waited::Stopped => Err(to_py(crate::error::Error::Stopped)),
         }
     }
 
@@ -626,7 +626,7 @@ impl Server {
 
     fn ensure_running(&self) -> PyResult<()> {
         if self.shutdown.is_cancelled() {
-            return Err(to_py(crate::Error::Stopped));
+            return Err(to_py(crate::error::Error::Stopped));
         }
         Ok(())
     }

@@ -3,95 +3,19 @@
 //! client something. Handlers are written once against this type; the era-specific plumbing
 //! (session vs. per-request `_meta`, push request vs. `input_required`) lives behind it.
 
-use super::rounds::{Ask, Rounds};
-use super::session::Session;
-use super::sink::Sink;
+pub use super::model::RequestContext;
+use super::rounds::Ask;
 use crate::jsnum;
-use crate::jsonrpc::{ErrorObject, Message, RequestId};
+use crate::jsonrpc::{ErrorObject, Message};
 use crate::meta::RequestMeta;
+use crate::protocol::methods::missing_for_request;
 use crate::protocol::methods::{NotificationMethod, ServerRequest};
-use crate::protocol::{LogLevel, Revision};
+use crate::protocol::LogLevel;
 use serde_json::{Map, Value};
 use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
 
 /// How long [`RequestContext::ask_client`] waits for the client's answer.
 pub const ASK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
-
-/// The client capability (a dotted path) a server → client request needs and `capabilities`
-/// lacks, if any: `sampling` (`sampling.tools` when the request offers tools), `elicitation`
-/// (`elicitation.url` for URL mode; form mode is implied by a bare `elicitation: {}`),
-/// `roots`.
-pub fn missing_capability(
-    method: &str,
-    params: Option<&Value>,
-    capabilities: &Value,
-) -> Option<&'static str> {
-    let has = |path: &str| {
-        path.split('.')
-            .try_fold(capabilities, |v, key| v.get(key))
-            .is_some()
-    };
-    let param = |key: &str| params.and_then(|p| p.get(key));
-    let url_mode = param("mode").and_then(Value::as_str) == Some("url");
-    let request = ServerRequest::parse(method);
-    let needed: &[&'static str] = match request {
-        Some(ServerRequest::CreateMessage) if param("tools").is_some() => {
-            &["sampling", "sampling.tools"]
-        }
-        Some(ServerRequest::CreateMessage) => &["sampling"],
-        Some(ServerRequest::Elicit) if url_mode => &["elicitation", "elicitation.url"],
-        Some(ServerRequest::Elicit) => &["elicitation"],
-        Some(ServerRequest::ListRoots) => &["roots"],
-        // Only a client that declared tasks runs any (and answers for them).
-        Some(ServerRequest::GetTask | ServerRequest::TaskResult) => &["tasks"],
-        None => &[],
-    };
-    let missing = needed.iter().copied().find(|c| !has(c));
-    // A client that lists elicitation modes, but not `form`, cannot take a form.
-    if missing.is_none() && request == Some(ServerRequest::Elicit) && !url_mode {
-        let modes = capabilities.get("elicitation").and_then(Value::as_object);
-        if modes.is_some_and(|m| !m.is_empty() && !m.contains_key("form")) {
-            return Some("elicitation.form");
-        }
-    }
-    missing
-}
-
-/// The context of one request being served.
-#[derive(Clone)]
-pub struct RequestContext {
-    /// The server serving the request (its settings, registry and broadcasts).
-    pub server: Arc<super::Server>,
-    /// The session the request belongs to. In the stateless era this is a per-request session
-    /// built from the request's `_meta` (revision, client capabilities, log level).
-    pub session: Arc<Session>,
-    /// Where messages related to this request go: the connection for stdio, the request's own
-    /// SSE stream for Streamable HTTP.
-    pub sink: Sink,
-    /// The id of the request being served.
-    pub request_id: RequestId,
-    /// The method being served.
-    pub method: String,
-    /// The revision the request is served under.
-    pub revision: Revision,
-    /// `params._meta` as sent (`None` when absent or not an object), kept as its text: a
-    /// member is parsed when it is read ([`RequestContext::progress_token`]), the whole of it
-    /// when a handler asks ([`RequestMeta::to_map`]).
-    pub meta: Option<RequestMeta>,
-    /// Cancelled by `notifications/cancelled`, or when the connection ends (and, in the
-    /// stateless era, when a round ends because input is needed).
-    pub cancel: CancellationToken,
-    /// The multi-round-trip state of a stateless request (answers so far, questions pending);
-    /// `None` in the handshake era, where asking is a real server → client request.
-    pub rounds: Option<Arc<Rounds>>,
-    /// The task this work runs as (`None` for an ordinary request): asking the client becomes
-    /// the task's input request, and [`RequestContext::task_status`] its status message.
-    pub task: Option<Arc<super::tasks::Task>>,
-    /// Whether this call may be answered with a task (`tools::call` decided so for a tool
-    /// that starts its own: see [`super::tasks::escalate`]).
-    pub task_allowed: bool,
-}
 
 impl RequestContext {
     /// The `progressToken` of the request, if the client asked for progress.
@@ -233,7 +157,7 @@ impl RequestContext {
     /// Sets the status message of the task this work runs as (`notifications/tasks/status`
     /// announces it in the handshake era); `status` moves it to `working` or
     /// `input_required` too. Outside a task it does nothing.
-    pub fn task_status(&self, status: Option<super::tasks::Status>, message: Option<String>) {
+    pub fn task_status(&self, status: Option<super::tasks::task::Status>, message: Option<String>) {
         if let Some(task) = &self.task {
             match status {
                 Some(s) if !s.is_terminal() => task.set_status(s, message),
@@ -247,13 +171,14 @@ impl RequestContext {
     /// wait. Stateless era: the task's `inputRequests`, answered by `tasks/update`.
     async fn ask_in_task(
         &self,
-        task: &Arc<super::tasks::Task>,
+        task: &Arc<super::tasks::task::Task>,
         asks: &[Ask],
     ) -> Result<Vec<Value>, ErrorObject> {
-        use super::tasks::{Status, TaskEra};
+        use super::tasks::task::{Status, TaskEra};
         let capabilities = self.client_capabilities();
         for a in asks {
-            if let Some(missing) = missing_capability(&a.method, a.params.as_ref(), &capabilities) {
+            if let Some(missing) = missing_for_request(&a.method, a.params.as_ref(), &capabilities)
+            {
                 return Err(ErrorObject::new(
                     crate::jsonrpc::code::METHOD_NOT_FOUND,
                     format!(
@@ -280,7 +205,10 @@ impl RequestContext {
                         .entry("_meta")
                         .or_insert_with(|| Value::Object(Map::new()));
                     if let Value::Object(meta) = meta {
-                        meta.insert(super::tasks::RELATED_TASK.into(), related.clone());
+                        meta.insert(
+                            crate::protocol::capabilities::RELATED_TASK.into(),
+                            related.clone(),
+                        );
                     }
                     self.push_request(&a.method, Some(Value::Object(params)))
                 });
@@ -329,7 +257,7 @@ impl RequestContext {
         params: Option<Value>,
     ) -> Result<Value, ErrorObject> {
         if let Some(missing) =
-            missing_capability(method, params.as_ref(), &self.client_capabilities())
+            missing_for_request(method, params.as_ref(), &self.client_capabilities())
         {
             return Err(ErrorObject::new(
                 crate::jsonrpc::code::METHOD_NOT_FOUND,
@@ -379,44 +307,47 @@ impl RequestContext {
 
 #[cfg(test)]
 mod tests {
-    use super::missing_capability;
+    use crate::protocol::methods::missing_for_request;
     use serde_json::json;
 
     #[test]
     fn server_requests_need_what_the_client_declared() {
         let none = json!({});
-        assert_eq!(missing_capability("roots/list", None, &none), Some("roots"));
         assert_eq!(
-            missing_capability("roots/list", None, &json!({ "roots": {} })),
+            missing_for_request("roots/list", None, &none),
+            Some("roots")
+        );
+        assert_eq!(
+            missing_for_request("roots/list", None, &json!({ "roots": {} })),
             None
         );
         let form = json!({ "elicitation": {} });
         let url = Some(json!({ "mode": "url", "url": "https://x" }));
-        assert_eq!(missing_capability("elicitation/create", None, &form), None);
+        assert_eq!(missing_for_request("elicitation/create", None, &form), None);
         assert_eq!(
-            missing_capability("elicitation/create", url.as_ref(), &form),
+            missing_for_request("elicitation/create", url.as_ref(), &form),
             Some("elicitation.url")
         );
         let both = json!({ "elicitation": { "form": {}, "url": {} } });
         assert_eq!(
-            missing_capability("elicitation/create", url.as_ref(), &both),
+            missing_for_request("elicitation/create", url.as_ref(), &both),
             None
         );
         let url_only = json!({ "elicitation": { "url": {} } });
         assert_eq!(
-            missing_capability("elicitation/create", None, &url_only),
+            missing_for_request("elicitation/create", None, &url_only),
             Some("elicitation.form")
         );
         let tools = Some(json!({ "tools": [] }));
         let sampling = json!({ "sampling": {} });
         assert_eq!(
-            missing_capability("sampling/createMessage", tools.as_ref(), &sampling),
+            missing_for_request("sampling/createMessage", tools.as_ref(), &sampling),
             Some("sampling.tools")
         );
         assert_eq!(
-            missing_capability("sampling/createMessage", None, &sampling),
+            missing_for_request("sampling/createMessage", None, &sampling),
             None
         );
-        assert_eq!(missing_capability("ping", None, &none), None);
+        assert_eq!(missing_for_request("ping", None, &none), None);
     }
 }

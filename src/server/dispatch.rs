@@ -7,12 +7,12 @@
 
 use super::context::RequestContext;
 use super::exchange::{Alone, Decoded, Exchange, Origin};
-use super::handler::BoxFuture;
+use super::handler::{panic_message, BoxFuture};
 use super::methods::{self, Route};
+use super::model::Server;
 use super::rounds::Rounds;
 use super::session::{Phase, Session};
 use super::sink::{Outgoing, Sink};
-use super::Server;
 use crate::jsonrpc::{
     self, ErrorObject, Frame, Invalid, Message, Notification, Request, RequestId,
 };
@@ -226,7 +226,9 @@ impl Server {
     ) -> Work {
         let conn = match origin {
             Origin::Connection(conn) => conn,
-            Origin::Alone(alone) => return self.handle_alone(alone, sink, message, exchange, frame),
+            Origin::Alone(alone) => {
+                return self.handle_alone(alone, sink, message, exchange, frame)
+            }
         };
         match message {
             Message::Request(req) => self.handle_request(conn, sink, req, exchange, frame),
@@ -444,7 +446,7 @@ impl Server {
                 .filter(|_| !cancel.is_cancelled())
                 .map(|r| match (r, completion) {
                     (Ok(value), Some((method, revision))) => {
-                        super::stateless::complete(&server, method, revision, id, value)
+                        super::outgoing::complete(&server.identity(), method, revision, id, value)
                     }
                     (r, _) => Outgoing::One(outcome_message(id, r)),
                 });
@@ -519,15 +521,6 @@ pub(super) fn begin(
             req.id
         ))
     })
-}
-
-/// The text of a panic payload.
-pub(super) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
 }
 
 /// Takes `req`'s params as an object (absent → empty); arrays are not MCP params, which is

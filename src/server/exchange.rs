@@ -8,8 +8,8 @@
 //! phase and negotiated revision), or nothing at all (an HTTP POST without a session, an
 //! exchange of its own, with the revision its `MCP-Protocol-Version` header names).
 
+use super::model::Server;
 use super::session::{Phase, Session};
-use super::Server;
 use crate::jsonrpc::{self, ErrorObject, Frame, Invalid, Message, Request};
 use crate::meta::RequestMeta;
 use crate::protocol::envelope::{self, Envelope};
@@ -244,7 +244,8 @@ impl Server {
             ),
         };
         let (phase, revision) = origin.lifecycle();
-        let header_says = matches!(origin, Origin::Alone(a) if self.era_of_header(a.version_header).is_some());
+        let header_says =
+            matches!(origin, Origin::Alone(a) if self.era_of_header(a.version_header).is_some());
         let value = match value {
             Ok(v) => v,
             Err(invalid) => {

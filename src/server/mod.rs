@@ -1,16 +1,26 @@
 //! The server: configuration, the registry of what it offers, its live sessions, and the
 //! recorder. Transports feed it frames through [`Server::receive`], or, when the answer's HTTP
 //! status must be known before the frame is recorded, [`Server::decode`] then [`Server::accept`]
-//! (see [`dispatch`]).
+//! (see [`exchange`] and [`dispatch`]).
+//!
+//! The modules are layered (docs/architecture.md, "Layers"; `tests/test_layers.py` checks it):
+//! state (`config`, `outgoing`, `sink`, `session`, `request_state`, `rounds`, `pagination`,
+//! `uri_template`, `frontmatter`, `skills`, `listeners`, the task store and gates) → the model
+//! (`model`: the types that name each other) → serving (`handler`, `registry`, `context`,
+//! `exchange`, `seams`, `dispatch`, `stateless`, `methods`, `tasks`, `listen`) → this module,
+//! the server's registration and broadcast API. Each imports only what is below it.
 
-pub mod completed;
+pub mod config;
 pub mod context;
 pub mod dispatch;
 pub mod exchange;
 pub mod frontmatter;
 pub mod handler;
 pub mod listen;
+pub mod listeners;
 pub mod methods;
+pub mod model;
+pub mod outgoing;
 pub mod pagination;
 pub mod registry;
 pub mod request_state;
@@ -22,117 +32,23 @@ pub mod stateless;
 pub mod tasks;
 pub mod uri_template;
 
+pub use config::{ServerConfig, DEFAULT_MAX_MESSAGE_BYTES};
+pub use model::Server;
+
 use crate::error::Error;
 use crate::jsonrpc::Message;
 use crate::protocol::envelope::SERVER_INFO;
 use crate::protocol::methods::NotificationMethod;
-use crate::protocol::{EraChoice, Revision};
+use crate::protocol::Revision;
 use crate::traffic::{Recorder, TransportKind};
 use handler::CompleteFn;
+use listeners::Event;
 use registry::{CompletionKey, ListKind, Prompt, Registry, Resource, ResourceTemplate, Tool};
 use serde_json::{json, Value};
 use session::{Phase, Session};
 use sink::{Outlet, Sink};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
-
-/// Default cap on one incoming frame (a stdio line, an HTTP body): large enough for any real
-/// payload, small enough that a runaway client cannot exhaust memory.
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
-
-/// How a server is set up. `Default` is every revision, no recording. What it offers is not
-/// configured here: it is the [`Registry`] given to [`Server::new`] (built from catalogs by
-/// `catalog::registry`, or by hand).
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    /// `serverInfo.name`.
-    pub name: String,
-    /// `serverInfo.title` (sent from 2025-06-18 on).
-    pub title: Option<String>,
-    /// `serverInfo.version`.
-    pub version: String,
-    /// `instructions` in the `initialize` result; `None`: the catalog's (or a generic text).
-    pub instructions: Option<String>,
-    /// Revisions this server accepts (a client asking for another gets the newest of these).
-    /// [`Server::new`] narrows them to `era` (and to the handshake era for a handshake-only
-    /// catalog), so once the server exists this is exactly what it serves.
-    pub revisions: Vec<Revision>,
-    /// Which eras are served (`--era`): a test pins one to check its client in that era.
-    pub era: EraChoice,
-    /// Items per page for `*/list`; `None` returns everything in one page.
-    pub page_size: Option<usize>,
-    /// Largest accepted frame in bytes; larger ones get `-32600` and are not parsed.
-    pub max_message_bytes: usize,
-    /// Also write traffic to this JSON-lines file.
-    pub record_path: Option<PathBuf>,
-    /// Most traffic records kept in memory, oldest dropped first (`None`: all). 10,000 by
-    /// default, so a load test's memory stays flat while a test still sees its whole exchange;
-    /// the CLI keeps none (nothing reads them; the record file has everything).
-    pub keep_traffic: Option<usize>,
-    /// How long a task is kept after it is created (and again after it settles): its `ttl`.
-    /// The reference's fixed 300 s by default; a test of expiry sets it short.
-    pub task_ttl: std::time::Duration,
-    /// The `pollInterval` suggested to clients polling a task (the reference's 1 s).
-    pub task_poll_interval: std::time::Duration,
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        Self {
-            name: "everything-mcp".into(),
-            title: Some("everything-mcp test server".into()),
-            version: env!("CARGO_PKG_VERSION").into(),
-            instructions: None,
-            revisions: Revision::ALL.to_vec(),
-            era: EraChoice::Both,
-            page_size: None,
-            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
-            record_path: None,
-            keep_traffic: Some(10_000),
-            task_ttl: tasks::TTL,
-            task_poll_interval: tasks::POLL_INTERVAL,
-        }
-    }
-}
-
-/// An MCP server: shared by all its connections and transports.
-pub struct Server {
-    /// How it was set up.
-    pub config: ServerConfig,
-    /// What it offers. Readers take a snapshot (`Arc` clone) so a handler never holds a lock;
-    /// writers replace the snapshot (registration is rare, reads are per request).
-    registry: RwLock<Arc<Registry>>,
-    /// Every frame in and out.
-    pub recorder: Arc<Recorder>,
-    /// Live sessions, for broadcasts (`list_changed`, `resources/updated`).
-    sessions: Mutex<crate::FastMap<Arc<str>, Weak<Session>>>,
-    /// Open `subscriptions/listen` streams (the stateless era's broadcast audience).
-    listeners: listen::Listeners,
-    /// Numbers connection ids (`stdio-1`, `memory-2`, ...).
-    next_conn: AtomicU64,
-    /// Signs the `requestState` of multi-round-trip requests (random per server, so no other
-    /// server, and no earlier run, can mint a state this one accepts).
-    pub(crate) state_key: request_state::Key,
-    /// `serverInfo` for the stateless revision, built once: every stateless result carries it
-    /// (`stateless::complete`), most as the text of `stateless_meta`, and the few with a
-    /// `_meta` of their own get this value cloned into it instead of rebuilt.
-    stateless_info: Value,
-    /// Every live task (both eras), with its expiry.
-    pub tasks: tasks::TaskStore,
-    /// The tests' task gates, by tool: a task of a gated tool is held for the test to move
-    /// instead of running the handler.
-    pub gates: tasks::gate::Gates,
-    /// `"_meta":{"io.modelcontextprotocol/serverInfo":stateless_info}` as JSON text: the
-    /// member a stateless result that has no `_meta` of its own (most) ends with, written as
-    /// it is ([`stateless::Completed`]). Building it per request hashed two more keys and
-    /// allocated a map (about 440 instructions a result); cloning it as a value, to serialise
-    /// it and drop it, cost about 4k more (callgrind: 71.4k -> 67.2k per stateless echo).
-    stateless_meta: Arc<str>,
-    /// Whether the handshake and the stateless era are served: read per request by both
-    /// eras' gates, fixed once `new` settled the revisions.
-    eras: (bool, bool),
-}
 
 impl Server {
     /// A server offering `registry`; fails on a bad limit or a record file that cannot be
@@ -171,7 +87,7 @@ impl Server {
                     .unwrap_or_else(|| std::path::Path::new(""));
                 Error::Config(format!("cannot open record file {}: {e}", path.display()))
             })?;
-        let stateless_info = implementation(&config, Revision::V2026_07_28);
+        let stateless_info = config.implementation(Revision::V2026_07_28);
         let stateless_meta =
             format!("\"_meta\":{}", json!({ SERVER_INFO: &stateless_info })).into();
         let eras = (
@@ -188,7 +104,7 @@ impl Server {
             registry: RwLock::new(Arc::new(registry)),
             recorder: Arc::new(recorder),
             sessions: Mutex::default(),
-            listeners: listen::Listeners::default(),
+            listeners: listeners::Listeners::default(),
             next_conn: AtomicU64::new(1),
             state_key: request_state::Key::random(),
         }))
@@ -276,7 +192,7 @@ impl Server {
         for s in self.live_sessions() {
             s.sink.send(&note);
         }
-        self.listeners.broadcast(listen::Event::ListChanged(kind));
+        self.listeners.broadcast(Event::ListChanged(kind));
     }
 
     /// Sends `notifications/resources/updated` to every session subscribed to `uri` and every
@@ -293,9 +209,7 @@ impl Server {
                 n += 1;
             }
         }
-        n + self
-            .listeners
-            .broadcast(listen::Event::ResourceUpdated(uri))
+        n + self.listeners.broadcast(Event::ResourceUpdated(uri))
     }
 
     /// Applies `change` to a copy of the registry, publishes it, and announces `kind` (if any).
@@ -468,27 +382,17 @@ impl Server {
         });
     }
 
+    /// Who this server is, as a completed stateless result says it.
+    pub fn identity(&self) -> outgoing::ServerIdentity<'_> {
+        outgoing::ServerIdentity {
+            stateless_meta: &self.stateless_meta,
+            stateless_info: &self.stateless_info,
+            config: &self.config,
+        }
+    }
+
     /// The `serverInfo` object for `revision`.
     pub fn server_info(&self, revision: Revision) -> Value {
-        if revision == Revision::V2026_07_28 {
-            return self.stateless_info.clone();
-        }
-        implementation(&self.config, revision)
+        self.identity().server_info(revision)
     }
-}
-
-/// The `Implementation` object (`serverInfo`) `config` describes, shaped for `revision`.
-fn implementation(config: &ServerConfig, revision: Revision) -> Value {
-    let mut info = serde_json::Map::new();
-    info.insert("name".into(), config.name.clone().into());
-    if let Some(t) = &config.title {
-        info.insert("title".into(), t.clone().into());
-    }
-    info.insert("version".into(), config.version.clone().into());
-    crate::protocol::shape::for_revision(
-        crate::protocol::shape::Shape::Implementation,
-        &mut info,
-        revision,
-    );
-    Value::Object(info)
 }

@@ -261,12 +261,14 @@ impl Rounds {
                 found.push(answer["r"].clone());
                 continue;
             }
-            if let Some(missing) =
-                super::context::missing_capability(&ask.method, ask.params.as_ref(), capabilities)
-            {
+            if let Some(missing) = crate::protocol::methods::missing_for_request(
+                &ask.method,
+                ask.params.as_ref(),
+                capabilities,
+            ) {
                 pending
                     .failure
-                    .get_or_insert_with(|| missing_capability(ask, missing));
+                    .get_or_insert_with(|| missing_capability_refusal(ask, missing));
             } else {
                 pending.asks.insert(ask.key.clone(), ask.clone());
             }
@@ -336,7 +338,7 @@ impl Rounds {
 /// `-32021` for a question the client lacks `missing` (a dotted capability path) for, with
 /// `data.requiredCapabilities` as an object (`{"sampling":{}}`; a form elicitation needs
 /// `{"elicitation":{"form":{}}}`, as both official SDKs report it).
-fn missing_capability(ask: &Ask, missing: &str) -> ErrorObject {
+fn missing_capability_refusal(ask: &Ask, missing: &str) -> ErrorObject {
     let path = if missing == "elicitation"
         && ServerRequest::parse(&ask.method) == Some(ServerRequest::Elicit)
     {
@@ -357,7 +359,7 @@ fn missing_capability(ask: &Ask, missing: &str) -> ErrorObject {
     let required = path
         .rsplit('.')
         .fold(json!({}), |inner, key| json!({ key: inner }));
-    envelope::missing_capability(
+    envelope::missing_capability_error(
         format!(
             "Cannot request input {:?} ({}): the request's client capabilities do not declare {path:?}",
             ask.key, ask.method

@@ -3,10 +3,9 @@
 //! `notifications/cancelled` can stop them), and the requests the server sent it (so their
 //! responses find their way back).
 
-use super::registry::Resource;
 use super::sink::Sink;
 use crate::jsonrpc::{ErrorObject, Message, RequestId};
-use crate::lock;
+use crate::lock::lock;
 use crate::meta::RawJson;
 use crate::protocol::envelope::Envelope;
 use crate::protocol::methods::NotificationMethod;
@@ -121,7 +120,7 @@ struct PendingRequest {
 /// it ends (answered, failed, timed out, dropped).
 struct ForgetPending<'a> {
     /// The session's pending requests.
-    pending: &'a Mutex<crate::FastMap<RequestId, PendingRequest>>,
+    pending: &'a Mutex<crate::fast_map::FastMap<RequestId, PendingRequest>>,
     /// The request's id.
     id: RequestId,
 }
@@ -146,16 +145,13 @@ pub struct Session {
     state: Mutex<SessionState>,
     /// Requests from the client being handled, by id, so they can be cancelled. The number
     /// tells apart two requests that reused an id (one cancelled, one new).
-    inflight: Mutex<crate::FastMap<RequestId, (u64, CancellationToken)>>,
+    inflight: Mutex<crate::fast_map::FastMap<RequestId, (u64, CancellationToken)>>,
     /// Numbers in-flight requests.
     next_generation: AtomicU64,
     /// Requests to the client awaiting a response, by the id the server gave them.
-    pending: Mutex<crate::FastMap<RequestId, PendingRequest>>,
+    pending: Mutex<crate::fast_map::FastMap<RequestId, PendingRequest>>,
     /// The next id for a server → client request (a separate id space from the client's).
     next_request_id: AtomicI64,
-    /// Resources that exist for this session only (created at runtime, e.g. by a tool), listed
-    /// and readable only here, gone with the session.
-    resources: Mutex<Vec<Resource>>,
     /// State that catalogs attach to the session (see [`Session::extension`]).
     extensions: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
 }
@@ -219,7 +215,6 @@ impl Session {
             next_generation: AtomicU64::new(0),
             pending: Mutex::default(),
             next_request_id: AtomicI64::new(0),
-            resources: Mutex::new(Vec::new()),
             extensions: Mutex::new(HashMap::new()),
         }
     }
@@ -345,25 +340,6 @@ impl Session {
         ))
     }
 
-    /// Adds (or replaces, by URI) a resource of this session only and sends it
-    /// `notifications/resources/list_changed`.
-    pub fn add_own_resource(&self, resource: Resource) {
-        {
-            let mut own = lock(&self.resources);
-            own.retain(|r| r.uri() != resource.uri());
-            own.push(resource);
-        }
-        self.sink.send(&Message::notification(
-            NotificationMethod::ResourceListChanged.as_str(),
-            None,
-        ));
-    }
-
-    /// This session's own resources.
-    pub fn own_resources(&self) -> Vec<Resource> {
-        lock(&self.resources).clone()
-    }
-
     /// Per-session state of type `T` owned by whoever defines `T` (a catalog's timers, say),
     /// created on first use and dropped with the session.
     pub fn extension<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
@@ -381,7 +357,6 @@ impl Session {
         self.closed.cancel();
         lock(&self.pending).clear();
         lock(&self.extensions).clear();
-        lock(&self.resources).clear();
     }
 }
 

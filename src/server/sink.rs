@@ -2,71 +2,13 @@
 //! frame to its [`Outlet`] (a stdio writer, an SSE stream, ...) under the recorder's lock, so
 //! every frame that leaves is on the tape, in wire order.
 
-use super::completed::Completed;
+use super::outgoing::encode_one;
+pub use super::outgoing::Outgoing;
 use crate::jsonrpc::Message;
 use crate::protocol::Revision;
-use crate::traffic::{Direction, FrameMeta, HttpMeta, Kind, Parsed, Recorder, TransportKind};
+use crate::traffic::{Direction, FrameMeta, HttpMeta, Parsed, Recorder, TransportKind};
 use std::sync::Arc;
 use tokio::sync::mpsc;
-
-/// What a request produced: one message, or (for a batch) an array of them.
-#[derive(Debug, Clone)]
-pub enum Outgoing {
-    /// A single message.
-    One(Message),
-    /// A stateless result whose added members are written as it is encoded ([`Completed`]);
-    /// it leaves as the same bytes as the response [`Completed::into_message`] makes of it.
-    Completed(Completed),
-    /// A batch reply: the responses to a JSON-RPC batch, sent as one JSON array.
-    Batch(Vec<Message>),
-}
-
-impl Outgoing {
-    /// Adds the messages to a batch's replies (a completed result as a plain response).
-    pub fn add_to(self, replies: &mut Vec<Message>) {
-        match self {
-            Outgoing::One(m) => replies.push(m),
-            Outgoing::Completed(c) => replies.push(c.into_message()),
-            Outgoing::Batch(ms) => replies.extend(ms),
-        }
-    }
-
-    /// The wire text and the recorder's view of it.
-    pub fn encode(&self) -> (Arc<str>, Parsed) {
-        match self {
-            Outgoing::One(m) => encode_one(m),
-            Outgoing::Completed(c) => (
-                Arc::from(c.to_json()),
-                Parsed {
-                    exact: true,
-                    error: None,
-                    kind: Kind::Response,
-                    method: None,
-                    id: Some(c.id.clone()),
-                },
-            ),
-            Outgoing::Batch(ms) => {
-                // Written as an array of messages, not built as a value first.
-                let text = Arc::from(crate::jsonrpc::to_json(ms));
-                (
-                    text,
-                    Parsed {
-                        exact: true,
-                        error: None,
-                        kind: Kind::Batch,
-                        method: None,
-                        id: None,
-                    },
-                )
-            }
-        }
-    }
-}
-
-/// One message's wire text and the recorder's view of it.
-fn encode_one(message: &Message) -> (Arc<str>, Parsed) {
-    (Arc::from(message.to_json()), Parsed::of_message(message))
-}
 
 /// The frame could not be handed over: nobody will ever read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

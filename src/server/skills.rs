@@ -5,8 +5,6 @@
 //! the complete `{uri, digest, size}` manifest), the resources `resources/read` serves, and
 //! the children `resources/directory/read` lists.
 
-use super::handler::resource_fn;
-use super::registry::Resource;
 use crate::error::Error;
 use base64::Engine;
 use serde_json::{json, Map, Value};
@@ -150,37 +148,6 @@ impl Skill {
         format!("{SCHEME}{}", self.name)
     }
 
-    /// The resources that serve the skill's files (`resources/list` and `resources/read`, in
-    /// both eras). `SKILL.md` is named and described by its frontmatter, as the extension asks.
-    pub fn resources(&self) -> Vec<Resource> {
-        self.files
-            .iter()
-            .map(|f| {
-                let mut definition = Map::new();
-                definition.insert("uri".into(), f.uri.clone().into());
-                if f.path == SKILL_MD {
-                    definition.insert("name".into(), self.name.clone().into());
-                    definition.insert(
-                        "description".into(),
-                        self.frontmatter["description"].clone(),
-                    );
-                } else {
-                    definition.insert("name".into(), f.path.clone().into());
-                }
-                definition.insert("mimeType".into(), f.mime_type.into());
-                definition.insert("size".into(), f.bytes.len().into());
-                let contents = contents(f);
-                Resource {
-                    definition,
-                    handler: resource_fn(move |_, _| {
-                        let contents = contents.clone();
-                        async move { Ok(vec![contents]) }
-                    }),
-                }
-            })
-            .collect()
-    }
-
     /// The direct children of directory `uri` of this skill (`skill://<name>` or one of its
     /// subdirectories), as `resources/directory/read` lists them: files with their `mimeType`
     /// and `size`, subdirectories with `inode/directory`. `None` when `uri` is not one of the
@@ -235,7 +202,7 @@ fn as_map(v: Value) -> Map<String, Value> {
 }
 
 /// A file's `resources/read` contents: text when UTF-8, else a base64 blob.
-fn contents(f: &SkillFile) -> Value {
+pub fn contents(f: &SkillFile) -> Value {
     match std::str::from_utf8(&f.bytes) {
         Ok(text) => json!({ "uri": f.uri, "mimeType": f.mime_type, "text": text }),
         Err(_) => json!({

@@ -1,10 +1,11 @@
 //! `completion/complete`: argument completion for prompts and resource templates.
 
-use super::{handler_error, optional_object, required_object, required_str};
+use super::params::{optional_object, required_object, required_str};
 use crate::jsonrpc::ErrorObject;
 use crate::server::context::RequestContext;
+use crate::server::handler::handler_error;
+use crate::server::model::Server;
 use crate::server::registry::CompletionKey;
-use crate::server::Server;
 use serde_json::{json, Map, Value};
 
 /// The most values one completion result may carry (the spec's limit).

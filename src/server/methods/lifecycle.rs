@@ -5,14 +5,14 @@ use crate::protocol::capabilities::server_capabilities;
 use crate::protocol::envelope;
 use crate::protocol::revision::negotiate;
 use crate::protocol::Revision;
+use crate::server::model::Server;
 use crate::server::session::{ClientInfo, Phase, Session};
-use crate::server::Server;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// Answers `server/discover` (stateless era): the stateless revisions served, the
 /// capabilities and the instructions. The server's identity is not a member: every stateless
-/// result carries it in `_meta` (`server::stateless::complete`).
+/// result carries it in `_meta` (`server::completed::complete`).
 pub fn discover(server: &Server) -> Result<Value, ErrorObject> {
     let mut result = Map::new();
     let versions = envelope::stateless_names(&server.config.revisions);
@@ -31,7 +31,7 @@ fn declared_capabilities(server: &Server, revision: Revision) -> Value {
     let tasks = registry
         .tools
         .values()
-        .any(|t| t.task_support != crate::server::tasks::TaskSupport::Forbidden);
+        .any(|t| t.task_support != crate::server::tasks::task::TaskSupport::Forbidden);
     server_capabilities(revision, &registry.extensions, tasks)
 }
 
@@ -54,9 +54,9 @@ pub fn initialize(
             state.revision.map_or("?", |r| r.as_str())
         )));
     }
-    let requested = super::required_str(params, "protocolVersion")?;
-    let capabilities = Value::Object(super::required_object(params, "capabilities")?);
-    let client_info = super::required_object(params, "clientInfo")?;
+    let requested = super::params::required_str(params, "protocolVersion")?;
+    let capabilities = Value::Object(super::params::required_object(params, "capabilities")?);
+    let client_info = super::params::required_object(params, "clientInfo")?;
     if !client_info.get("name").is_some_and(Value::is_string) {
         return Err(ErrorObject::invalid_params(
             "\"clientInfo.name\" must be a string",

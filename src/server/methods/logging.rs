@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 /// Stores the session's level; an unknown level is `-32602`.
 pub fn set_level(ctx: &RequestContext, params: &Map<String, Value>) -> Result<Value, ErrorObject> {
-    let level: LogLevel = super::required_str(params, "level")?
+    let level: LogLevel = super::params::required_str(params, "level")?
         .parse()
         .map_err(ErrorObject::invalid_params)?;
     ctx.session

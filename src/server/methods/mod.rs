@@ -3,6 +3,7 @@
 pub mod completion;
 pub mod lifecycle;
 pub mod logging;
+pub mod params;
 pub mod prompts;
 pub mod resources;
 pub mod skills;
@@ -10,10 +11,11 @@ pub mod tasks;
 pub mod tools;
 
 use super::context::RequestContext;
-use super::handler::{HandlerError, MethodFn};
-use super::Server;
+use super::handler::{handler_error, MethodFn};
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::methods::ClientRequest;
+use crate::server::model::Server;
+pub use params::{optional_object, required_object, required_str, take_optional_object};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -62,67 +64,5 @@ pub async fn call(
         ClientRequest::ListSkills => skills::list(server, &params),
         ClientRequest::GetSkill => skills::get(server, &params),
         ClientRequest::ReadDirectory => skills::read_directory(server, &params),
-    }
-}
-
-/// A required string parameter, or `-32602` naming it.
-pub fn required_str<'a>(params: &'a Map<String, Value>, key: &str) -> Result<&'a str, ErrorObject> {
-    match crate::field::get(params, key) {
-        Some(Value::String(s)) => Ok(s),
-        Some(other) => Err(ErrorObject::invalid_params(format!(
-            "\"{key}\" must be a string, got {}",
-            crate::jsonrpc::json_type(other)
-        ))),
-        None => Err(ErrorObject::invalid_params(format!(
-            "missing required \"{key}\""
-        ))),
-    }
-}
-
-/// A required object parameter, or `-32602` naming it.
-pub fn required_object(
-    params: &Map<String, Value>,
-    key: &str,
-) -> Result<Map<String, Value>, ErrorObject> {
-    match params.get(key) {
-        None | Some(Value::Null) => Err(ErrorObject::invalid_params(format!(
-            "missing required \"{key}\""
-        ))),
-        Some(_) => optional_object(params, key),
-    }
-}
-
-/// An optional object parameter (absent → empty), or `-32602` naming it; taken out of
-/// `params` rather than copied.
-pub fn take_optional_object(
-    params: &mut Map<String, Value>,
-    key: &str,
-) -> Result<Map<String, Value>, ErrorObject> {
-    match crate::field::get_mut(params, key) {
-        Some(Value::Object(m)) => Ok(std::mem::take(m)),
-        _ => optional_object(params, key),
-    }
-}
-
-/// An optional object parameter (absent → empty), or `-32602` naming it.
-pub fn optional_object(
-    params: &Map<String, Value>,
-    key: &str,
-) -> Result<Map<String, Value>, ErrorObject> {
-    match params.get(key) {
-        None | Some(Value::Null) => Ok(Map::new()),
-        Some(Value::Object(m)) => Ok(m.clone()),
-        Some(other) => Err(ErrorObject::invalid_params(format!(
-            "\"{key}\" must be an object, got {}",
-            crate::jsonrpc::json_type(other)
-        ))),
-    }
-}
-
-/// Outside tools, a handler failure is a JSON-RPC error.
-pub fn handler_error(e: HandlerError) -> ErrorObject {
-    match e {
-        HandlerError::Failed(text) => ErrorObject::internal(text),
-        HandlerError::Rpc(e) => e,
     }
 }

@@ -1,11 +1,12 @@
 //! `prompts/list` and `prompts/get`.
 
-use super::{handler_error, optional_object, required_str};
+use super::params::{optional_object, required_str};
 use crate::jsonrpc::{code, ErrorObject};
 use crate::protocol::shape::Shape;
 use crate::server::context::RequestContext;
+use crate::server::handler::handler_error;
+use crate::server::model::Server;
 use crate::server::pagination::list_page;
-use crate::server::Server;
 use serde_json::{Map, Value};
 
 /// `prompts/list`, paginated.

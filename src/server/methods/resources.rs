@@ -1,12 +1,13 @@
 //! `resources/list`, `resources/templates/list`, `resources/read`, and
 //! `resources/subscribe` / `resources/unsubscribe`.
 
-use super::{handler_error, required_str};
+use super::params::required_str;
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::shape::Shape;
 use crate::server::context::RequestContext;
+use crate::server::handler::handler_error;
+use crate::server::model::Server;
 use crate::server::pagination::{list_page, list_page_with};
-use crate::server::Server;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 

@@ -4,10 +4,10 @@
 //! registry then declares the extension) and only in the stateless era; the skills' files are
 //! ordinary resources, so `resources/read` serves them in both eras.
 
-use super::required_str;
+use super::params::required_str;
 use crate::jsonrpc::ErrorObject;
+use crate::server::model::Server;
 use crate::server::pagination::page;
-use crate::server::Server;
 use serde_json::{json, Map, Value};
 
 /// `skills/list`: every skill's entry, paginated like `resources/list`. A page holds whole

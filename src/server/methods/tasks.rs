@@ -3,11 +3,11 @@
 //! the reference server's words (`MCP error -32602: Failed to retrieve task: Task not found`,
 //! ...), since clients compare against it.
 
-use super::{required_object, required_str};
+use super::params::{required_object, required_str};
 use crate::jsonrpc::ErrorObject;
 use crate::server::context::RequestContext;
+use crate::server::model::Server;
 use crate::server::tasks::{self, wire, Task, CANCELLED_BY_CLIENT};
-use crate::server::Server;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 

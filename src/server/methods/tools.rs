@@ -1,15 +1,15 @@
 //! `tools/list` and `tools/call`: listing shaped per revision, argument validation against the
 //! tool's `inputSchema` (a failure is an `isError` result, SEP-1303), and running the handler.
 
-use super::{required_str, take_optional_object};
+use super::params::{required_str, take_optional_object};
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::shape::Shape;
 use crate::server::context::RequestContext;
-use crate::server::handler::{HandlerError, ToolFn};
+use crate::server::handler::{error_result, HandlerError, ToolFn};
+use crate::server::model::Server;
 use crate::server::pagination::list_page;
 use crate::server::tasks::{self, Decision};
-use crate::server::Server;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 /// `tools/list`, paginated.
 pub fn list(
@@ -82,7 +82,7 @@ pub async fn call(
         // its own task: the gate is what the test wants to drive).
         let shown = Value::Object(arguments);
         return Ok(tasks::start(&ctx, name, shown, None, move |ctx| {
-            gate.hold(ctx)
+            tasks::hold(gate, ctx)
         }));
     }
     match decision {
@@ -129,11 +129,6 @@ async fn run(
         Err(HandlerError::Failed(text)) => Ok(error_result(text)),
         Err(HandlerError::Rpc(e)) => Err(e),
     }
-}
-
-/// `{"content":[{"type":"text","text":…}],"isError":true}`.
-pub fn error_result(text: String) -> Value {
-    json!({ "content": [{ "type": "text", "text": text }], "isError": true })
 }
 
 /// One schema violation as "<message> at <path>" (path omitted at the root).

@@ -11,7 +11,6 @@
 
 use super::task::Task;
 use crate::jsonrpc::ErrorObject;
-use crate::server::context::RequestContext;
 use crate::server::rounds::Ask;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -146,36 +145,17 @@ impl Gate {
         }
     }
 
-    /// The work of a task this gate holds: registers it, then obeys commands until told to
-    /// complete or fail. (Cancellation stops it from outside: [`super::start`] drops it.)
-    pub async fn hold(self: Arc<Self>, ctx: RequestContext) -> Result<Value, ErrorObject> {
-        let Some(task) = ctx.task.clone() else {
-            return Err(ErrorObject::internal("a gate holds only tasks"));
-        };
-        let (commands, mut inbox) = mpsc::unbounded_channel();
+    /// Registers a task this gate holds ([`super::hold`] is its work): the inbox its commands
+    /// arrive in.
+    pub fn admit(&self, task: Arc<Task>) -> mpsc::UnboundedReceiver<Command> {
+        let (commands, inbox) = mpsc::unbounded_channel();
         let n = {
             let mut held = self.lock();
             held.push(Arc::new(Held { task, commands }));
             held.len()
         };
         self.arrived.send_replace(n);
-        while let Some(command) = inbox.recv().await {
-            match command {
-                Command::Status(message, ack) => {
-                    ctx.task_status(None, Some(message));
-                    let _ = ack.send(());
-                }
-                // One ask at a time: later commands wait in the inbox until it is answered.
-                Command::Ask(ask, reply) => {
-                    let answer = ctx.ask_all(std::slice::from_ref(&ask)).await;
-                    let _ = reply.send(answer.map(|mut a| a.pop().unwrap_or(Value::Null)));
-                }
-                Command::Complete(result) => return Ok(result),
-                Command::Fail(error) => return Err(error),
-            }
-        }
-        // Not reached: the gate keeps every held task's sender, and this future keeps the gate.
-        std::future::pending().await
+        inbox
     }
 }
 

@@ -75,13 +75,3 @@ impl Outlet for Mailbox {
         Ok(None)
     }
 }
-
-/// The task's sink holds its mailbox through an `Arc<Task>`: this lets `Arc<Task>` be the
-/// outlet without a second allocation.
-pub struct TaskOutlet(pub Arc<super::Task>);
-
-impl Outlet for TaskOutlet {
-    fn deliver(&self, frame: Arc<str>) -> Result<Option<Arc<str>>, Undeliverable> {
-        self.0.mailbox.deliver(frame)
-    }
-}

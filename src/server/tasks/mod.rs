@@ -24,8 +24,9 @@ pub mod store;
 pub mod task;
 pub mod wire;
 
+pub use super::config::{POLL_INTERVAL, TTL};
 pub use store::TaskStore;
-pub use task::{Status, Task, TaskEra};
+pub use task::{Status, Task, TaskEra, TaskSupport};
 
 use super::context::RequestContext;
 use super::session::Session;
@@ -35,11 +36,11 @@ use crate::protocol::envelope;
 use crate::protocol::methods::NotificationMethod;
 use crate::traffic::TransportKind;
 use futures::FutureExt;
-use serde_json::{json, Map, Value};
+use gate::{Command, Gate};
+use serde_json::{json, Value};
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// The extension's identifier (capabilities, `-32021` data).
@@ -48,52 +49,8 @@ pub use crate::protocol::capabilities::TASKS_EXTENSION as EXTENSION;
 /// The `_meta` key tying a message to its task (handshake era).
 pub use crate::protocol::capabilities::RELATED_TASK;
 
-/// How long a task is kept (from creation, and again from when it settles) unless configured
-/// (`ServerConfig::task_ttl`): the reference's fixed 300 s.
-pub const TTL: Duration = Duration::from_secs(300);
-
-/// The poll interval suggested to clients unless configured
-/// (`ServerConfig::task_poll_interval`): the reference's fixed 1 s.
-pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
-
 /// The status message of a task the client cancelled (the reference's words).
 pub const CANCELLED_BY_CLIENT: &str = "Client cancelled task execution.";
-
-/// What a tool declares about running as a task (`execution.taskSupport`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum TaskSupport {
-    /// Never a task (the default when absent).
-    #[default]
-    Forbidden,
-    /// A task when the client can take one, a plain call otherwise.
-    Optional,
-    /// Only as a task: a client that cannot take one is refused.
-    Required,
-}
-
-impl TaskSupport {
-    /// Read from a tool definition's `execution.taskSupport`.
-    pub fn of(definition: &Map<String, Value>) -> Self {
-        match definition
-            .get("execution")
-            .and_then(|e| e.get("taskSupport"))
-            .and_then(Value::as_str)
-        {
-            Some("optional") => Self::Optional,
-            Some("required") => Self::Required,
-            _ => Self::Forbidden,
-        }
-    }
-
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Forbidden => "forbidden",
-            Self::Optional => "optional",
-            Self::Required => "required",
-        }
-    }
-}
 
 /// How a `tools/call` is served, decided before its handler runs.
 pub enum Decision {
@@ -115,7 +72,7 @@ pub fn client_declares_extension(ctx: &RequestContext) -> bool {
 
 /// The `-32021` for a request that needs the extension the client did not declare.
 pub fn extension_required(what: &str) -> ErrorObject {
-    envelope::missing_capability(
+    envelope::missing_capability_error(
         format!("{what} needs the {EXTENSION} extension, which the request's client capabilities do not declare"),
         json!({ "extensions": { EXTENSION: {} } }),
     )
@@ -149,7 +106,7 @@ pub fn decide(
         (TaskSupport::Forbidden, false) | (TaskSupport::Optional, false) => Decision::Call,
         (TaskSupport::Optional | TaskSupport::Required, true) => Decision::Task,
         // The reference answers an isError result here (the spec: -32601), in these words.
-        (TaskSupport::Required, false) => Decision::Refuse(Ok(super::methods::tools::error_result(
+        (TaskSupport::Required, false) => Decision::Refuse(Ok(super::handler::error_result(
             format!("MCP error -32601: Tool {name} requires task augmentation (taskSupport: 'required')"),
         ))),
         (TaskSupport::Forbidden, true) => Decision::Refuse(Err(ErrorObject::new(
@@ -199,7 +156,7 @@ where
     // The task's mailbox as a sink of `session`'s connection (its frames are recorded there).
     let mailbox_sink = |session: &Session| {
         Sink::new(
-            Arc::new(mailbox::TaskOutlet(task.clone())),
+            Arc::new(task::TaskOutlet(task.clone())),
             server.recorder.clone(),
             session.transport,
             session.id.clone(),
@@ -260,7 +217,7 @@ where
                 let detailed = wire::detailed(t);
                 server
                     .listeners
-                    .broadcast(super::listen::Event::Task(&t.id, &detailed));
+                    .broadcast(super::listeners::Event::Task(&t.id, &detailed));
             }
         }));
     }
@@ -270,7 +227,7 @@ where
         let outcome = tokio::select! {
             r = work => r.unwrap_or_else(|panic| Err(ErrorObject::internal(format!(
                 "the task's work panicked: {}",
-                super::dispatch::panic_message(panic.as_ref())
+                super::handler::panic_message(panic.as_ref())
             )))),
             () = cancel.cancelled() => return,
         };
@@ -308,4 +265,30 @@ fn announce(session: &Session, task: &Task) {
         NotificationMethod::TaskStatus.as_str(),
         Some(params),
     ));
+}
+
+/// The work of a task this gate holds: registers it, then obeys commands until told to
+/// complete or fail. (Cancellation stops it from outside: [`start`] drops it.)
+pub async fn hold(gate: Arc<Gate>, ctx: RequestContext) -> Result<Value, ErrorObject> {
+    let Some(task) = ctx.task.clone() else {
+        return Err(ErrorObject::internal("a gate holds only tasks"));
+    };
+    let mut inbox = gate.admit(task);
+    while let Some(command) = inbox.recv().await {
+        match command {
+            Command::Status(message, ack) => {
+                ctx.task_status(None, Some(message));
+                let _ = ack.send(());
+            }
+            // One ask at a time: later commands wait in the inbox until it is answered.
+            Command::Ask(ask, reply) => {
+                let answer = ctx.ask_all(std::slice::from_ref(&ask)).await;
+                let _ = reply.send(answer.map(|mut a| a.pop().unwrap_or(Value::Null)));
+            }
+            Command::Complete(result) => return Ok(result),
+            Command::Fail(error) => return Err(error),
+        }
+    }
+    // Not reached: the gate keeps every held task's sender, and this future keeps the gate.
+    std::future::pending().await
 }

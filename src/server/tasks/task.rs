@@ -6,8 +6,9 @@
 use super::mailbox::Mailbox;
 use crate::jsonrpc::ErrorObject;
 use crate::server::rounds::Ask;
+use crate::server::sink::{Outlet, Undeliverable};
 use indexmap::IndexMap;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::sync::{oneshot, watch};
@@ -326,5 +327,51 @@ impl Task {
                 s.status = Status::Working;
             }
         });
+    }
+}
+
+/// What a tool declares about running as a task (`execution.taskSupport`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TaskSupport {
+    /// Never a task (the default when absent).
+    #[default]
+    Forbidden,
+    /// A task when the client can take one, a plain call otherwise.
+    Optional,
+    /// Only as a task: a client that cannot take one is refused.
+    Required,
+}
+
+impl TaskSupport {
+    /// Read from a tool definition's `execution.taskSupport`.
+    pub fn of(definition: &Map<String, Value>) -> Self {
+        match definition
+            .get("execution")
+            .and_then(|e| e.get("taskSupport"))
+            .and_then(Value::as_str)
+        {
+            Some("optional") => Self::Optional,
+            Some("required") => Self::Required,
+            _ => Self::Forbidden,
+        }
+    }
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Forbidden => "forbidden",
+            Self::Optional => "optional",
+            Self::Required => "required",
+        }
+    }
+}
+
+/// The task's sink holds its mailbox through an `Arc<Task>`: this lets `Arc<Task>` be the
+/// outlet without a second allocation.
+pub struct TaskOutlet(pub Arc<Task>);
+
+impl Outlet for TaskOutlet {
+    fn deliver(&self, frame: Arc<str>) -> Result<Option<Arc<str>>, Undeliverable> {
+        self.0.mailbox.deliver(frame)
     }
 }

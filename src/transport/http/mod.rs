@@ -343,10 +343,7 @@ pub fn app(state: Arc<HttpState>) -> Router {
         .allow_headers(AllowHeaders::mirror_request())
         .expose_headers(mcp_headers);
     let routes = Router::new()
-        .route(
-            "/mcp",
-            get(mcp::get).post(mcp::post).delete(mcp::delete),
-        )
+        .route("/mcp", get(mcp::get).post(mcp::post).delete(mcp::delete))
         .route("/sse", get(legacy_sse::get))
         .route("/message", axum::routing::post(legacy_sse::post))
         .route("/health", get(health))

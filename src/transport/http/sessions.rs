@@ -6,7 +6,7 @@
 //! session, so ids are unique per session and name their stream: a GET with `Last-Event-ID`
 //! replays only that stream's later events.
 
-use crate::lock;
+use crate::lock::lock;
 use crate::server::session::Session;
 use crate::server::sink::{Outlet, Undeliverable};
 use crate::traffic::HttpMeta;
@@ -60,10 +60,10 @@ struct Streams {
     /// Bound of `store`.
     capacity: usize,
     /// The connected receiver of each stream, with a number that tells connections apart.
-    live: crate::FastMap<u64, (u64, mpsc::UnboundedSender<Event>)>,
+    live: crate::fast_map::FastMap<u64, (u64, mpsc::UnboundedSender<Event>)>,
     /// POST streams whose request is still being served (bounded by the requests in flight);
     /// a resumed GET on any other POST stream ends after its replay.
-    open: crate::FastSet<u64>,
+    open: crate::fast_map::FastSet<u64>,
     /// Bytes of event data in `store` (bounded by [`STORE_MAX_BYTES`]).
     stored_bytes: usize,
     /// Set when the session ends: no stream can be opened or attached any more.
@@ -322,7 +322,7 @@ impl Outlet for StreamOutlet {
 /// The live sessions, by id.
 #[derive(Default)]
 pub struct SessionTable {
-    map: Mutex<crate::FastMap<Arc<str>, Arc<HttpSession>>>,
+    map: Mutex<crate::fast_map::FastMap<Arc<str>, Arc<HttpSession>>>,
 }
 
 impl SessionTable {

@@ -9,11 +9,9 @@
 //! SSE events carry no ids (the era has no resumption). Closing the stream cancels the request.
 
 use super::peer::Peer;
-use super::{
-    accepts, http_meta, http_meta_reusing, sse, version_header, HttpState, Refusal,
-};
+use super::{accepts, http_meta, http_meta_reusing, sse, version_header, HttpState, Refusal};
 use crate::jsonrpc::{ErrorObject, Message};
-use crate::lock;
+use crate::lock::lock;
 use crate::protocol::envelope;
 use crate::protocol::methods::ClientRequest;
 use crate::protocol::Era;

@@ -210,9 +210,12 @@ async fn serve_request(
     });
     let session_header = opens_session.then(|| header_value(&session.core.id));
     if state.config.json_response {
-        let work = state
-            .server
-            .accept(Origin::Connection(&session.core), &session.core.sink, decoded, http);
+        let work = state.server.accept(
+            Origin::Connection(&session.core),
+            &session.core.sink,
+            decoded,
+            http,
+        );
         let out = match work {
             Work::Reply(out) => Some(out),
             Work::Task(fut) => {
