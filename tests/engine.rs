@@ -976,3 +976,94 @@ async fn handlers_see_the_meta_that_was_sent_in_both_eras() {
         (&json!({}), &Value::Null)
     );
 }
+
+/// Hooks for the seams test: a request for `echo` is answered with an error instead of being
+/// served, the `ping` with id 3 is dropped (never answered), and every outbound notification is
+/// dropped.
+struct Faulty;
+
+impl _core::server::seams::Hooks for Faulty {
+    fn inbound(
+        &self,
+        frame: &_core::server::seams::InboundFrame<'_>,
+    ) -> _core::server::seams::Inbound {
+        use _core::server::seams::Inbound;
+        let method = frame.message.method().unwrap_or_default();
+        let args = match frame.message {
+            _core::jsonrpc::Message::Request(r) => {
+                r.params.as_ref().and_then(|p| p.get("name")).cloned()
+            }
+            _ => None,
+        };
+        let id = frame.message.id().map(|i| i.to_string());
+        if method == "ping" && id.as_deref() == Some("3") {
+            Inbound::Drop
+        } else if method == "tools/call" && args == Some(json!("echo")) {
+            Inbound::Answer(_core::jsonrpc::ErrorObject::new(-32000, "injected"))
+        } else {
+            Inbound::Pass
+        }
+    }
+
+    fn outbound(
+        &self,
+        frame: &_core::server::seams::OutboundFrame<'_>,
+    ) -> _core::server::seams::Outbound {
+        if frame.text.contains("\"method\":\"notifications/") {
+            _core::server::seams::Outbound::Drop
+        } else {
+            _core::server::seams::Outbound::Pass
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_seams_pass_everything_until_hooks_are_installed_and_again_once_cleared() {
+    let s = server(None);
+    let mut c = Client::new(&s);
+    c.initialize("2025-06-18").await;
+    let echo = json!({ "name": "echo", "arguments": { "message": "hi" } });
+    let r = c.request(1, "tools/call", echo.clone()).await;
+    assert_eq!(r["result"]["content"][0]["text"], "Echo: hi");
+    s.seams.install(Arc::new(Faulty));
+    let r = c.request(2, "tools/call", echo.clone()).await;
+    assert_eq!(
+        r,
+        json!({ "jsonrpc": "2.0", "id": 2, "error": { "code": -32000, "message": "injected" } })
+    );
+    // A dropped ping is never answered: the next answer is the next request's.
+    c.send_json(json!({ "jsonrpc": "2.0", "id": 3, "method": "ping" }));
+    let r = c
+        .request(
+            4,
+            "tools/call",
+            json!({ "name": "get-sum", "arguments": { "a": 1, "b": 2 } }),
+        )
+        .await;
+    assert_eq!(r["id"], 4);
+    // The server's own notification is dropped on the way out: the next frame is the answer.
+    s.notify(
+        None,
+        "notifications/message",
+        Some(json!({ "level": "info", "data": "x" })),
+    );
+    let r = c.request(5, "ping", json!({})).await;
+    assert_eq!(r, json!({ "jsonrpc": "2.0", "id": 5, "result": {} }));
+    s.seams.clear();
+    let r = c.request(6, "tools/call", echo).await;
+    assert_eq!(r["result"]["content"][0]["text"], "Echo: hi");
+    let recorded: Vec<_> = s
+        .recorder
+        .since(0)
+        .iter()
+        .filter_map(|r| r.method.as_deref().map(str::to_string))
+        .collect();
+    assert!(
+        recorded.contains(&"ping".to_string()),
+        "a dropped request stays on the record"
+    );
+    assert!(
+        !recorded.contains(&"notifications/message".to_string()),
+        "a dropped notification was never sent"
+    );
+}

@@ -11,6 +11,7 @@ use super::handler::{panic_message, BoxFuture};
 use super::methods::{self, Route};
 use super::model::Server;
 use super::rounds::Rounds;
+use super::seams::{Inbound, InboundFrame};
 use super::session::{Phase, Session};
 use super::sink::{Outgoing, Sink};
 use crate::jsonrpc::{
@@ -105,6 +106,11 @@ impl Server {
                 // the request's arguments from it only if they ever seal or open a state.
                 let frame = text.clone();
                 self.recorder.record(&meta, text, parsed);
+                if self.seams.armed() {
+                    if let Some(work) = self.inbound_seam(origin, &meta, &exchange, &message) {
+                        return work;
+                    }
+                }
                 self.handle_message(origin, sink, message, exchange, Some(frame))
             }
             Ok(Frame::Batch(items)) => {
@@ -118,6 +124,34 @@ impl Server {
                 self.recorder.record(&meta, text, batch);
                 self.receive_batch(origin, sink, items)
             }
+        }
+    }
+
+    /// The inbound seam ([`super::seams`]): what replaces serving `message`, if its hooks say
+    /// so (a drop is nothing; an answer is the error, for a request).
+    fn inbound_seam(
+        &self,
+        origin: Origin<'_>,
+        meta: &crate::traffic::FrameMeta,
+        exchange: &Exchange,
+        message: &Message,
+    ) -> Option<Work> {
+        let frame = InboundFrame {
+            conn: origin.conn(),
+            transport: origin.transport(),
+            era: exchange.era,
+            revision: meta.revision,
+            message,
+        };
+        match self.seams.inbound(&frame) {
+            Inbound::Pass => None,
+            Inbound::Drop => Some(Work::Nothing),
+            Inbound::Answer(error) => Some(match message {
+                Message::Request(r) => {
+                    Work::Reply(Outgoing::One(Message::error(Some(r.id.clone()), error)))
+                }
+                _ => Work::Nothing,
+            }),
         }
     }
 

@@ -338,7 +338,7 @@ mod tests {
         let recorder = Arc::new(crate::traffic::Recorder::new(None, None).unwrap());
         let sink = Sink::new(
             Arc::new(tx),
-            recorder,
+            crate::server::seams::Wire::bare(recorder),
             crate::traffic::TransportKind::Memory,
             "m".into(),
         );

@@ -25,6 +25,7 @@ pub mod pagination;
 pub mod registry;
 pub mod request_state;
 pub mod rounds;
+pub mod seams;
 pub mod session;
 pub mod sink;
 pub mod skills;
@@ -103,11 +104,20 @@ impl Server {
             gates: Default::default(),
             registry: RwLock::new(Arc::new(registry)),
             recorder: Arc::new(recorder),
+            seams: Arc::default(),
             sessions: Mutex::default(),
             listeners: listeners::Listeners::default(),
             next_conn: AtomicU64::new(1),
             state_key: request_state::Key::random(),
         }))
+    }
+
+    /// What this server's sinks pass every outgoing frame through: the seams, then the recorder.
+    pub fn wire(&self) -> seams::Wire {
+        seams::Wire {
+            recorder: self.recorder.clone(),
+            seams: self.seams.clone(),
+        }
     }
 
     /// The current registry snapshot.
@@ -126,7 +136,7 @@ impl Server {
             }
             TransportKind::Stdio | TransportKind::Memory => self.connection_id(transport),
         };
-        let sink = Sink::new(outlet, self.recorder.clone(), transport, id.clone());
+        let sink = Sink::new(outlet, self.wire(), transport, id.clone());
         let session = Arc::new(Session::new(id.clone(), transport, sink));
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         sessions.retain(|_, s| s.strong_count() > 0);

@@ -10,6 +10,7 @@ use super::listeners::Listeners;
 use super::pagination::Pager;
 use super::request_state::Key;
 use super::rounds::Rounds;
+use super::seams::Seams;
 use super::session::Session;
 use super::sink::Sink;
 use super::skills::Skill;
@@ -39,6 +40,8 @@ pub struct Server {
     pub(super) registry: RwLock<Arc<Registry>>,
     /// Every frame in and out.
     pub recorder: Arc<Recorder>,
+    /// Where fault rules and the like plug in (inbound, outbound, transport); none by default.
+    pub seams: Arc<Seams>,
     /// Live sessions, for broadcasts (`list_changed`, `resources/updated`).
     pub(super) sessions: Mutex<crate::fast_map::FastMap<Arc<str>, Weak<Session>>>,
     /// Open `subscriptions/listen` streams (the stateless era's broadcast audience).

@@ -370,7 +370,12 @@ mod tests {
     async fn a_request_nobody_waits_for_any_more_is_forgotten() {
         let (tx, mut rx) = mpsc::unbounded_channel::<Arc<str>>();
         let recorder = Arc::new(Recorder::new(None, None).unwrap());
-        let sink = Sink::new(Arc::new(tx), recorder, TransportKind::Memory, "m".into());
+        let sink = Sink::new(
+            Arc::new(tx),
+            crate::server::seams::Wire::bare(recorder),
+            TransportKind::Memory,
+            "m".into(),
+        );
         let session = Session::new("m".into(), TransportKind::Memory, sink.clone());
         let mut asking = Box::pin(session.request(&sink, "roots/list", None));
         assert!(futures::poll!(asking.as_mut()).is_pending());

@@ -4,9 +4,10 @@
 
 use super::outgoing::encode_one;
 pub use super::outgoing::Outgoing;
+use super::seams::{Outbound, OutboundFrame, Wire};
 use crate::jsonrpc::Message;
 use crate::protocol::Revision;
-use crate::traffic::{Direction, FrameMeta, HttpMeta, Parsed, Recorder, TransportKind};
+use crate::traffic::{Direction, FrameMeta, HttpMeta, Parsed, TransportKind};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
@@ -44,8 +45,9 @@ impl Outlet for mpsc::UnboundedSender<Arc<str>> {
 pub struct Sink {
     /// Takes the frames.
     outlet: Arc<dyn Outlet>,
-    /// Every frame is recorded as it is handed to the outlet.
-    recorder: Arc<Recorder>,
+    /// The outbound seam, then the recorder: every frame passes the seam and is recorded as
+    /// it is handed to the outlet.
+    wire: Wire,
     /// Recorded with each frame.
     meta: FrameMeta,
 }
@@ -54,7 +56,7 @@ impl Sink {
     /// A sink feeding `outlet`, recording under `conn` (and the outlet's stream, for SSE).
     pub fn new(
         outlet: Arc<dyn Outlet>,
-        recorder: Arc<Recorder>,
+        wire: Wire,
         transport: TransportKind,
         conn: Arc<str>,
     ) -> Self {
@@ -67,11 +69,7 @@ impl Sink {
             era: None,
             revision: None,
         };
-        Self {
-            outlet,
-            recorder,
-            meta,
-        }
+        Self { outlet, wire, meta }
     }
 
     /// The same connection recorded as an HTTP response body with `http` metadata: a body
@@ -114,7 +112,8 @@ impl Sink {
     /// its text.
     pub fn record_only(&self, out: &Outgoing) -> Arc<str> {
         let (text, parsed) = out.encode();
-        self.recorder
+        self.wire
+            .recorder
             .record_and_deliver(&self.meta, text.clone(), parsed, || {
                 Ok::<_, Undeliverable>(None)
             });
@@ -126,10 +125,22 @@ impl Sink {
         self.deliver(out.encode())
     }
 
-    /// Records an encoded frame and hands it to the outlet, under the recorder's lock.
+    /// Passes an encoded frame through the outbound seam, then records it and hands it to the
+    /// outlet, under the recorder's lock.
     fn deliver(&self, (text, parsed): (Arc<str>, Parsed)) -> bool {
+        if self.wire.seams.armed() {
+            let frame = OutboundFrame {
+                conn: &self.meta.conn,
+                transport: self.meta.transport,
+                text: &text,
+            };
+            if self.wire.seams.outbound(&frame) == Outbound::Drop {
+                return true; // as if sent: the client simply never sees it
+            }
+        }
         let frame = text.clone();
-        self.recorder
+        self.wire
+            .recorder
             .record_and_deliver(&self.meta, text, parsed, || self.outlet.deliver(frame))
     }
 }

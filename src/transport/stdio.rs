@@ -2,6 +2,7 @@
 //! The server exits as soon as stdin closes, whatever timers or handlers are running.
 
 use super::{drive, Inbound};
+use crate::server::seams::{Seams, Transport, TransportEvent};
 use crate::server::Server;
 use crate::traffic::{TransportKind, OVERSIZED_PREFIX};
 use bytes::Bytes;
@@ -79,7 +80,8 @@ where
     let (tx, rx) = mpsc::unbounded_channel::<Arc<str>>();
     let session = server.open_session(transport, Arc::new(tx));
     let stop_writing = CancellationToken::new();
-    let writer_task = tokio::spawn(write_lines(writer, rx, stop_writing.clone()));
+    let seam = (server.seams.clone(), session.id.clone());
+    let writer_task = tokio::spawn(write_lines(writer, rx, stop_writing.clone(), seam));
     let limit = server.config.max_message_bytes;
     let reader = BufReader::with_capacity(64 * 1024, reader);
     let frames = futures::stream::unfold(reader, move |mut reader| async move {
@@ -99,11 +101,13 @@ where
 }
 
 /// Writes frames, one per line, flushing whenever the queue runs dry. When `stop` fires, what
-/// is queued is still written, then the writer flushes and ends.
+/// is queued is still written, then the writer flushes and ends. Each write passes the
+/// transport seam of connection `conn` first (`seam`), which may close the output instead.
 async fn write_lines<W: AsyncWrite + Unpin>(
     writer: W,
     mut rx: mpsc::UnboundedReceiver<Arc<str>>,
     stop: CancellationToken,
+    (seams, conn): (Arc<Seams>, Arc<str>),
 ) -> std::io::Result<()> {
     let mut w = BufWriter::with_capacity(64 * 1024, writer);
     loop {
@@ -113,6 +117,11 @@ async fn write_lines<W: AsyncWrite + Unpin>(
             () = stop.cancelled() => rx.try_recv().ok(),
         };
         let Some(frame) = frame else { break };
+        if seams.armed()
+            && seams.transport(&TransportEvent::StreamWrite { conn: &conn }) == Transport::Close
+        {
+            break;
+        }
         w.write_all(frame.as_bytes()).await?;
         w.write_all(b"\n").await?;
         while let Ok(more) = rx.try_recv() {

@@ -157,7 +157,7 @@ where
     let mailbox_sink = |session: &Session| {
         Sink::new(
             Arc::new(task::TaskOutlet(task.clone())),
-            server.recorder.clone(),
+            server.wire(),
             session.transport,
             session.id.clone(),
         )

@@ -11,6 +11,7 @@
 //! [`guard`]: super::guard
 
 use super::{HttpState, Refusal};
+use crate::server::seams::{Transport, TransportEvent};
 use crate::traffic::TransportKind;
 use axum::extract::Request;
 use axum::http::header;
@@ -57,12 +58,54 @@ impl Service<Request> for Front {
         if let Some(refused) = refuse(&self.state, &request) {
             return Either::Left(Either::Left(futures::future::ready(Ok(refused))));
         }
+        if self.state.server.seams.armed() {
+            return Either::Right(Box::pin(through_transport_seam(self.clone(), request)));
+        }
         if request.headers().contains_key(header::ORIGIN) {
             let cors = self.cors.layer(self.routes.clone());
             return Either::Right(Box::pin(cors.oneshot(request)));
         }
         Either::Left(Either::Right(self.routes.call(request)))
     }
+}
+
+/// A request served while seams are armed: its answer passes the transport seam
+/// ([`crate::server::seams`]) first, which may close the connection instead (the answer's body
+/// then fails at once, so the client sees the connection end without a complete answer).
+async fn through_transport_seam(
+    mut front: Front,
+    request: Request,
+) -> Result<Response, Infallible> {
+    let conn = request
+        .headers()
+        .get(&super::SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("-")
+        .to_string();
+    let response = if request.headers().contains_key(header::ORIGIN) {
+        front
+            .cors
+            .layer(front.routes.clone())
+            .oneshot(request)
+            .await?
+    } else {
+        front.routes.call(request).await?
+    };
+    let event = TransportEvent::HttpAnswer {
+        conn: &conn,
+        status: response.status().as_u16(),
+    };
+    if front.state.server.seams.transport(&event) == Transport::Close {
+        let (parts, _) = response.into_parts();
+        let broken = futures::stream::once(async {
+            Err::<axum::body::Bytes, _>(std::io::Error::other("closed by a transport seam"))
+        });
+        return Ok(Response::from_parts(
+            parts,
+            axum::body::Body::from_stream(broken),
+        ));
+    }
+    Ok(response)
 }
 
 /// The guard: `403` (recorded) for a request whose `Host` or `Origin` is not allowed.

@@ -372,7 +372,12 @@ mod tests {
     fn session(capacity: usize) -> Arc<HttpSession> {
         let (tx, _rx) = mpsc::unbounded_channel::<Arc<str>>();
         let recorder = Arc::new(Recorder::new(None, None).unwrap());
-        let sink = Sink::new(Arc::new(tx), recorder, TransportKind::Http, "s".into());
+        let sink = Sink::new(
+            Arc::new(tx),
+            crate::server::seams::Wire::bare(recorder),
+            TransportKind::Http,
+            "s".into(),
+        );
         HttpSession::new(
             Arc::new(Session::new("s".into(), TransportKind::Http, sink)),
             SessionKind::Streamable,

@@ -92,7 +92,7 @@ pub async fn post(
     let server = &state.server;
     let sink = Sink::new(
         outlet.clone(),
-        server.recorder.clone(),
+        server.wire(),
         TransportKind::Http,
         alone.conn.clone(),
     );

@@ -248,10 +248,9 @@ async fn serve_request(
         session: Arc::downgrade(session),
         stream,
     };
-    let recorder = state.server.recorder.clone();
     let sink = Sink::new(
         Arc::new(outlet),
-        recorder,
+        state.server.wire(),
         TransportKind::Http,
         session.core.id.clone(),
     );

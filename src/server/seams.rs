@@ -1,0 +1,180 @@
+//! The seams where behaviour can be changed from outside without touching the protocol code:
+//! the points fault rules (and anything like them) plug into. There are three:
+//!
+//! - **inbound** ([`Hooks::inbound`]): a frame from the client, decoded, its era decided and
+//!   recorded, before it is dispatched. It may pass, be dropped (never served, never answered),
+//!   or be answered with an error instead of being served.
+//! - **outbound** ([`Hooks::outbound`]): a frame on its way to a sink (every response,
+//!   notification and server request), before it is recorded and handed to the transport. It
+//!   may pass or be dropped (neither recorded nor sent).
+//! - **transport** ([`Hooks::transport`]): an HTTP answer about to be sent (its status known),
+//!   or a line about to be written to stdio. It may pass, or the connection is closed instead
+//!   (an HTTP connection dropped without an answer, stdio's output closed).
+//!
+//! A server starts with no hooks; [`Seams::install`] puts them in place and [`Seams::clear`]
+//! takes them out. While none are installed each seam is one relaxed atomic load (the
+//! benchmarks' figures are taken so). Every sink carries its server's seams in its [`Wire`].
+
+use crate::jsonrpc::{ErrorObject, Message};
+use crate::protocol::{Era, Revision};
+use crate::traffic::TransportKind;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+
+/// What the inbound seam sees of a frame.
+pub struct InboundFrame<'a> {
+    /// The connection it came on (records' `conn`).
+    pub conn: &'a str,
+    /// The transport.
+    pub transport: TransportKind,
+    /// The era that serves it.
+    pub era: Era,
+    /// The revision its record names, when known.
+    pub revision: Option<Revision>,
+    /// The message.
+    pub message: &'a Message,
+}
+
+/// What happens to an inbound frame.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Inbound {
+    /// Served as usual.
+    Pass,
+    /// Not served and not answered (it stays on the record).
+    Drop,
+    /// A request answered with this error instead of being served (other messages: dropped).
+    Answer(ErrorObject),
+}
+
+/// What the outbound seam sees of a frame.
+pub struct OutboundFrame<'a> {
+    /// The connection it goes to.
+    pub conn: &'a str,
+    /// The transport.
+    pub transport: TransportKind,
+    /// The frame's wire text.
+    pub text: &'a str,
+}
+
+/// What happens to an outbound frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outbound {
+    /// Recorded and sent.
+    Pass,
+    /// Neither recorded nor sent.
+    Drop,
+}
+
+/// What the transport seam sees: an answer about to leave.
+pub enum TransportEvent<'a> {
+    /// An HTTP response of `status` to a request on connection `conn` (`-` for none).
+    HttpAnswer {
+        /// The connection (session id, or the TCP connection's name).
+        conn: &'a str,
+        /// The status about to be sent.
+        status: u16,
+    },
+    /// A line about to be written to stdio (or another byte stream).
+    StreamWrite {
+        /// The connection.
+        conn: &'a str,
+    },
+}
+
+/// What happens at the transport seam.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// Sent as usual.
+    Pass,
+    /// The connection is closed instead.
+    Close,
+}
+
+/// Behaviour plugged into the seams. Every method passes by default.
+pub trait Hooks: Send + Sync {
+    /// An inbound frame before dispatch.
+    fn inbound(&self, _frame: &InboundFrame<'_>) -> Inbound {
+        Inbound::Pass
+    }
+
+    /// An outbound frame before it is recorded and delivered.
+    fn outbound(&self, _frame: &OutboundFrame<'_>) -> Outbound {
+        Outbound::Pass
+    }
+
+    /// An answer about to leave through the transport.
+    fn transport(&self, _event: &TransportEvent<'_>) -> Transport {
+        Transport::Pass
+    }
+}
+
+/// A server's seams: the installed hooks, if any.
+#[derive(Default)]
+pub struct Seams {
+    /// Whether hooks are installed: the one thing a seam reads while none are.
+    armed: AtomicBool,
+    /// The hooks.
+    hooks: RwLock<Option<Arc<dyn Hooks>>>,
+}
+
+impl Seams {
+    /// Puts `hooks` in place (replacing any).
+    pub fn install(&self, hooks: Arc<dyn Hooks>) {
+        *self.hooks.write().unwrap_or_else(|e| e.into_inner()) = Some(hooks);
+        self.armed.store(true, Ordering::Release);
+    }
+
+    /// Takes the hooks out: every seam passes again.
+    pub fn clear(&self) {
+        self.armed.store(false, Ordering::Release);
+        *self.hooks.write().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// The installed hooks, if any.
+    fn hooks(&self) -> Option<Arc<dyn Hooks>> {
+        if !self.armed.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.hooks.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The inbound seam.
+    pub fn inbound(&self, frame: &InboundFrame<'_>) -> Inbound {
+        self.hooks().map_or(Inbound::Pass, |h| h.inbound(frame))
+    }
+
+    /// The outbound seam.
+    pub fn outbound(&self, frame: &OutboundFrame<'_>) -> Outbound {
+        self.hooks().map_or(Outbound::Pass, |h| h.outbound(frame))
+    }
+
+    /// The transport seam.
+    pub fn transport(&self, event: &TransportEvent<'_>) -> Transport {
+        self.hooks().map_or(Transport::Pass, |h| h.transport(event))
+    }
+
+    /// Whether any hooks are installed (a caller that must build what a seam sees checks first).
+    pub fn armed(&self) -> bool {
+        self.armed.load(Ordering::Relaxed)
+    }
+}
+
+/// What every outgoing frame passes on its way out: the outbound seam, then the recorder. A
+/// server has one; each of its sinks holds a copy (two shared pointers).
+#[derive(Clone)]
+pub struct Wire {
+    /// Every frame in and out.
+    pub recorder: Arc<crate::traffic::Recorder>,
+    /// The server's seams.
+    pub seams: Arc<Seams>,
+}
+
+impl Wire {
+    /// A wire recording on `recorder`, with no hooks (a sink outside any server: tests).
+    pub fn bare(recorder: Arc<crate::traffic::Recorder>) -> Self {
+        Self {
+            recorder,
+            seams: Arc::default(),
+        }
+    }
+}
