@@ -384,18 +384,18 @@ impl Drop for DetachGuard {
 /// `Last-Event-ID`.
 pub async fn get(state: &Arc<HttpState>, headers: &HeaderMap) -> Response {
     let m = &Method::GET;
-    if !accepts(&headers, &["text/event-stream"]) {
+    if !accepts(headers, &["text/event-stream"]) {
         let r = Refusal::new(
             StatusCode::NOT_ACCEPTABLE,
             "Not Acceptable: Client must accept text/event-stream",
         );
-        return refuse(&state, m, &headers, r, b"");
+        return refuse(state, m, headers, r, b"");
     }
-    let session = match find_session(&state, m, &headers, b"") {
+    let session = match find_session(state, m, headers, b"") {
         Ok(s) => s,
         Err(response) => return *response,
     };
-    let resume = match header_str(&headers, &LAST_EVENT_ID) {
+    let resume = match header_str(headers, &LAST_EVENT_ID) {
         None => None,
         Some(id) => match parse_event_id(id) {
             Some(r) => Some(r),
@@ -404,7 +404,7 @@ pub async fn get(state: &Arc<HttpState>, headers: &HeaderMap) -> Response {
                     StatusCode::BAD_REQUEST,
                     format!("Bad Request: Last-Event-ID {id:?} is not an event id of this server"),
                 );
-                return refuse(&state, m, &headers, r, b"");
+                return refuse(state, m, headers, r, b"");
             }
         },
     };
@@ -414,7 +414,7 @@ pub async fn get(state: &Arc<HttpState>, headers: &HeaderMap) -> Response {
             StatusCode::METHOD_NOT_ALLOWED,
             "Method Not Allowed: this server offers no standalone SSE stream",
         );
-        let mut response = refuse(&state, m, &headers, r, b"");
+        let mut response = refuse(state, m, headers, r, b"");
         response
             .headers_mut()
             .insert(header::ALLOW, header_value("POST, DELETE"));
@@ -426,22 +426,22 @@ pub async fn get(state: &Arc<HttpState>, headers: &HeaderMap) -> Response {
                 StatusCode::CONFLICT,
                 "Conflict: Only one SSE stream is allowed per session",
             );
-            refuse(&state, m, &headers, r, b"")
+            refuse(state, m, headers, r, b"")
         }
         Attach::Unknown if resume.is_some() => {
             let r = Refusal::new(
                 StatusCode::BAD_REQUEST,
                 "Bad Request: Last-Event-ID names no stream of this session",
             );
-            refuse(&state, m, &headers, r, b"")
+            refuse(state, m, headers, r, b"")
         }
-        Attach::Unknown => refuse(&state, m, &headers, session_gone(&session.core.id), b""),
+        Attach::Unknown => refuse(state, m, headers, session_gone(&session.core.id), b""),
         Attach::Attached { replay, rx, conn } => {
             record_exchange(
-                &state,
+                state,
                 TransportKind::Http,
                 &session.core.id,
-                (m, PATH, &headers),
+                (m, PATH, headers),
                 StatusCode::OK,
             );
             let stream = resume.map_or(STANDALONE, |(s, _)| s);
@@ -454,23 +454,23 @@ pub async fn get(state: &Arc<HttpState>, headers: &HeaderMap) -> Response {
                 .iter()
                 .map(|e| sse::message(e.id.as_deref(), &e.data))
                 .collect();
-            sse_response(&state, first, rx, Some(guard))
+            sse_response(state, first, rx, Some(guard))
         }
     }
 }
 
 /// `DELETE /mcp` of the handshake era: ends the session (200); its id gets 404 from then on.
 pub async fn delete(state: &Arc<HttpState>, headers: &HeaderMap) -> Response {
-    let session = match find_session(&state, &Method::DELETE, &headers, b"") {
+    let session = match find_session(state, &Method::DELETE, headers, b"") {
         Ok(s) => s,
         Err(response) => return *response,
     };
     state.end_session(&session.core.id);
     record_exchange(
-        &state,
+        state,
         TransportKind::Http,
         &session.core.id,
-        (&Method::DELETE, PATH, &headers),
+        (&Method::DELETE, PATH, headers),
         StatusCode::OK,
     );
     StatusCode::OK.into_response()
