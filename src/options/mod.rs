@@ -68,7 +68,7 @@ pub enum OptionError {
     Invalid {
         /// The option.
         name: String,
-        /// What was wrong with it (serde's words: `invalid type: string "x", expected usize`).
+        /// What was wrong with it (`invalid type: string "x", expected a non-negative integer`).
         message: String,
     },
 }
@@ -116,8 +116,19 @@ pub fn parse<G: Group>(given: Map<String, Value>) -> Result<G, OptionError> {
     let given: Map<String, Value> = given.into_iter().filter(|(_, v)| !v.is_null()).collect();
     serde_path_to_error::deserialize(Value::Object(given)).map_err(|e| OptionError::Invalid {
         name: e.path().to_string(),
-        message: e.into_inner().to_string(),
+        message: plain(e.into_inner().to_string()),
     })
+}
+
+/// serde's message with the Rust number types it names said as a user of the options reads
+/// them (`expected usize` is `expected a non-negative integer`).
+fn plain(message: String) -> String {
+    [
+        ("expected usize", "expected a non-negative integer"),
+        ("expected f64", "expected a number"),
+    ]
+    .iter()
+    .fold(message, |m, (rust, plain)| m.replace(rust, plain))
 }
 
 #[cfg(test)]
@@ -161,7 +172,7 @@ mod tests {
             e,
             OptionError::Invalid {
                 name: "page_size".into(),
-                message: "invalid type: string \"x\", expected usize".into()
+                message: "invalid type: string \"x\", expected a non-negative integer".into()
             }
         );
     }
