@@ -156,6 +156,17 @@ mod tests {
     }
 
     #[test]
+    fn the_defaults_written_out_read_back_as_the_defaults() {
+        let server = defaults::<ServerOptions>();
+        assert_eq!(
+            parse::<ServerOptions>(server).unwrap(),
+            ServerOptions::default()
+        );
+        let http = defaults::<HttpOptions>();
+        assert_eq!(parse::<HttpOptions>(http).unwrap(), HttpOptions::default());
+    }
+
+    #[test]
     fn an_option_is_read_by_its_name() {
         let o: ServerOptions = parse(given(json!({ "page_size": 3, "tick": 1 }))).unwrap();
         assert_eq!(o.page_size, Some(3));
