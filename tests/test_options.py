@@ -34,6 +34,8 @@ def test_an_unknown_option_is_a_type_error_naming_it() -> None:
         TypeError, match=r"Server\(\) got an unexpected keyword argument 'bogus' \(its options: catalogs"
     ):
         Server(bogus=1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        Server(bogus=object())  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="unexpected keyword argument 'page_sise'"):
         _core.Server(page_sise=None)  # type: ignore[call-arg]
     with Server(catalogs=["none"]) as srv:

@@ -15,9 +15,15 @@ use std::path::PathBuf;
 /// `TypeError` an unknown option or a value of the wrong type raises, as Python's own keyword
 /// arguments do; `None` is the default, as an omitted option is.
 pub fn extract<G: Group>(callable: &str, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<G> {
+    let known = options::names::<G>();
     let mut given = Map::new();
     for (name, value) in kwargs.into_iter().flatten() {
         let name: String = name.extract()?;
+        if !known.contains(&name) {
+            // Refused as unknown by `parse`, whatever its value.
+            given.insert(name, Value::Null);
+            continue;
+        }
         let value = to_json(&value).map_err(|problem| match problem {
             Problem::Type(text) => {
                 PyTypeError::new_err(format!("{callable} argument '{name}': {text}"))
