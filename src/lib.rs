@@ -14,6 +14,8 @@
 //! - [`lock`]: the one way to take a mutex (a poisoned one is taken as it is).
 //! - [`field`]: members of small JSON objects found without hashing (the request path's lookups).
 //! - [`meta`]: a received request's `_meta`, kept as text and read member by member.
+//! - [`options`]: every option a server and an HTTP listener take, each written once, and
+//!   their conversion to the configurations the core reads.
 //! - [`jsnum`]: numbers printed as JavaScript prints them, as the reference server's texts do.
 //! - [`python`]: the PyO3 binding, the only module that knows Python.
 
@@ -31,6 +33,7 @@ pub mod jsnum;
 pub mod jsonrpc;
 pub mod lock;
 pub mod meta;
+pub mod options;
 pub mod protocol;
 mod python;
 pub mod server;

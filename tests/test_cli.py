@@ -136,3 +136,45 @@ def test_cli_help_prints_the_core_defaults() -> None:
     ]:
         assert expected in text
     assert DEFAULTS["session_idle_timeout"] == 1800.0 and DEFAULTS["max_sessions"] == 1000
+
+
+def test_cli_help_lists_every_option() -> None:
+    """Every option of the Rust options types (`_core.SERVER_OPTIONS`, `_core.HTTP_OPTIONS`) has
+    a flag storing it under its own name, but those the CLI fixes itself, and `http --help`
+    lists each: adding an option without its flag fails here."""
+    import argparse
+
+    from everything_mcp import _core, cli
+
+    parser = argparse.ArgumentParser()
+    cli._add_server_options(parser)
+    cli._add_http_options(parser)
+    flags = {action.dest: action.option_strings for action in parser._actions if action.option_strings}
+    out = subprocess.run(
+        [*SERVER_CMD, "http", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        env={**os.environ, "COLUMNS": "400"},
+    )
+    assert out.returncode == 0, out.stderr
+    for option in [*_core.SERVER_OPTIONS, *_core.HTTP_OPTIONS, "host"]:
+        if option in cli._FIXED:
+            assert option not in flags
+            continue
+        assert option in flags, f"option {option!r} has no CLI flag (add one whose dest is {option!r})"
+        assert any(flag in out.stdout for flag in flags[option]), option
+    # No flag stores anything but an option or a setting of the CLI itself.
+    assert set(flags) - {*_core.SERVER_OPTIONS, *_core.HTTP_OPTIONS} == {"host", "port", "log_level", "help"}
+
+
+def test_flags_become_options() -> None:
+    from everything_mcp import cli
+
+    ns = cli._parser("http").parse_args(
+        ["http", "--catalog", "none,conformance", "--catalog", "skills", "--tick-ms", "50", "--no-standalone-stream"]
+    )
+    given = cli._given(ns, [*cli._core.SERVER_OPTIONS, *cli._core.HTTP_OPTIONS])
+    assert given == {"catalogs": ["none", "conformance", "skills"], "tick": 0.05, "standalone_stream": False}
+    # `--tick-ms 0` is the reference's timers, as before.
+    assert cli._given(cli._parser("stdio").parse_args(["stdio", "--tick-ms", "0"]), ["tick"]) == {}

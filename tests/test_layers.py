@@ -18,7 +18,7 @@ import pytest
 SRC = Path(__file__).resolve().parent.parent / "src"
 
 # Bottom to top. A module belongs to the row naming the longest prefix of its path ("" is the
-# crate root). Modules of one row may import each other (without a cycle).
+# crate root alone). Modules of one row may import each other (without a cycle).
 LAYERS: list[tuple[str, list[str]]] = [
     ("foundations", ["error", "fast_map", "lock", "jsnum"]),
     ("JSON-RPC", ["jsonrpc"]),
@@ -64,6 +64,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("server", ["server"]),
     ("catalogs", ["catalog"]),
     ("transports", ["transport"]),
+    ("options", ["options"]),
     ("binding", ["python"]),
     ("crate root", [""]),
 ]
@@ -146,7 +147,8 @@ def layer_of(mod: tuple[str, ...], layers: list[tuple[str, list[str]]]) -> int |
     for index, (_, prefixes) in enumerate(layers):
         for prefix in prefixes:
             parts = tuple(prefix.split("::")) if prefix else ()
-            if mod[: len(parts)] == parts and (best is None or len(parts) > best[1]):
+            matches = mod[: len(parts)] == parts if parts else mod == ()  # "": the root only
+            if matches and (best is None or len(parts) > best[1]):
                 best = (index, len(parts))
     return None if best is None else best[0]
 

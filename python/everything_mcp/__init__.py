@@ -23,6 +23,7 @@ from ._core import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .authoring import Call, Context, Handle, RpcError, content
+    from .options import HttpOptions, ServerOptions
     from .server import Server
     from .tasks import GatedTask, TaskEnded, TaskGate, TaskInfo
     from .traffic import TrafficRecord, load_records
@@ -33,6 +34,8 @@ _LAZY = {
     "Handle": "authoring",
     "RpcError": "authoring",
     "content": "authoring",
+    "HttpOptions": "options",
+    "ServerOptions": "options",
     "Server": "server",
     "GatedTask": "tasks",
     "TaskEnded": "tasks",
@@ -54,9 +57,11 @@ __all__ = [
     "EverythingMcpError",
     "GatedTask",
     "Handle",
+    "HttpOptions",
     "InputRequired",
     "RpcError",
     "Server",
+    "ServerOptions",
     "TaskEnded",
     "TaskGate",
     "TaskInfo",

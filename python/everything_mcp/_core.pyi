@@ -5,10 +5,16 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, final
 
+from typing_extensions import Unpack
+
+from everything_mcp.options import HttpOptions, ServerOptions
+
 __all__ = [
     "CATALOGS",
     "DEFAULTS",
     "ERAS",
+    "HTTP_OPTIONS",
+    "SERVER_OPTIONS",
     "SUPPORTED_REVISIONS",
     "ClientError",
     "ConfigError",
@@ -32,7 +38,11 @@ ERAS: list[str]
 """The values of ``era``: ``handshake``, ``stateless`` or ``both``."""
 CATALOGS: list[str]
 DEFAULTS: dict[str, Any]
-"""Every setting's default (durations in seconds; ``None``: unset), read from the Rust core."""
+"""Every option's default (durations in seconds; ``None``: unset), read from the Rust core."""
+SERVER_OPTIONS: tuple[str, ...]
+"""The names of the options ``Server()`` takes, in the Rust type's order."""
+HTTP_OPTIONS: tuple[str, ...]
+"""The names of the options ``Server.start_http()`` takes besides the address."""
 
 class EverythingMcpError(Exception):
     """Base class of every everything-mcp error."""
@@ -124,46 +134,10 @@ def init_logging(level: str) -> None:
 class Server:
     """A running MCP server inside this process."""
 
-    def __new__(
-        cls,
-        *,
-        catalogs: list[str] | None = None,
-        record: str | os.PathLike[str] | None = None,
-        revisions: list[str] | None = None,
-        era: str | None = None,
-        page_size: int | None = None,
-        max_message_bytes: int | None = None,
-        keep_traffic: int | None = None,
-        name: str | None = None,
-        title: str | None = None,
-        version: str | None = None,
-        instructions: str | None = None,
-        worker_threads: int | None = None,
-        tick: float | None = None,
-        update_delay: float | None = None,
-        send_list_changed: bool | None = None,
-        expose_env: bool | None = None,
-        task_ttl: float | None = None,
-        task_poll_interval: float | None = None,
-    ) -> Server: ...
+    def __new__(cls, **options: Unpack[ServerOptions]) -> Server: ...
     def run_stdio(self) -> None:
         """Serve stdin/stdout until stdin closes; a signal handler's exception propagates."""
-    def start_http(
-        self,
-        host: str | None = None,
-        port: int = 0,
-        *,
-        strict_port: bool = False,
-        json_response: bool | None = None,
-        allow_hosts: list[str] = ...,
-        allow_origins: list[str] = ...,
-        max_sessions: int | None = None,
-        session_idle_timeout: float | None = None,
-        event_store_capacity: int | None = None,
-        sse_retry: float | None = None,
-        keepalive: float | None = None,
-        standalone_stream: bool | None = None,
-    ) -> tuple[str, int]:
+    def start_http(self, host: str | None = None, port: int = 0, **options: Unpack[HttpOptions]) -> tuple[str, int]:
         """Serve /mcp, /sse, /message and /health; return the bound (host, port)."""
     def start_relay(self, directory: str | os.PathLike[str]) -> str:
         """Serve stdio connections relayed over a Unix socket in directory; return its path."""

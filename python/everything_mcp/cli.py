@@ -36,27 +36,30 @@ class _Terminated(Exception):
     """Raised by the SIGTERM handler so the server stops cleanly."""
 
 
+_FIXED: dict[str, Any] = {"keep_traffic": 0}
+"""The server options the CLI sets instead of offering a flag: nothing reads a CLI server's
+traffic in memory (``--record`` has every frame)."""
+
+
 def _server_defaults() -> dict[str, Any]:
     """The default of every option `stdio`, `http` and `sse` share: the parser's (through
-    ``set_defaults``) and the bare ``stdio`` command's, which is served without a parser.
-    ``None`` leaves the setting to the core, whose defaults (``_core.DEFAULTS``) are written
-    once, in Rust; only the reference lab's environment variables are read here."""
+    ``set_defaults``) and the bare ``stdio`` command's, which is served without a parser. Each
+    server option's flag stores it under the option's own name (``dest``), and ``None`` leaves
+    it to the core, whose defaults (``_core.DEFAULTS``) are written once, in Rust; only the
+    reference lab's environment variables are read here."""
     delay = os.environ.get("MCP_TEST_UPDATE_DELAY_SECONDS")
     list_changed = os.environ.get("MCP_TEST_SEND_LIST_CHANGED")
-    return {
-        "record": None,
-        "log_level": "warn",
-        "revision": None,
-        "era": None,
-        "page_size": None,
-        "max_message_bytes": None,
-        "tick_ms": None,
-        "update_delay": float(delay) if delay else None,
-        "send_list_changed": list_changed.lower() == "true" if list_changed else None,
-        "expose_env": None,
-        "task_ttl": None,
-        "catalog": None,
-    }
+    defaults: dict[str, Any] = {name: None for name in _core.SERVER_OPTIONS if name not in _FIXED}
+    defaults["log_level"] = "warn"
+    defaults["update_delay"] = float(delay) if delay else None
+    defaults["send_list_changed"] = list_changed.lower() == "true" if list_changed else None
+    return defaults
+
+
+def _given(ns: Any, names: Sequence[str]) -> dict[str, Any]:
+    """The options among ``names`` that the command line gave (the rest take the core's
+    defaults)."""
+    return {name: value for name in names if (value := getattr(ns, name, None)) is not None}
 
 
 def _log_level(value: str) -> str:
@@ -136,9 +139,18 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _millis(value: str) -> float | None:
+    """A whole number of milliseconds as seconds; 0 is unset."""
+    n = _count(value)
+    return n / 1000 if n else None
+
+
 def _add_server_options(p: argparse.ArgumentParser) -> None:
+    """One flag per server option (``_core.SERVER_OPTIONS``, but those in ``_FIXED``), each
+    storing it under the option's name; ``tests/test_cli.py`` checks that none is missing."""
     import argparse
 
+    defaults = _core.DEFAULTS
     p.set_defaults(**_server_defaults())
     p.add_argument("--record", metavar="FILE", help="append every frame in and out to FILE as JSON lines")
     p.add_argument(
@@ -151,6 +163,7 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
         "--revision",
         metavar="REV",
         action="append",
+        dest="revisions",
         choices=_core.SUPPORTED_REVISIONS,
         help="accept only this protocol revision, repeatable (default: all)",
     )
@@ -158,7 +171,7 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
         "--era",
         choices=_core.ERAS,
         help="serve the handshake era (2024-11-05 … 2025-11-25), the stateless era (2026-07-28)"
-        f" or both side by side; narrows --revision (default: {_core.DEFAULTS['era']})",
+        f" or both side by side; narrows --revision (default: {defaults['era']})",
     )
     p.add_argument("--page-size", metavar="N", type=_count, help="items per */list page (default: one page)")
     p.add_argument(
@@ -166,12 +179,35 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
         metavar="N",
         type=_count,
         help="largest accepted frame or HTTP body; larger ones are refused"
-        f" (default: {_core.DEFAULTS['max_message_bytes'] // 2**20} MiB)",
+        f" (default: {defaults['max_message_bytes'] // 2**20} MiB)",
+    )
+    p.add_argument("--server-name", metavar="NAME", dest="name", help=f"serverInfo.name (default: {defaults['name']})")
+    p.add_argument(
+        "--server-title",
+        metavar="TITLE",
+        dest="title",
+        help="serverInfo.title (default: ours, none with a --server-name of your own)",
+    )
+    p.add_argument(
+        "--server-version",
+        metavar="VERSION",
+        dest="version",
+        help=f"serverInfo.version (default: {defaults['version']})",
+    )
+    p.add_argument(
+        "--instructions", metavar="TEXT", help="the instructions of the initialize result (default: the catalog's)"
+    )
+    p.add_argument(
+        "--worker-threads",
+        metavar="N",
+        type=_count,
+        help=f"threads of the server's runtime (default {defaults['worker_threads']})",
     )
     p.add_argument(
         "--tick-ms",
         metavar="MS",
-        type=_count,
+        type=_millis,
+        dest="tick",
         help="interval of every periodic catalog timer (and of the everything catalog's task stages and"
         " polls), instead of the reference's 1-15 s",
     )
@@ -180,7 +216,7 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         type=float,
         help="review-lab: seconds from a subscription to the update"
-        f" ($MCP_TEST_UPDATE_DELAY_SECONDS, default {_core.DEFAULTS['update_delay']:g})",
+        f" ($MCP_TEST_UPDATE_DELAY_SECONDS, default {defaults['update_delay']:g})",
     )
     p.add_argument(
         "--send-list-changed",
@@ -189,26 +225,36 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--expose-env",
-        action="store_true",
+        action="store_const",
+        const=True,
         help="get-env/printEnv show secret-looking variables instead of <redacted>",
     )
     p.add_argument(
         "--task-ttl",
         metavar="SECONDS",
         type=float,
-        help=f"how long a task is kept after it is created or settles (default {_core.DEFAULTS['task_ttl']:g})",
+        help=f"how long a task is kept after it is created or settles (default {defaults['task_ttl']:g})",
+    )
+    p.add_argument(
+        "--task-poll-interval",
+        metavar="SECONDS",
+        type=float,
+        help=f"the pollInterval suggested to clients polling a task (default {defaults['task_poll_interval']:g})",
     )
     p.add_argument(
         "--catalog",
         metavar="NAMES",
-        action="append",
+        action="extend",
+        dest="catalogs",
         type=_catalogs,
         help=f"catalogs to serve, comma-separated or repeated: {', '.join(_core.CATALOGS)}"
-        f" (default: {','.join(_core.DEFAULTS['catalogs'])})",
+        f" (default: {','.join(defaults['catalogs'])})",
     )
 
 
 def _add_http_options(p: argparse.ArgumentParser) -> None:
+    """The listener's address and one flag per HTTP option (``_core.HTTP_OPTIONS``), each storing
+    it under the option's name."""
     defaults = _core.DEFAULTS
     p.add_argument("--host", help=f"address to bind (default: {defaults['host']})")
     p.add_argument(
@@ -217,24 +263,30 @@ def _add_http_options(p: argparse.ArgumentParser) -> None:
         default=_default_port(),
         help=f"port to bind; 0 picks a free one (default: $PORT or {DEFAULT_PORT})",
     )
-    p.add_argument("--strict-port", action="store_true", help="fail if the port is busy instead of trying the next 20")
+    p.add_argument(
+        "--strict-port",
+        action="store_const",
+        const=True,
+        help="fail if the port is busy instead of trying the next 20",
+    )
     p.add_argument(
         "--json-response",
-        action="store_true",
+        action="store_const",
+        const=True,
         help="answer POSTed requests with application/json instead of an SSE stream",
     )
     p.add_argument(
         "--allow-host",
         metavar="HOST",
         action="append",
-        default=[],
+        dest="allow_hosts",
         help="also accept this Host (DNS-rebinding guard; repeatable; * for any)",
     )
     p.add_argument(
         "--allow-origin",
         metavar="ORIGIN",
         action="append",
-        default=[],
+        dest="allow_origins",
         help="also accept this Origin, e.g. https://app.example (repeatable; * for any)",
     )
     p.add_argument(
@@ -247,17 +299,33 @@ def _add_http_options(p: argparse.ArgumentParser) -> None:
         "--session-timeout",
         metavar="SECONDS",
         type=float,
+        dest="session_idle_timeout",
         help=f"end sessions idle this long; 0 never (default {defaults['session_idle_timeout']:g})",
     )
     p.add_argument(
         "--event-store",
         metavar="N",
         type=_count,
+        dest="event_store_capacity",
         help=f"SSE events kept per session for Last-Event-ID resumption (default {defaults['event_store_capacity']})",
     )
     p.add_argument(
+        "--sse-retry",
+        metavar="SECONDS",
+        type=float,
+        help=f"the reconnection delay sent with each POST stream's first event (default {defaults['sse_retry']:g})",
+    )
+    p.add_argument(
+        "--keepalive",
+        metavar="SECONDS",
+        type=float,
+        help=f"interval of keepalive comments on open SSE streams (default {defaults['keepalive']:g})",
+    )
+    p.add_argument(
         "--no-standalone-stream",
-        action="store_true",
+        action="store_const",
+        const=False,
+        dest="standalone_stream",
         help="answer GET /mcp with 405 instead of opening a standalone SSE stream",
     )
 
@@ -300,33 +368,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _core.init_logging(ns.log_level)
         # The binding itself, not `Server`: the authoring machinery `Server` brings along would
         # add a third to the start-up time of every stdio client's spawn.
-        server = _core.Server(
-            catalogs=[name for names in ns.catalog for name in names] if ns.catalog else None,
-            record=ns.record,
-            revisions=ns.revision,
-            era=ns.era,
-            page_size=ns.page_size,
-            max_message_bytes=ns.max_message_bytes,
-            keep_traffic=0,  # nothing reads it in memory; --record has everything
-            tick=ns.tick_ms / 1000 if ns.tick_ms else None,
-            update_delay=ns.update_delay,
-            send_list_changed=ns.send_list_changed,
-            expose_env=ns.expose_env,
-            task_ttl=ns.task_ttl,
-        )
+        server = _core.Server(**_given(ns, _core.SERVER_OPTIONS), **_FIXED)
         if ns.command != "stdio":
-            server.start_http(
-                ns.host,
-                ns.port,
-                strict_port=ns.strict_port,
-                json_response=ns.json_response or None,
-                allow_hosts=ns.allow_host,
-                allow_origins=ns.allow_origin,
-                max_sessions=ns.max_sessions,
-                session_idle_timeout=ns.session_timeout,
-                event_store_capacity=ns.event_store,
-                standalone_stream=False if ns.no_standalone_stream else None,
-            )
+            server.start_http(ns.host, ns.port, **_given(ns, _core.HTTP_OPTIONS))
     except (_core.EverythingMcpError, OSError) as e:
         print(f"everything-mcp: {e}", file=sys.stderr)
         return 2

@@ -23,21 +23,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from .options import Options
     from .server import Server
 
 __all__ = ["everything_mcp", "everything_mcp_factory"]
-
-_HTTP_OPTIONS = {
-    "json_response",
-    "allow_hosts",
-    "allow_origins",
-    "max_sessions",
-    "session_idle_timeout",
-    "event_store_capacity",
-    "sse_retry",
-    "keepalive",
-    "standalone_stream",
-}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -53,7 +44,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "everything_mcp(**options): options for the everything_mcp fixture (Server and start_http arguments)"
+        "markers",
+        "everything_mcp(**options): options for the everything_mcp fixture (everything_mcp.options.Options:"
+        " Server and start_http arguments)",
     )
 
 
@@ -88,9 +81,11 @@ def _save_records(item: pytest.Item, servers: list[Server]) -> None:
 
 
 def _start(item: pytest.Item, options: dict[str, Any]) -> Server:
+    from . import _core
     from .server import Server
 
-    http = {k: options.pop(k) for k in list(options) if k in _HTTP_OPTIONS}
+    # The listener's options go to `start_http`, the rest (unknown ones too) to `Server`.
+    http = {k: options.pop(k) for k in list(options) if k in _core.HTTP_OPTIONS}
     srv = Server(**options)
     srv.start_http(**http)
     item.stash.setdefault(_SERVERS, []).append(srv)
@@ -103,7 +98,7 @@ def everything_mcp_factory(request: pytest.FixtureRequest) -> Iterator[Callable[
     each serves HTTP on an ephemeral port and is stopped after the test."""
     started: list[Server] = []
 
-    def factory(**options: Any) -> Server:
+    def factory(**options: Unpack[Options]) -> Server:
         srv = _start(request.node, dict(options))
         started.append(srv)
         return srv

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +16,9 @@ from .authoring import Context, Handle, LoopThread, await_core, run_handler, too
 from .authoring import input_schema as schema_of  # `tool()` has an `input_schema` parameter
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from .options import HttpOptions, ServerOptions
     from .tasks import TaskGate, TaskInfo
     from .traffic import TrafficRecord, TrafficView
 
@@ -62,78 +65,14 @@ class Server:
     process's stdin/stdout with :meth:`run_stdio`, or open in-process connections with
     :meth:`connect`.  Every frame in and out is recorded: read it with :attr:`traffic`.
 
-    Every argument is optional; an omitted one (``None``) takes the core's default, listed in
-    :data:`everything_mcp.DEFAULTS`.
-
-    Args:
-        catalogs: built-in surfaces to load (``"everything"``, ``"none"``, ...; see
-            ``everything_mcp.CATALOGS``).
-        record: also append every frame to this JSON-lines file.
-        revisions: protocol revisions to accept (default: all).
-        era: ``"handshake"`` (2024-11-05 … 2025-11-25), ``"stateless"`` (2026-07-28) or
-            ``"both"`` (default); narrows ``revisions`` further (``ConfigError`` when nothing is
-            left). See ``docs/eras.md``.
-        page_size: items per ``*/list`` page (default: one page).
-        max_message_bytes: largest accepted frame (default 64 MiB).
-        keep_traffic: most records kept in memory, oldest dropped first (default 10,000, so a
-            load test's memory stays flat; a ``record`` file gets every one).
-        name, title, version, instructions: what ``initialize`` reports (a custom ``name``
-            without ``title`` reports no title).
-        worker_threads: threads of the server's runtime.
-        tick: seconds between the ticks of every periodic catalog timer (simulated logs,
-            subscription updates, roots sync, the research task's stages, the async tools'
-            polls) instead of the reference's 1-15 s.
-        update_delay: ``review-lab``: seconds from a subscription to the resource's update.
-        send_list_changed: ``review-lab``: also send ``resources/list_changed`` with it.
-        expose_env: ``get-env``/``printEnv`` show secret-looking variables (names with TOKEN,
-            SECRET, KEY, PASSWORD, CREDENTIAL or AUTH), which are ``<redacted>`` by default.
-        task_ttl: seconds a task is kept after it is created (and after it settles): its
-            ``ttl`` (default 300, the reference's); see ``docs/tasks.md``.
-        task_poll_interval: the ``pollInterval`` suggested to clients polling a task (default 1).
+    Every option is a keyword argument, a key of :class:`~everything_mcp.options.ServerOptions`
+    (``catalogs=["none"]``, ``era="handshake"``, ``tick=0.05``, ...), and optional: an omitted
+    one (or ``None``) takes the core's default, listed in :data:`everything_mcp.DEFAULTS`. What
+    each means: ``docs/python-api.md`` (Options), or ``python -m everything_mcp http --help``.
     """
 
-    def __init__(
-        self,
-        *,
-        catalogs: Sequence[str] | None = None,
-        record: str | os.PathLike[str] | None = None,
-        revisions: Sequence[str] | None = None,
-        era: str | None = None,
-        page_size: int | None = None,
-        max_message_bytes: int | None = None,
-        keep_traffic: int | None = None,
-        name: str | None = None,
-        title: str | None = None,
-        version: str | None = None,
-        instructions: str | None = None,
-        worker_threads: int | None = None,
-        tick: float | None = None,
-        update_delay: float | None = None,
-        send_list_changed: bool | None = None,
-        expose_env: bool | None = None,
-        task_ttl: float | None = None,
-        task_poll_interval: float | None = None,
-    ) -> None:
-        self._core = _core.Server(
-            catalogs=list(catalogs) if catalogs is not None else None,
-            record=os.fspath(record) if record is not None else None,
-            revisions=list(revisions) if revisions is not None else None,
-            era=era,
-            page_size=page_size,
-            max_message_bytes=max_message_bytes,
-            keep_traffic=keep_traffic,
-            name=name,
-            title=title,
-            version=version,
-            instructions=instructions,
-            worker_threads=worker_threads,
-            tick=tick,
-            update_delay=update_delay,
-            send_list_changed=send_list_changed,
-            expose_env=expose_env,
-            task_ttl=task_ttl,
-            task_poll_interval=task_poll_interval,
-        )
+    def __init__(self, **options: Unpack[ServerOptions]) -> None:
+        self._core = _core.Server(**options)
         self._loop_thread: LoopThread | None = None
         self._loop_lock = threading.Lock()
         self._relay: str | None = None
@@ -147,22 +86,7 @@ class Server:
         """
         self._core.run_stdio()
 
-    def start_http(
-        self,
-        host: str | None = None,
-        port: int = 0,
-        *,
-        strict_port: bool = False,
-        json_response: bool | None = None,
-        allow_hosts: Sequence[str] = (),
-        allow_origins: Sequence[str] = (),
-        max_sessions: int | None = None,
-        session_idle_timeout: float | None = None,
-        event_store_capacity: int | None = None,
-        sse_retry: float | None = None,
-        keepalive: float | None = None,
-        standalone_stream: bool | None = None,
-    ) -> str:
+    def start_http(self, host: str | None = None, port: int = 0, **options: Unpack[HttpOptions]) -> str:
         """Serve HTTP in this process and return the Streamable HTTP URL (``…/mcp``).
 
         One listener serves Streamable HTTP at ``/mcp``, the legacy HTTP+SSE transport at
@@ -170,24 +94,12 @@ class Server:
         moves on to the next of 20 unless ``strict_port``. Only loopback ``Host``/``Origin``
         values are accepted unless widened with ``allow_hosts``/``allow_origins`` (``"*"``: any).
         ``json_response`` answers POSTed requests with ``application/json`` instead of SSE.
-        Omitted settings take the defaults in :data:`everything_mcp.DEFAULTS` (loopback host,
-        1000 sessions, idle sessions ended after 1800 s; ``session_idle_timeout=0``: never).
+        Every option (:class:`~everything_mcp.options.HttpOptions`) is optional and takes its
+        default from :data:`everything_mcp.DEFAULTS` when omitted (loopback host, 1000 sessions,
+        idle sessions ended after 1800 s; ``session_idle_timeout=0``: never).
         :meth:`stop` closes open streams and frees the port.
         """
-        self._core.start_http(
-            host,
-            port,
-            strict_port=strict_port,
-            json_response=json_response,
-            allow_hosts=list(allow_hosts),
-            allow_origins=list(allow_origins),
-            max_sessions=max_sessions,
-            session_idle_timeout=session_idle_timeout,
-            event_store_capacity=event_store_capacity,
-            sse_retry=sse_retry,
-            keepalive=keepalive,
-            standalone_stream=standalone_stream,
-        )
+        self._core.start_http(host, port, **options)
         url = self.http_url
         assert url is not None
         return url

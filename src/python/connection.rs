@@ -1,10 +1,10 @@
 //! `_core.Connection`: the client end of an in-process connection, for tests and relays.
 
 use super::errors::ConnectionClosedError;
+use super::lock_attached;
 use super::wait::{deadline_after, wait_detached, Waited, SIGNAL_POLL};
 use crate::transport::memory::MemoryConnection;
 use pyo3::prelude::*;
-use pyo3::sync::MutexExt;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio::runtime::Handle;
@@ -52,7 +52,7 @@ impl Connection {
             Ok(s) => s.into_bytes(),
             Err(_) => frame.extract::<Vec<u8>>()?,
         };
-        let guard = self.to_server.lock().unwrap_or_else(|e| e.into_inner());
+        let guard = crate::lock::lock(&self.to_server);
         match guard.as_ref() {
             Some(tx) if tx.send(bytes).is_ok() => Ok(()),
             _ => Err(ConnectionClosedError::new_err("the connection is closed")),
@@ -66,10 +66,7 @@ impl Connection {
         let deadline = timeout.map(deadline_after);
         loop {
             if self.server_stopped.is_cancelled() {
-                let mut rx = self
-                    .from_server
-                    .lock_py_attached(py)
-                    .unwrap_or_else(|e| e.into_inner());
+                let mut rx = lock_attached(py, &self.from_server);
                 return match rx.try_recv() {
                     Ok(frame) => Ok(Some(frame.to_string())),
                     Err(_) => Err(ConnectionClosedError::new_err("the server is stopped")),
@@ -79,10 +76,7 @@ impl Connection {
                 d.saturating_duration_since(Instant::now()).min(SIGNAL_POLL)
             });
             // Detaches while waiting for the lock: another thread may hold it, detached, in a wait.
-            let mut rx = self
-                .from_server
-                .lock_py_attached(py)
-                .unwrap_or_else(|e| e.into_inner());
+            let mut rx = lock_attached(py, &self.from_server);
             let got = wait_detached(py, &self.handle, slice, rx.recv());
             drop(rx);
             match got {
@@ -106,9 +100,6 @@ impl Connection {
 
     /// Closes the client side: the server finishes in-flight work briefly, then ends the session.
     fn close(&self) {
-        self.to_server
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
+        crate::lock::lock(&self.to_server).take();
     }
 }

@@ -2,7 +2,6 @@
 //! builtin Python users expect, such as `OSError`).
 
 use crate::error::Error;
-use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 
 pyo3::create_exception!(
@@ -42,6 +41,7 @@ pub fn to_py(e: Error) -> PyErr {
     match e {
         Error::Definition(_) | Error::Config(_) => ConfigError::new_err(e.to_string()),
         Error::Stopped => ConnectionClosedError::new_err(e.to_string()),
-        Error::Io(io) => PyOSError::new_err(io.to_string()),
+        // pyo3's own conversion: the `OSError` subclass and `errno` the error's kind has.
+        Error::Io(io) => io.into(),
     }
 }

@@ -264,7 +264,7 @@ pub struct Reply {
 
 impl Reply {
     fn send(&self, answer: Answer) {
-        let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let tx = crate::lock::lock(&self.tx).take();
         if let Some(tx) = tx {
             // The request may be gone (cancelled, connection closed): nobody to tell.
             let _ = tx.send(answer);

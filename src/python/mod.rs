@@ -5,14 +5,22 @@
 mod args;
 mod callback;
 mod connection;
-mod defaults;
 mod errors;
 mod handlers;
+mod options;
 mod server;
 mod tasks;
 mod wait;
 
 use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
+use std::sync::{Mutex, MutexGuard};
+
+/// [`crate::lock`] for a lock that another thread may hold while detached from Python (across a
+/// wait): this one waits for it detached too, so the two cannot deadlock on the GIL.
+fn lock_attached<'a, T>(py: Python<'_>, m: &'a Mutex<T>) -> MutexGuard<'a, T> {
+    m.lock_py_attached(py).unwrap_or_else(|e| e.into_inner())
+}
 
 /// The `everything_mcp._core` extension module.
 #[pymodule(gil_used = false)]
@@ -30,7 +38,7 @@ pub mod _core {
     #[pymodule_export]
     use super::init_logging;
     #[pymodule_export]
-    use super::server::Server;
+    use super::server::PyServer;
     #[pymodule_export]
     use super::tasks::{GatedTask, TaskGate};
 
@@ -45,7 +53,15 @@ pub mod _core {
         )?;
         m.add("ERAS", crate::protocol::EraChoice::NAMES.to_vec())?;
         m.add("CATALOGS", crate::catalog::names().collect::<Vec<_>>())?;
-        m.add("DEFAULTS", super::defaults::dict(m.py())?)?;
+        m.add("DEFAULTS", super::options::defaults(m.py())?)?;
+        m.add(
+            "SERVER_OPTIONS",
+            super::options::names::<crate::options::ServerOptions>(m.py())?,
+        )?;
+        m.add(
+            "HTTP_OPTIONS",
+            super::options::names::<crate::options::HttpOptions>(m.py())?,
+        )?;
         Ok(())
     }
 }

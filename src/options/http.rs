@@ -1,0 +1,138 @@
+//! [`HttpOptions`]: what an HTTP listener is started with, and the listener they make.
+
+use super::{Group, Seconds};
+use crate::error::Error;
+use crate::server::Server;
+use crate::transport::http::{self, guard::Allowlist, HttpConfig, HttpState};
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+/// The shortest keepalive interval: a shorter one would only busy the streams.
+const MIN_KEEPALIVE: Duration = Duration::from_millis(10);
+
+/// Every option of an HTTP listener besides its address (`start_http(host, port, **options)`,
+/// the CLI's `http` and `sse` commands). Defaults are [`HttpConfig::default`]'s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HttpOptions {
+    /// Fail when the port is busy instead of trying the next 20.
+    pub strict_port: bool,
+    /// Answer POSTed requests with `application/json` instead of an SSE stream.
+    pub json_response: bool,
+    /// Hosts accepted besides loopback by the DNS-rebinding guard (`*`: any).
+    pub allow_hosts: Vec<String>,
+    /// Origins accepted besides loopback, e.g. `https://app.example` (`*`: any).
+    pub allow_origins: Vec<String>,
+    /// Most concurrent sessions (both transports); an `initialize` or `GET /sse` beyond it
+    /// gets 503.
+    pub max_sessions: usize,
+    /// Sessions idle this long are ended; 0: never.
+    pub session_idle_timeout: Seconds,
+    /// SSE events kept per session for `Last-Event-ID` resumption (oldest dropped first).
+    pub event_store_capacity: usize,
+    /// The `retry` (reconnection delay) sent with each POST stream's priming event.
+    pub sse_retry: Seconds,
+    /// Interval of `: keepalive` comments on open SSE streams (at least 10 ms).
+    pub keepalive: Seconds,
+    /// Whether `GET /mcp` opens a standalone SSE stream (otherwise 405).
+    pub standalone_stream: bool,
+}
+
+impl Group for HttpOptions {}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        let http = HttpConfig::default();
+        Self {
+            strict_port: false,
+            json_response: http.json_response,
+            allow_hosts: http.allow.hosts,
+            allow_origins: http.allow.origins,
+            max_sessions: http.max_sessions,
+            // 0 means never, as the option takes it.
+            session_idle_timeout: http.session_idle_timeout.map_or(Seconds(0.0), Seconds::of),
+            event_store_capacity: http.event_store_capacity,
+            sse_retry: Seconds::of(http.sse_retry),
+            keepalive: Seconds::of(http.keepalive),
+            standalone_stream: http.standalone_stream,
+        }
+    }
+}
+
+impl HttpOptions {
+    /// What the transport reads. Fails on a bad duration.
+    pub fn http_config(&self) -> Result<HttpConfig, Error> {
+        let idle = self.session_idle_timeout.duration("session_idle_timeout")?;
+        Ok(HttpConfig {
+            json_response: self.json_response,
+            allow: Allowlist {
+                hosts: self.allow_hosts.clone(),
+                origins: self.allow_origins.clone(),
+            },
+            max_sessions: self.max_sessions,
+            session_idle_timeout: (!idle.is_zero()).then_some(idle),
+            event_store_capacity: self.event_store_capacity,
+            sse_retry: self.sse_retry.duration("sse_retry")?,
+            keepalive: self.keepalive.duration("keepalive")?.max(MIN_KEEPALIVE),
+            standalone_stream: self.standalone_stream,
+        })
+    }
+
+    /// Binds `host:port` (`None`: [`http::DEFAULT_HOST`]; port 0: any free one; a busy port
+    /// moves to the next of 20 unless `strict_port`), after checking the options. The
+    /// listener's Host guard accepts the address it announces ([`http::listen`]).
+    pub async fn listen(&self, host: Option<&str>, port: u16) -> Result<Listener, Error> {
+        let mut config = self.http_config()?;
+        let host = host.unwrap_or(http::DEFAULT_HOST);
+        let (listener, addr) =
+            http::listen(host, port, self.strict_port, &mut config.allow).await?;
+        Ok(Listener {
+            listener,
+            addr,
+            config,
+        })
+    }
+}
+
+/// A bound HTTP listener, not serving yet.
+pub struct Listener {
+    listener: TcpListener,
+    /// Where clients reach it (loopback for a wildcard bind).
+    pub addr: SocketAddr,
+    config: HttpConfig,
+}
+
+impl Listener {
+    /// Serves `server` until `shutdown` is cancelled (see [`http::serve`]).
+    pub async fn serve(
+        self,
+        server: Arc<Server>,
+        shutdown: CancellationToken,
+    ) -> std::io::Result<()> {
+        let state = HttpState::new(server, self.config, shutdown);
+        http::serve(self.listener, state).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_idle_timeout_is_never() {
+        let options = HttpOptions {
+            session_idle_timeout: Seconds(0.0),
+            ..Default::default()
+        };
+        assert_eq!(options.http_config().unwrap().session_idle_timeout, None);
+        let defaults = HttpOptions::default().http_config().unwrap();
+        assert_eq!(
+            defaults.session_idle_timeout,
+            HttpConfig::default().session_idle_timeout
+        );
+    }
+}

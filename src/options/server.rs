@@ -1,0 +1,195 @@
+//! [`ServerOptions`]: what a server is started with, and its conversion to what the core and the
+//! catalogs read.
+
+use super::{Group, Seconds};
+use crate::catalog;
+use crate::error::Error;
+use crate::protocol::{EraChoice, Revision};
+use crate::server::{Server, ServerConfig};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Threads of each server's tokio runtime: two serve a test's traffic without contention on the
+/// two-core machines CI runs on; more only add start-up time.
+pub const WORKER_THREADS: usize = 2;
+
+/// The catalogs served when none are named: the reference server's current surface.
+pub const CATALOGS: &[&str] = &["everything"];
+
+/// Every option of a server (`Server(**options)`, the CLI's commands). Defaults are read from
+/// the types that own them ([`ServerConfig::default`], [`catalog::Options::default`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerOptions {
+    /// The built-in surfaces to serve, loaded in this order (`catalog::CATALOGS` names them).
+    pub catalogs: Vec<String>,
+    /// Also append every frame in and out to this JSON-lines file.
+    pub record: Option<PathBuf>,
+    /// The protocol revisions accepted (default: all), narrowed further by `era`.
+    pub revisions: Vec<String>,
+    /// Which eras are served: `handshake` (2024-11-05 … 2025-11-25), `stateless` (2026-07-28)
+    /// or `both`.
+    pub era: String,
+    /// Items per `*/list` page; unset: everything in one page.
+    pub page_size: Option<usize>,
+    /// The largest accepted frame (a stdio line, an HTTP body) in bytes; larger ones get
+    /// `-32600` and are not parsed.
+    pub max_message_bytes: usize,
+    /// Most traffic records kept in memory, oldest dropped first (the record file gets every
+    /// one); unset: all.
+    pub keep_traffic: Option<usize>,
+    /// `serverInfo.name`.
+    pub name: String,
+    /// `serverInfo.title`; unset: ours while `name` is ours too, none for a custom name.
+    pub title: Option<String>,
+    /// `serverInfo.version`.
+    pub version: String,
+    /// The `instructions` of the `initialize` result; unset: the catalog's.
+    pub instructions: Option<String>,
+    /// Threads of the server's tokio runtime (at least one).
+    pub worker_threads: usize,
+    /// The interval of every periodic catalog timer (simulated logs, subscription updates, roots
+    /// sync, the research task's stages, the async tools' polls) instead of the reference's
+    /// 1–15 s; unset: the reference's.
+    pub tick: Option<Seconds>,
+    /// `review-lab`: how long after a subscription the watched resource changes.
+    pub update_delay: Seconds,
+    /// `review-lab`: also send `notifications/resources/list_changed` with the update.
+    pub send_list_changed: bool,
+    /// `get-env` / `printEnv` show secret-looking variables instead of `<redacted>`.
+    pub expose_env: bool,
+    /// How long a task is kept after it is created (and again after it settles): its `ttl`.
+    pub task_ttl: Seconds,
+    /// The `pollInterval` suggested to clients polling a task.
+    pub task_poll_interval: Seconds,
+}
+
+impl Group for ServerOptions {}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        let server = ServerConfig::default();
+        let catalog = catalog::Options::default();
+        Self {
+            catalogs: CATALOGS.iter().map(|c| c.to_string()).collect(),
+            record: server.record_path,
+            revisions: server.revisions.iter().map(|r| r.as_str().into()).collect(),
+            era: server.era.as_str().into(),
+            page_size: server.page_size,
+            max_message_bytes: server.max_message_bytes,
+            keep_traffic: server.keep_traffic,
+            name: server.name,
+            // Ours only while the name is: `server_config` fills it in.
+            title: None,
+            version: server.version,
+            instructions: server.instructions,
+            worker_threads: WORKER_THREADS,
+            tick: catalog.tick.map(Seconds::of),
+            update_delay: Seconds::of(catalog.update_delay),
+            send_list_changed: catalog.send_list_changed,
+            expose_env: catalog.expose_env,
+            task_ttl: Seconds::of(server.task_ttl),
+            task_poll_interval: Seconds::of(server.task_poll_interval),
+        }
+    }
+}
+
+impl ServerOptions {
+    /// A server with these options: the named catalogs' registry, served as configured.
+    pub fn server(&self) -> Result<Arc<Server>, Error> {
+        let registry = catalog::registry(&self.catalogs, &self.catalog_options()?)?;
+        Server::new(self.server_config()?, registry)
+    }
+
+    /// What the core reads. Fails on an unknown revision or era, or a bad duration.
+    pub fn server_config(&self) -> Result<ServerConfig, Error> {
+        let defaults = ServerConfig::default();
+        let title = match &self.title {
+            Some(title) => Some(title.clone()),
+            None if self.name == defaults.name => defaults.title,
+            None => None,
+        };
+        let revisions = self
+            .revisions
+            .iter()
+            .map(|r| {
+                r.parse::<Revision>()
+                    .map_err(|e| Error::Config(e.to_string()))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(ServerConfig {
+            name: self.name.clone(),
+            title,
+            version: self.version.clone(),
+            instructions: self.instructions.clone(),
+            revisions,
+            era: self.era.parse::<EraChoice>().map_err(Error::Config)?,
+            page_size: self.page_size,
+            max_message_bytes: self.max_message_bytes,
+            record_path: self.record.clone(),
+            keep_traffic: self.keep_traffic,
+            task_ttl: self.task_ttl.duration("task_ttl")?,
+            task_poll_interval: self.task_poll_interval.duration("task_poll_interval")?,
+        })
+    }
+
+    /// What the catalogs read. Fails on a bad duration.
+    pub fn catalog_options(&self) -> Result<catalog::Options, Error> {
+        Ok(catalog::Options {
+            expose_env: self.expose_env,
+            tick: self.tick.map(|t| t.duration("tick")).transpose()?,
+            update_delay: self.update_delay.duration("update_delay")?,
+            send_list_changed: self.send_list_changed,
+        })
+    }
+
+    /// Threads of the server's runtime: `worker_threads`, at least one.
+    pub fn worker_threads(&self) -> usize {
+        self.worker_threads.max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_the_owning_types_defaults() {
+        let options = ServerOptions::default();
+        let config = options.server_config().unwrap();
+        let expected = ServerConfig::default();
+        assert_eq!(config.title, expected.title);
+        assert_eq!(config.revisions, expected.revisions);
+        assert_eq!(config.era, expected.era);
+        assert_eq!(config.task_ttl, expected.task_ttl);
+        assert_eq!(config.keep_traffic, expected.keep_traffic);
+        assert_eq!(
+            options.catalog_options().unwrap(),
+            catalog::Options::default()
+        );
+    }
+
+    #[test]
+    fn a_custom_name_without_a_title_has_no_title() {
+        let options = ServerOptions {
+            name: "mine".into(),
+            ..Default::default()
+        };
+        assert_eq!(options.server_config().unwrap().title, None);
+    }
+
+    #[test]
+    fn a_wrong_value_is_a_configuration_error() {
+        let options = ServerOptions {
+            revisions: vec!["1999-01-01".into()],
+            ..Default::default()
+        };
+        assert!(matches!(options.server_config(), Err(Error::Config(_))));
+        let options = ServerOptions {
+            era: "bogus".into(),
+            ..Default::default()
+        };
+        assert!(matches!(options.server_config(), Err(Error::Config(_))));
+    }
+}

@@ -1,0 +1,297 @@
+//! `_core.Server` ([`PyServer`]): owns a tokio runtime and a core [`Server`]. The methods Python
+//! calls are delegations, one module per concept: running and serving ([`serving`]: the
+//! options, stdio, HTTP, the relay, in-process connections, stopping), what it offers
+//! ([`registration`]), what the test triggers or asks ([`triggers`]), the recorded traffic
+//! ([`traffic`]) and tasks ([`tasks`]).
+
+mod registration;
+mod serving;
+mod tasks;
+mod traffic;
+mod triggers;
+
+use super::callback::Pending;
+use super::connection::Connection;
+use super::options;
+use crate::server::Server;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tokio::runtime::{Handle, Runtime};
+use tokio_util::sync::CancellationToken;
+
+/// A running MCP server inside this process.
+#[pyclass(frozen, name = "Server", module = "everything_mcp._core")]
+pub struct PyServer {
+    /// The protocol core, shared with every connection.
+    core: Arc<Server>,
+    /// Runs the server's tasks; taken out (and shut down) by `stop()`.
+    runtime: Mutex<Option<Runtime>>,
+    /// A handle kept outside the lock so connections can spawn without locking.
+    handle: Handle,
+    /// Cancelled by `stop()`: every transport this server runs ends.
+    shutdown: CancellationToken,
+    /// The HTTP listener, once `start_http` ran: its address and its serving task.
+    http: Mutex<Option<serving::HttpRunning>>,
+}
+
+#[pymethods]
+impl PyServer {
+    /// Takes every option of `crate::options::ServerOptions` as a keyword argument; an omitted
+    /// one (or `None`) takes its default (`_core.DEFAULTS` lists them).
+    #[new]
+    #[pyo3(signature = (**options))]
+    fn new(py: Python<'_>, options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        serving::new(py, options::extract("Server()", options)?)
+    }
+
+    /// Serves this process's stdin/stdout until stdin closes (returns) or a signal handler
+    /// raises (the exception propagates after the server stopped cleanly).
+    fn run_stdio(&self, py: Python<'_>) -> PyResult<()> {
+        serving::run_stdio(self, py)
+    }
+
+    /// Serves Streamable HTTP (`/mcp`), legacy SSE (`/sse`, `/message`) and `/health` on
+    /// `host:port` with the options of `crate::options::HttpOptions` (keyword arguments, each
+    /// optional). Returns the announced `(host, port)`.
+    #[pyo3(signature = (host=None, port=0, **options))]
+    fn start_http(
+        &self,
+        py: Python<'_>,
+        host: Option<&str>,
+        port: u16,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<(String, u16)> {
+        let options = options::extract("start_http()", options)?;
+        serving::start_http(self, py, host, port, options)
+    }
+
+    /// Serves stdio connections relayed over a Unix socket in `directory` (see
+    /// `python -m everything_mcp.relay`); returns the socket's path.
+    fn start_relay(&self, py: Python<'_>, directory: PathBuf) -> PyResult<String> {
+        serving::start_relay(self, py, directory)
+    }
+
+    /// `http://host:port` of the HTTP listener (IPv6 in brackets), or `None` before
+    /// `start_http`: formatted here so the CLI needs no Python wrapper to print it.
+    fn base_url(&self, py: Python<'_>) -> Option<String> {
+        serving::base_url(self, py)
+    }
+
+    /// Blocks until `stop()` is called (from another thread) or a signal handler raises.
+    fn wait(&self, py: Python<'_>) -> PyResult<()> {
+        serving::wait(self, py)
+    }
+
+    /// Opens an in-process connection (frames in, frames out).
+    fn connect(&self) -> PyResult<Connection> {
+        serving::connect(self)
+    }
+
+    /// Recorded frames with `seq > since`, each as one JSON text (see docs/traffic-format.md).
+    #[pyo3(signature = (since=0))]
+    fn traffic(&self, py: Python<'_>, since: u64) -> Vec<String> {
+        traffic::since(self, py, since)
+    }
+
+    /// How many frames were recorded so far.
+    fn traffic_count(&self) -> u64 {
+        self.core.recorder.len()
+    }
+
+    /// Forgets the in-memory traffic (a record file keeps everything).
+    fn clear_traffic(&self) {
+        self.core.recorder.clear();
+    }
+
+    /// Sends `notifications/resources/updated` for `uri` to subscribed sessions; returns how many.
+    fn notify_resource_updated(&self, uri: &str) -> usize {
+        self.core.notify_resource_updated(uri)
+    }
+
+    /// Sends `notifications/<kind>/list_changed` (`tools`, `resources` or `prompts`).
+    fn notify_list_changed(&self, kind: &str) -> PyResult<()> {
+        triggers::notify_list_changed(self, kind)
+    }
+
+    /// How many sessions are open, on any transport.
+    fn session_count(&self) -> usize {
+        self.core.session_count()
+    }
+
+    /// How many `subscriptions/listen` streams are open, on any transport.
+    fn listener_count(&self) -> usize {
+        self.core.listener_count()
+    }
+
+    /// Registers a tool whose `definition` (JSON text) is listed and whose `invoker(arguments_json,
+    /// context) -> result_json` runs on `tools/call`; `requires` gates it on a client capability.
+    #[pyo3(signature = (definition, invoker, requires=None))]
+    fn add_tool(
+        &self,
+        definition: &str,
+        invoker: Py<PyAny>,
+        requires: Option<String>,
+    ) -> PyResult<()> {
+        registration::tool(self, definition, invoker, requires)
+    }
+
+    /// Registers a resource: `definition` (JSON text with `uri`), `invoker(uri, context) ->
+    /// contents_json` (a JSON array of contents).
+    fn add_resource(&self, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
+        registration::resource(self, definition, invoker)
+    }
+
+    /// Registers a resource template: `definition` (JSON text with `uriTemplate`),
+    /// `invoker(uri, variables_json, context) -> contents_json`.
+    fn add_template(&self, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
+        registration::template(self, definition, invoker)
+    }
+
+    /// Registers a prompt: `definition` (JSON text with `name`, `arguments`),
+    /// `invoker(arguments_json, context) -> result_json`.
+    fn add_prompt(&self, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
+        registration::prompt(self, definition, invoker)
+    }
+
+    /// Registers a custom JSON-RPC method served by `invoker(params_json, context) -> result_json`.
+    fn add_method(&self, name: &str, invoker: Py<PyAny>) -> PyResult<()> {
+        registration::method(self, name, invoker)
+    }
+
+    /// Serves a skill (SEP-2640) made of `files`, `(path inside the skill folder, bytes)`: its
+    /// `SKILL.md` frontmatter names it. Returns the skill's URI, `skill://<name>/SKILL.md`.
+    fn add_skill(&self, files: Vec<(String, pyo3::pybacked::PyBackedBytes)>) -> PyResult<String> {
+        registration::skill(self, files)
+    }
+
+    /// Registers completions for `argument` of a prompt (`ref/prompt`, by name) or a resource
+    /// template (`ref/resource`, by `uriTemplate`): `invoker(value, context_arguments_json,
+    /// context, reply)` answers a JSON array of strings.
+    fn add_completion(&self, ref_type: &str, ref_name: &str, argument: &str, invoker: Py<PyAny>) {
+        registration::completion(self, ref_type, ref_name, argument, invoker);
+    }
+
+    /// Asks the client of one session (`session`), or of every initialized session, something
+    /// (`roots/list`, `sampling/createMessage`, `elicitation/create`); returns `{session: result
+    /// JSON}` (an error answer is `{"error": …}`). Waits at most `timeout` seconds.
+    #[pyo3(signature = (method, params=None, session=None, timeout=30.0))]
+    fn ask(
+        &self,
+        py: Python<'_>,
+        method: &str,
+        params: Option<&str>,
+        session: Option<String>,
+        timeout: f64,
+    ) -> PyResult<Vec<(String, String)>> {
+        triggers::ask(self, py, method, params, session, timeout)
+    }
+
+    /// `ask` for async tests: returns at once and calls `callback(answers, None)` or
+    /// `callback(None, exception)` later, from another thread (see `callback.rs`).
+    #[pyo3(signature = (method, params, session, timeout, callback))]
+    fn ask_async(
+        &self,
+        method: &str,
+        params: Option<&str>,
+        session: Option<String>,
+        timeout: f64,
+        callback: Py<PyAny>,
+    ) -> PyResult<Pending> {
+        triggers::ask_async(self, method, params, session, timeout, callback)
+    }
+
+    /// Sends a notification (`params` is JSON text) to one session or every initialized one;
+    /// returns how many were sent.
+    #[pyo3(signature = (method, params=None, session=None))]
+    fn notify(&self, method: &str, params: Option<&str>, session: Option<&str>) -> PyResult<usize> {
+        triggers::notify(self, method, params, session)
+    }
+
+    /// Removes a tool, resource (or template) or prompt; returns whether it existed.
+    fn remove(&self, kind: &str, name: &str) -> PyResult<bool> {
+        registration::remove(self, kind, name)
+    }
+
+    /// Sends `notifications/message` (`data` is JSON text) to every initialized session;
+    /// returns how many received it (after their log-level filters).
+    #[pyo3(signature = (level, data, logger=None))]
+    fn log(&self, level: &str, data: &str, logger: Option<&str>) -> PyResult<usize> {
+        triggers::log(self, level, data, logger)
+    }
+
+    /// Waits (GIL released, interruptible) until a traffic record with `seq > since` exists or
+    /// `timeout` seconds pass; returns whether one exists.
+    fn wait_traffic(&self, py: Python<'_>, since: u64, timeout: f64) -> PyResult<bool> {
+        traffic::wait(self, py, since, timeout)
+    }
+
+    /// Opens the test gate of `tool` (or returns the one open): from now on a task started for
+    /// that tool is held for the test instead of running the handler.
+    fn task_gate(&self, tool: &str) -> PyResult<super::tasks::TaskGate> {
+        tasks::gate(self, tool)
+    }
+
+    /// The live tasks, oldest first, as a JSON array (see `tasks::info`).
+    fn tasks(&self) -> String {
+        tasks::all(self)
+    }
+
+    /// Waits (GIL released, interruptible) until the task `id` has one of `statuses` (any
+    /// terminal one when empty), at most `timeout` seconds; returns whether it got there (an
+    /// unknown task never does).
+    fn wait_task(
+        &self,
+        py: Python<'_>,
+        id: &str,
+        statuses: Vec<String>,
+        timeout: f64,
+    ) -> PyResult<bool> {
+        tasks::wait(self, py, id, statuses, timeout)
+    }
+
+    /// Names of the registered tools, in `tools/list` order.
+    fn tool_names(&self) -> Vec<String> {
+        self.core.registry().tools.keys().cloned().collect()
+    }
+
+    /// Stops every connection and the runtime; idempotent. Open SSE streams are closed and the
+    /// HTTP port is free when this returns.
+    fn stop(&self, py: Python<'_>) {
+        serving::stop(self, py);
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _exc_type: Option<Bound<'_, PyAny>>,
+        _exc_value: Option<Bound<'_, PyAny>>,
+        _traceback: Option<Bound<'_, PyAny>>,
+    ) {
+        self.stop(py);
+    }
+}
+
+impl PyServer {
+    /// Fails with `ConnectionClosedError` once `stop()` ran.
+    fn ensure_running(&self) -> PyResult<()> {
+        if self.shutdown.is_cancelled() {
+            return Err(super::errors::to_py(crate::error::Error::Stopped));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for PyServer {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+        if let Some(rt) = self.runtime.get_mut().ok().and_then(Option::take) {
+            rt.shutdown_background(); // never wait here: the caller may be attached to Python
+        }
+    }
+}
