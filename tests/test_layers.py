@@ -118,24 +118,43 @@ def resolve(
     return tuple(current)
 
 
+def inline_modules(code: str) -> list[tuple[int, int, str]]:
+    """The spans of inline modules (`mod name { ... }`) in `code`: paths inside one are
+    resolved from it (its `super` is the file's module)."""
+    spans = []
+    for found in re.finditer(r"\bmod\s+(\w+)\s*\{", code):
+        depth, i = 1, found.end()
+        while i < len(code) and depth:
+            depth += {"{": 1, "}": -1}.get(code[i], 0)
+            i += 1
+        spans.append((found.end(), i, found.group(1)))
+    return spans
+
+
 def imports(src: Path) -> dict[tuple[str, ...], set[tuple[str, ...]]]:
     """Module -> the modules it names."""
     known = modules(src)
     edges: dict[tuple[str, ...], set[tuple[str, ...]]] = defaultdict(set)
     for mod, file in known.items():
         code = code_of(file.read_text(encoding="utf-8"))
-        paths = []
+        inline = inline_modules(code)
+
+        def base(at: int, mod: tuple[str, ...] = mod, inline: list[tuple[int, int, str]] = inline) -> tuple[str, ...]:
+            return next(((*mod, name) for start, end, name in inline if start <= at < end), mod)
+
+        paths: list[tuple[int, list[str]]] = []
         for group in re.finditer(r"(?<![\w:])(" + PATH + r")::\{([^{}]*)\}", code):
             for item in group.group(2).split(","):
                 item = item.strip().split(" as ")[0].strip()
                 if item:
-                    paths.append(group.group(1).split("::") + [s for s in item.split("::") if s != "self"])
+                    segments = group.group(1).split("::") + [s for s in item.split("::") if s != "self"]
+                    paths.append((group.start(), segments))
         for path in re.finditer(r"(?<![\w:])(" + PATH + r")", code):
             segments = path.group(1).split("::")
             if len(segments) > 1:
-                paths.append(segments)
-        for segments in paths:
-            target = resolve(mod, segments, known)
+                paths.append((path.start(), segments))
+        for at, segments in paths:
+            target = resolve(base(at), segments, known)
             if target is not None and target != mod:
                 edges[mod].add(target)
     return edges
