@@ -516,7 +516,7 @@ pub async fn delete(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> 
         Ok(s) => s,
         Err(response) => return *response,
     };
-    state.end_session(&session.core.id);
+    // Recorded before the session ends: while it lives, the record gets its era and revision.
     record_exchange(
         &state,
         TransportKind::Http,
@@ -524,5 +524,6 @@ pub async fn delete(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> 
         (&Method::DELETE, PATH, &headers),
         StatusCode::OK,
     );
+    state.end_session(&session.core.id);
     StatusCode::OK.into_response()
 }
