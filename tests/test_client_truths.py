@@ -94,3 +94,61 @@ def test_a_delete_is_recorded_with_its_sessions_era_and_revision(server: Server,
     assert {(r.era, r.revision) for r in server.traffic if r.conn == session and r.seq < refused.seq} == {
         ("handshake", version)
     }
+
+
+# --- 2. a standalone event is recorded when it reaches the wire, after the GET ---------------------
+
+
+def test_standalone_events_are_recorded_after_the_get_that_carries_them(server: Server, http: httpx.Client) -> None:
+    session = initialize(http)  # the catalog announces simulate-research-query on the standalone stream
+    server.notify_list_changed("prompts")  # and so do we, still before any GET
+    # Nothing reached the wire yet, so nothing is on the tape yet.
+    assert [r.method for r in server.traffic if r.dir == "out" and r.stream == "0"] == []
+    before_get = len(server.traffic)
+    with http.stream("GET", "/mcp", headers={"accept": SSE, "mcp-session-id": session}) as get:
+        assert get.status_code == 200
+        lines = get.iter_lines()
+        wire = [sse_data(lines), sse_data(lines)]
+        assert [data["method"] for _, data in wire] == [
+            "notifications/tools/list_changed",
+            "notifications/prompts/list_changed",
+        ]
+        server.notify_list_changed("resources")  # live: on the wire at once, after the two above
+        wire.append(sse_data(lines))
+        assert wire[2][1]["method"] == "notifications/resources/list_changed"
+    tape = server.traffic_since(before_get)
+    get_record = tape[0]
+    assert (get_record.dir, get_record.kind, get_record.http["method"], get_record.http["status"]) == (
+        "in",
+        "http",
+        "GET",
+        200,
+    )
+    events = [r for r in tape if r.dir == "out" and r.stream == "0"]
+    # Record order is wire order: the GET, then its events as the stream carried them.
+    assert tape[1:4] == events
+    assert [(r.event_id, r.msg) for r in events] == wire
+    assert [r.seq for r in events] == sorted(r.seq for r in events)
+    for r in events:
+        assert (r.kind, r.conn, r.transport, r.http, r.error) == ("notification", session, "http", None, None)
+        assert (r.era, r.revision) == ("handshake", "2025-11-25")
+        assert r.raw == json.dumps(r.msg, separators=(",", ":"))
+    assert [r.t_ns for r in tape] == sorted(r.t_ns for r in tape)
+
+
+def test_standalone_events_in_the_record_file_follow_their_get(tmp_path: Any) -> None:
+    from everything_mcp import load_records
+
+    path = tmp_path / "traffic.jsonl"
+    with Server(record=str(path)) as srv:
+        srv.start_http()
+        with httpx.Client(base_url=srv.base_url or "", timeout=WAIT) as http:
+            session = initialize(http)
+            srv.notify_list_changed("tools")
+            with http.stream("GET", "/mcp", headers={"accept": SSE, "mcp-session-id": session}) as get:
+                lines = get.iter_lines()
+                ids = [sse_data(lines)[0], sse_data(lines)[0]]
+    records = load_records(path)
+    assert [r.seq for r in records] == list(range(1, len(records) + 1))
+    kinds = [(r.dir, r.kind, r.event_id) for r in records if r.kind == "http" or r.stream == "0"]
+    assert kinds == [("in", "http", None), ("out", "notification", ids[0]), ("out", "notification", ids[1])]

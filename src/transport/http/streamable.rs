@@ -215,6 +215,7 @@ async fn initialize(
         let standalone = StreamOutlet {
             session: weak.clone(),
             stream: STANDALONE,
+            holds: state.config.standalone_stream,
         };
         let core = server.open_session(TransportKind::Http, Arc::new(standalone));
         HttpSession::new_inner(core, SessionKind::Streamable, capacity)
@@ -295,6 +296,7 @@ async fn serve_request(
     let outlet = StreamOutlet {
         session: Arc::downgrade(session),
         stream,
+        holds: false,
     };
     let recorder = state.server.recorder.clone();
     let sink = Sink::new(
@@ -492,6 +494,8 @@ pub async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Res
                 (m, PATH, &headers),
                 StatusCode::OK,
             );
+            // The standalone events it takes were not recorded yet: now, after the GET.
+            session.record_held();
             let stream = resume.map_or(STANDALONE, |(s, _)| s);
             let guard = DetachGuard {
                 session: session.clone(),
