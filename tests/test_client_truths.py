@@ -5,6 +5,7 @@ everything_mcp http` subprocess, with exact statuses, bodies and traffic records
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 
 from everything_mcp import Server
 
-from conftest import WAIT, init_params
+from conftest import SERVER_CMD, STATELESS, WAIT, envelope, init_params
 
 ACCEPT_BOTH = "application/json, text/event-stream"
 JSON = "application/json"
@@ -152,3 +153,117 @@ def test_standalone_events_in_the_record_file_follow_their_get(tmp_path: Any) ->
     assert [r.seq for r in records] == list(range(1, len(records) + 1))
     kinds = [(r.dir, r.kind, r.event_id) for r in records if r.kind == "http" or r.stream == "0"]
     assert kinds == [("in", "http", None), ("out", "notification", ids[0]), ("out", "notification", ids[1])]
+
+
+# --- 3. a session-less GET, DELETE or POST under --era stateless ------------------------------------
+
+
+STATELESS_405 = (
+    "Method not allowed: this server serves only protocol revision 2026-07-28 (the stateless era: no sessions, "
+    "no standalone stream), where {method} has no meaning; send requests with POST"
+)
+
+
+@pytest.fixture(scope="module")
+def stateless_url() -> Iterator[str]:
+    proc = subprocess.Popen(
+        [*SERVER_CMD, "http", "--port", "0", "--era", "stateless"],
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stderr is not None
+    try:
+        line = proc.stderr.readline()
+        assert line, "the server printed nothing"
+        yield json.loads(line)["url"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=WAIT)
+        proc.stderr.close()
+
+
+@pytest.mark.parametrize(
+    "method, headers",
+    [
+        ("GET", {}),
+        ("GET", {"accept": SSE}),
+        ("GET", {"accept": SSE, "mcp-session-id": "abc"}),
+        ("GET", {"accept": SSE, "mcp-session-id": "abc", "last-event-id": "0-1"}),
+        ("GET", {"accept": SSE, "mcp-protocol-version": "2025-11-25"}),
+        ("DELETE", {}),
+        ("DELETE", {"mcp-session-id": "abc"}),
+        ("DELETE", {"mcp-session-id": "abc", "mcp-protocol-version": STATELESS}),
+    ],
+)
+def test_stateless_only_get_and_delete_are_405_allow_post(
+    stateless_url: str, method: str, headers: dict[str, str]
+) -> None:
+    r = httpx.request(method, stateless_url, headers=headers, timeout=WAIT)
+    assert r.status_code == 405, r.text
+    assert r.headers["allow"] == "POST"
+    assert r.headers["content-type"] == JSON
+    assert "mcp-session-id" not in r.headers
+    assert r.json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32000, "message": STATELESS_405.format(method=method)},
+    }
+
+
+def test_stateless_only_post_ignores_a_session_id(stateless_url: str) -> None:
+    with httpx.Client(timeout=WAIT) as http:
+        h = {"accept": ACCEPT_BOTH, "content-type": JSON, "mcp-session-id": "abc"}
+        # Without the envelope: the era's own answer (-32602, the id kept), not a session refusal,
+        # the same as without the session id.
+        r = http.post(stateless_url, json=rpc(1, "tools/list"), headers=h)
+        assert r.status_code == 400, r.text
+        assert r.json() == {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "error": {
+                "code": -32602,
+                "message": 'Invalid params: params._meta must be an object carrying "io.modelcontextprotocol/'
+                'protocolVersion" and "io.modelcontextprotocol/clientCapabilities"',
+            },
+        }
+        bare = {k: v for k, v in h.items() if k != "mcp-session-id"}
+        assert http.post(stateless_url, json=rpc(1, "tools/list"), headers=bare).json() == r.json()
+        # With the envelope but no MCP-Protocol-Version: the era's header rule.
+        r = http.post(stateless_url, json=rpc(2, "tools/list", {"_meta": envelope()}), headers=h)
+        assert r.status_code == 400, r.text
+        assert (r.json()["id"], r.json()["error"]["code"]) == (2, -32020)
+        # A full 2026 request with a session id is served; no session id comes back.
+        h |= {"mcp-protocol-version": STATELESS, "mcp-method": "tools/list"}
+        r = http.post(stateless_url, json=rpc(3, "tools/list", {"_meta": envelope()}), headers=h)
+        assert r.status_code == 200, r.text
+        assert r.json()["id"] == 3 and r.json()["result"]["resultType"] == "complete"
+        assert "mcp-session-id" not in r.headers
+        # initialize stays refused in this era (-32601, 404, the id kept), session id or not.
+        r = http.post(stateless_url, json=rpc(4, "initialize", init_params()), headers=h | {"mcp-method": "initialize"})
+        assert r.status_code == 404, r.text
+        assert (r.json()["id"], r.json()["error"]["code"]) == (4, -32601)
+
+
+def test_stateless_only_server_in_process_records_the_405() -> None:
+    with Server(era="stateless") as srv:
+        srv.start_http()
+        r = httpx.get(srv.http_url or "", headers={"accept": SSE, "mcp-session-id": "abc"}, timeout=WAIT)
+        assert r.status_code == 405 and r.headers["allow"] == "POST"
+        assert r.json()["error"]["message"] == STATELESS_405.format(method="GET")
+        refused, answer = srv.traffic
+    assert (refused.dir, refused.kind, refused.conn, refused.http["status"]) == ("in", "http", "-", 405)
+    assert refused.error == STATELESS_405.format(method="GET")
+    assert (answer.dir, answer.kind, answer.http) == ("out", "error", {"status": 405})
+
+
+def test_both_eras_keep_the_handshake_meaning_of_a_get_without_the_2026_header(server: Server) -> None:
+    r = httpx.get(server.http_url or "", headers={"accept": SSE}, timeout=WAIT)
+    assert r.status_code == 400
+    assert r.json()["error"]["message"] == (
+        "Bad Request: Mcp-Session-Id header is required (only initialize may be sent without one)"
+    )
+    r = httpx.get(server.http_url or "", headers={"accept": SSE, "mcp-protocol-version": STATELESS}, timeout=WAIT)
+    assert r.status_code == 405 and r.headers["allow"] == "POST"
+    assert r.json()["error"]["message"] == (
+        "Method not allowed: GET has no meaning in protocol revision 2026-07-28; send requests with POST"
+    )

@@ -142,7 +142,9 @@ pub async fn post(
     // The stateless era is told by its version header (every 2026 POST carries one); only a
     // POST without a session is decoded before the choice (it may carry the envelope alone).
     let stateless_header = stateless::header_says_stateless(&state, &headers);
-    if stateless_header || header_str(&headers, &SESSION_HEADER).is_none() {
+    // A server of the stateless era alone has no sessions: a session id is ignored.
+    let sessionless = !state.server.serves_handshake();
+    if stateless_header || sessionless || header_str(&headers, &SESSION_HEADER).is_none() {
         let decoded = state.server.decode(None, &body);
         if stateless::is_stateless(&state, stateless_header, &decoded) {
             let peer = parts
