@@ -267,3 +267,43 @@ def test_both_eras_keep_the_handshake_meaning_of_a_get_without_the_2026_header(s
     assert r.json()["error"]["message"] == (
         "Method not allowed: GET has no meaning in protocol revision 2026-07-28; send requests with POST"
     )
+
+
+# --- 4. a refused server/discover keeps its id over HTTP in the handshake era -------------------
+
+
+@pytest.mark.parametrize("era", ["handshake", "both"])
+@pytest.mark.parametrize("id", [7, "probe-1"])
+def test_a_refused_discover_keeps_its_id_over_http(era: str, id: int | str) -> None:
+    with Server(era=era) as srv:
+        srv.start_http()
+        with httpx.Client(base_url=srv.base_url or "", timeout=WAIT) as http:
+            # No envelope, no 2026 header: the handshake era's path, as a 2025 client would send it.
+            r = post(http, rpc(id, "server/discover"))
+            assert r.status_code == 400, r.text
+            assert r.headers["content-type"] == JSON
+            assert "mcp-session-id" not in r.headers
+            assert r.json() == {
+                "jsonrpc": "2.0",
+                "id": id,
+                "error": {"code": -32601, "message": "Method not found: server/discover"},
+            }
+            # An unreadable id stays null; other refusals before a session are unchanged.
+            r = post(http, {"jsonrpc": "2.0", "method": "server/discover"})
+            assert r.status_code == 400 and r.json()["id"] is None
+            r = post(http, rpc(8, "tools/list"))
+            assert r.status_code == 400 and r.json()["id"] is None and r.json()["error"]["code"] == -32000
+        answer = next(r for r in srv.traffic if r.dir == "out")
+    assert (answer.kind, answer.id, answer.http) == ("error", id, {"status": 400})
+
+
+@pytest.mark.parametrize("era", ["handshake", "both"])
+def test_a_refused_discover_keeps_its_id_over_stdio_too(era: str) -> None:
+    from conftest import StdioServer
+
+    server = StdioServer("stdio", "--era", era)
+    try:
+        answer = server.request(7, "server/discover")
+        assert (answer["id"], answer["error"]["code"]) == (7, -32601)
+    finally:
+        server.stop()

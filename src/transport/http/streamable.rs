@@ -100,6 +100,7 @@ fn session_gone(id: &str) -> Refusal {
         status: StatusCode::NOT_FOUND,
         code: -32001,
         message: format!("Session not found: {id}"),
+        id: None,
     }
 }
 
@@ -207,6 +208,11 @@ async fn initialize(
                 status: StatusCode::BAD_REQUEST,
                 code,
                 message,
+                // An unknown method keeps its id, as on stdio (a 2026 client's server/discover
+                // probe, which falls back to initialize on the error).
+                id: (code == -32601)
+                    .then(|| decoded.request().map(|r| r.id.clone()))
+                    .flatten(),
             },
             body,
         );
