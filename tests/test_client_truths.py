@@ -307,3 +307,54 @@ def test_a_refused_discover_keeps_its_id_over_stdio_too(era: str) -> None:
         assert (answer["id"], answer["error"]["code"]) == (7, -32601)
     finally:
         server.stop()
+
+
+# --- 5. toggle-simulated-logging names a tool that logs in its request, stateless ---------------
+
+
+def test_toggle_simulated_logging_names_a_tool_that_logs_during_its_request() -> None:
+    def headers(name: str) -> dict[str, str]:
+        return {
+            "accept": ACCEPT_BOTH,
+            "content-type": JSON,
+            "mcp-protocol-version": STATELESS,
+            "mcp-method": "tools/call",
+            "mcp-name": name,
+        }
+
+    meta = {**envelope({"roots": {}}), "io.modelcontextprotocol/logLevel": "debug"}
+    with Server(era="stateless") as srv, httpx.Client(timeout=WAIT) as http:
+        srv.start_http()
+        url = srv.http_url or ""
+        call = {"name": "toggle-simulated-logging", "arguments": {}, "_meta": meta}
+        r = http.post(url, json=rpc(1, "tools/call", call), headers=headers("toggle-simulated-logging"))
+        assert r.status_code == 200 and r.headers["content-type"] == JSON
+        (block,) = r.json()["result"]["content"]
+        assert block["text"] == (
+            "toggle-simulated-logging needs a session, and protocol 2026-07-28 has none (each request stands alone): "
+            "nothing was started. Log messages reach a stateless client only on the stream of the request that emits "
+            "them, at the level its _meta asks for (io.modelcontextprotocol/logLevel); get-roots-list logs so (at "
+            "info) in the round that brings the client's roots, and so does the conformance catalog's "
+            "test_tool_with_logging."
+        )
+        # The tool it names does log during its request: the round that brings the roots.
+        ask = {"name": "get-roots-list", "arguments": {}, "_meta": meta}
+        r = http.post(url, json=rpc(2, "tools/call", ask), headers=headers("get-roots-list"))
+        first = r.json()["result"]
+        assert first["resultType"] == "input_required"
+        ((key, question),) = first["inputRequests"].items()
+        assert question == {"method": "roots/list"}
+        roots = {"roots": [{"uri": "file:///tmp/a", "name": "a"}]}
+        answered = {**ask, "inputResponses": {key: roots}, "requestState": first["requestState"]}
+        r = http.post(url, json=rpc(3, "tools/call", answered), headers=headers("get-roots-list"))
+        assert r.status_code == 200 and r.headers["content-type"] == SSE
+        data = data_of(r.text)
+        log = {"level": "info", "logger": "everything-server", "data": "Roots updated: 1 root(s) received from client"}
+        assert data[0] == {"jsonrpc": "2.0", "method": "notifications/message", "params": log}
+        assert data[1]["id"] == 3 and "file:///tmp/a" in data[1]["result"]["content"][0]["text"]
+        # The tool it used to name sends progress only, never a log message.
+        long = {"name": "trigger-long-running-operation", "arguments": {"duration": 0.02, "steps": 2}}
+        long["_meta"] = {**meta, "progressToken": "p"}
+        r = http.post(url, json=rpc(4, "tools/call", long), headers=headers("trigger-long-running-operation"))
+        methods = [m.get("method") for m in data_of(r.text)]
+        assert methods == ["notifications/progress", "notifications/progress", None]
