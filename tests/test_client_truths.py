@@ -9,8 +9,12 @@ import subprocess
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import httpx
 import pytest
+from mcp import Client
+from mcp.client.sse import sse_client
+from mcp.types import TextContent
 
 from everything_mcp import Server
 
@@ -358,3 +362,60 @@ def test_toggle_simulated_logging_names_a_tool_that_logs_during_its_request() ->
         r = http.post(url, json=rpc(4, "tools/call", long), headers=headers("trigger-long-running-operation"))
         methods = [m.get("method") for m in data_of(r.text)]
         assert methods == ["notifications/progress", "notifications/progress", None]
+
+
+# --- 6. the legacy /sse transport serves 2026-07-28 too -------------------------------------------
+
+
+def test_legacy_sse_serves_the_stateless_era_raw(server: Server, http: httpx.Client) -> None:
+    with http.stream("GET", "/sse", headers={"accept": SSE}) as stream:
+        lines = stream.iter_lines()
+        assert next(lines) == "event: endpoint"
+        endpoint = next(lines).removeprefix("data: ")
+        assert next(lines) == ""
+
+        def send(body: dict[str, Any]) -> dict[str, Any]:
+            r = http.post(endpoint, content=json.dumps(body), headers={"content-type": JSON})
+            assert (r.status_code, r.text) == (202, "Accepted")
+            assert next(lines) == "event: message"
+            data: dict[str, Any] = json.loads(next(lines).removeprefix("data: "))
+            assert next(lines) == ""
+            return data
+
+        discovered = send(rpc(1, "server/discover", {"_meta": envelope()}))
+        assert discovered["id"] == 1
+        assert STATELESS in discovered["result"]["supportedVersions"]
+        assert discovered["result"]["resultType"] == "complete"
+        echoed = send(rpc(2, "tools/call", {"name": "echo", "arguments": {"message": "sse"}, "_meta": envelope()}))
+        assert echoed["result"]["content"] == [{"type": "text", "text": "Echo: sse"}]
+        assert echoed["result"]["resultType"] == "complete"
+        # initialize has no place on a connection that serves the stateless era: -32601, as on stdio.
+        refused = send(rpc(3, "initialize", init_params()))
+        assert refused == {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "error": {"code": -32601, "message": "Method not found: initialize"},
+        }
+    frames = [r for r in server.traffic if r.kind in ("request", "response", "error")]
+    assert {r.transport for r in frames} == {"sse"}
+    assert [(r.dir, r.method, r.id, r.era, r.revision) for r in frames[:4]] == [
+        ("in", "server/discover", 1, "stateless", STATELESS),
+        ("out", "server/discover", 1, "stateless", STATELESS),
+        ("in", "tools/call", 2, "stateless", STATELESS),
+        ("out", "tools/call", 2, "stateless", STATELESS),
+    ]
+
+
+@pytest.mark.anyio
+async def test_the_official_client_speaks_2026_over_legacy_sse(server: Server) -> None:
+    with anyio.fail_after(20):
+        async with Client(sse_client(server.sse_url or ""), mode="auto", read_timeout_seconds=10) as client:
+            assert client.protocol_version == STATELESS
+            r = await client.call_tool("echo", {"message": "auto over sse"})
+            assert r.content == [TextContent(type="text", text="Echo: auto over sse")]
+    calls = [r for r in server.traffic if r.method == "tools/call"]
+    assert [(r.transport, r.dir, r.era, r.revision) for r in calls] == [
+        ("sse", "in", "stateless", STATELESS),
+        ("sse", "out", "stateless", STATELESS),
+    ]
+    assert not [r for r in server.traffic if r.method == "initialize"]
