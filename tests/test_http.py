@@ -228,7 +228,8 @@ def test_refusals_before_a_session(
     assert r.status_code == status
     assert r.headers["content-type"] == JSON
     assert r.json()["error"]["message"] == message
-    assert r.json()["id"] is None
+    # An unknown method keeps its id, as stdio answers it; a transport refusal has none.
+    assert r.json()["id"] == (1 if message.startswith("Method not found") else None)
 
 
 def test_refusals_within_a_session(server: Server, http: httpx.Client) -> None:
@@ -628,15 +629,17 @@ def test_records_name_the_stream_each_frame_went_on(server: Server, http: httpx.
     r = post(http, rpc(1, "tools/call", {"name": "echo", "arguments": {"message": "x"}}), session)
     _, answer = parse_sse(r.text)
     server.notify_list_changed("tools")  # for the standalone stream; kept for the next GET
+    with http.stream("GET", "/mcp", headers={"accept": "text/event-stream", "mcp-session-id": session}) as get:
+        first = next(sse_events(get))
     out = [r for r in server.traffic if r.dir == "out"]
     response = next(r for r in out if r.kind == "response" and r.id == 1)
     assert (response.stream, response.event_id) == (answer["id"].split("-")[0], answer["id"])
     assert response.stream not in ("0", "")
+    # Recorded when the GET took it (after the GET), with the id it went out under.
     changed = next(r for r in out if r.method == "notifications/tools/list_changed")
     assert changed.stream == "0" and changed.event_id is not None and changed.event_id.startswith("0-")
     assert changed.http is None
-    with http.stream("GET", "/mcp", headers={"accept": "text/event-stream", "mcp-session-id": session}) as get:
-        assert next(sse_events(get))["id"] == changed.event_id
+    assert first["id"] == changed.event_id
     # A JSON response body is no SSE event: it names no stream.
     with Server() as srv:
         srv.start_http(json_response=True)

@@ -31,6 +31,46 @@ pub trait Outlet: Send + Sync {
     fn stream(&self) -> Option<Arc<str>> {
         None
     }
+
+    /// Whether frames may wait here for a connection (the standalone stream before its GET):
+    /// the sink then offers them to [`Outlet::hold`] first.
+    fn holds(&self) -> bool {
+        false
+    }
+
+    /// Keeps `frame` unrecorded while no connection would take it now, and records it when it
+    /// reaches the wire ([`Held::record`]); gives it back when it goes out at once.
+    fn hold(&self, frame: Held) -> Result<(), Held> {
+        Err(frame)
+    }
+}
+
+/// A frame not recorded yet: its outlet records it when the frame reaches the wire, so record
+/// order stays wire order for frames that wait for a connection. Boxed: it is passed back and
+/// forth by value, and waits in the outlet's store.
+pub struct Held(Box<HeldFrame>);
+
+struct HeldFrame {
+    sink: Sink,
+    text: Arc<str>,
+    parsed: Parsed,
+}
+
+impl Held {
+    /// The frame's text.
+    pub fn text(&self) -> &Arc<str> {
+        &self.0.text
+    }
+
+    /// Records the frame as sent under SSE event id `event_id`, as its sink would have.
+    pub fn record(self, event_id: Arc<str>) {
+        let HeldFrame { sink, text, parsed } = *self.0;
+        sink.wire
+            .recorder
+            .record_and_deliver(&sink.meta, text, parsed, || {
+                Ok::<_, Undeliverable>(Some(event_id))
+            });
+    }
 }
 
 /// A channel to a writer task (stdio, in-memory connections, legacy SSE).
@@ -138,6 +178,20 @@ impl Sink {
                 return true; // as if sent: the client simply never sees it
             }
         }
+        // A frame that waits for a connection is recorded when it reaches the wire.
+        let (text, parsed) = if self.wire.recorder.capturing() && self.outlet.holds() {
+            let held = Held(Box::new(HeldFrame {
+                sink: self.clone(),
+                text,
+                parsed,
+            }));
+            match self.outlet.hold(held) {
+                Ok(()) => return true,
+                Err(Held(held)) => (held.text, held.parsed),
+            }
+        } else {
+            (text, parsed)
+        };
         let frame = text.clone();
         self.wire
             .recorder

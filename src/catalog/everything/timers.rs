@@ -66,7 +66,7 @@ pub fn toggle_simulated_logging(options: &Options) -> Result<Tool, Error> {
             annotations(false, false, false, false),
         ),
         tool_fn(move |ctx, _args| async move {
-            let instead = "Log messages reach a stateless client only on the stream of the request that emits them, at the level its _meta asks for (io.modelcontextprotocol/logLevel); trigger-long-running-operation and the conformance catalog's test_tool_with_logging do that.";
+            let instead = "Log messages reach a stateless client only on the stream of the request that emits them, at the level its _meta asks for (io.modelcontextprotocol/logLevel); get-roots-list logs so (at info) in the round that brings the client's roots, and so does the conformance catalog's test_tool_with_logging.";
             if let Some(answer) = sessionless(&ctx, "toggle-simulated-logging", instead) {
                 return Ok(answer);
             }

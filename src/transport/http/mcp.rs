@@ -61,7 +61,9 @@ pub async fn post(
     // session is decoded before the choice (it may carry the envelope alone).
     let version = version_header(&headers);
     let stateless_header = state.server.era_of_header(version) == Some(Era::Stateless);
-    if !stateless_header && header_str(&headers, &SESSION_HEADER).is_some() {
+    // A server of the stateless era alone has no sessions: a session id is ignored there.
+    let sessions = state.server.serves_handshake();
+    if !stateless_header && sessions && header_str(&headers, &SESSION_HEADER).is_some() {
         return streamable::post_in_session(&state, &headers, &body).await;
     }
     let peer = parts

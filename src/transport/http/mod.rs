@@ -19,6 +19,7 @@ pub mod streamable;
 #[cfg(test)]
 mod test_support;
 
+use crate::jsonrpc::RequestId;
 use crate::server::sink::{Outgoing, Sink};
 use crate::server::Server;
 use crate::traffic::{
@@ -230,6 +231,8 @@ pub struct Refusal {
     pub code: i64,
     /// What is wrong, for a person.
     pub message: String,
+    /// The refused request's id, when it was readable (else the answer's id is `null`).
+    pub id: Option<RequestId>,
 }
 
 impl Refusal {
@@ -239,6 +242,7 @@ impl Refusal {
             status,
             code: -32000,
             message: message.into(),
+            id: None,
         }
     }
 
@@ -271,7 +275,7 @@ impl Refusal {
             id: None,
         };
         state.server.recorder.record(&meta_in, &*text, parsed);
-        let reply = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": self.code, "message": self.message } });
+        let reply = json!({ "jsonrpc": "2.0", "id": self.id, "error": { "code": self.code, "message": self.message } });
         let out = reply.to_string();
         let meta_out = FrameMeta {
             dir: Direction::Out,
@@ -283,7 +287,7 @@ impl Refusal {
             error: None,
             kind: Kind::Error,
             method: None,
-            id: None,
+            id: self.id,
         };
         state
             .server

@@ -8,7 +8,7 @@
 
 use crate::lock::lock;
 use crate::server::session::Session;
-use crate::server::sink::{Outlet, Undeliverable};
+use crate::server::sink::{Held, Outlet, Undeliverable};
 use crate::traffic::HttpMeta;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
@@ -47,6 +47,8 @@ struct Stored {
     data: Arc<str>,
     /// Whether a live connection received it (undelivered standalone events go to the next GET).
     delivered: bool,
+    /// Its record, while it waits for a GET: written when the GET takes it.
+    held: Option<Held>,
 }
 
 /// The streams of one session.
@@ -70,6 +72,9 @@ struct Streams {
     closed: bool,
     /// Numbers live connections.
     next_conn: u64,
+    /// While a GET attaches (until [`HttpSession::record_held`]): the records of the standalone
+    /// events it replays and of those sent to it since, written after the GET's own.
+    unrecorded: Option<Vec<(Held, Arc<str>)>>,
 }
 
 /// One HTTP session.
@@ -136,6 +141,7 @@ impl HttpSession {
                 stored_bytes: 0,
                 closed: false,
                 next_conn: 0,
+                unrecorded: None,
             }),
             last_active: Mutex::new(Instant::now()),
             last_post_meta: Mutex::default(),
@@ -201,18 +207,24 @@ impl HttpSession {
             return Attach::Unknown;
         }
         let fresh_standalone = resume.is_none();
+        let mut held = Vec::new();
         let replay: Vec<Event> = s
             .store
             .iter_mut()
             .filter(|e| e.stream == stream && e.n > after && (!fresh_standalone || !e.delivered))
             .map(|e| {
                 e.delivered = true;
+                let id = event_id(e.stream, e.n);
+                held.extend(e.held.take().map(|h| (h, id.clone())));
                 Event {
-                    id: Some(event_id(e.stream, e.n)),
+                    id: Some(id),
                     data: e.data.clone(),
                 }
             })
             .collect();
+        if stream == STANDALONE {
+            s.unrecorded.get_or_insert_with(Vec::new).extend(held);
+        }
         let (tx, rx) = mpsc::unbounded_channel();
         let conn = s.next_conn;
         s.next_conn += 1;
@@ -224,6 +236,28 @@ impl HttpSession {
             s.live.remove(&stream);
         }
         Attach::Attached { replay, rx, conn }
+    }
+
+    /// Records what the GET that just attached took unrecorded (its replay, and events sent
+    /// to it since), after the GET's own record; from then on its events are recorded as they
+    /// are sent. Record order is then wire order.
+    pub fn record_held(&self) {
+        loop {
+            // Events sent while these are recorded wait in the emptied list for the next turn.
+            let held = {
+                let mut s = lock(&self.streams);
+                match s.unrecorded.as_mut() {
+                    Some(held) if !held.is_empty() => std::mem::take(held),
+                    _ => {
+                        s.unrecorded = None;
+                        return;
+                    }
+                }
+            };
+            for (frame, id) in held {
+                frame.record(id);
+            }
+        }
     }
 
     /// Closes the live connection of `stream` (the server chose to, SEP-1699); the stream
@@ -251,9 +285,42 @@ impl HttpSession {
         s.stored_bytes = 0;
     }
 
+    /// Takes a standalone event whose record must wait ([`Outlet::hold`]): stored with its
+    /// record while no GET is connected, or sent to a GET that is attaching, whose record is
+    /// not written yet. Anything else is given back, to be sent and recorded at once.
+    fn hold(&self, frame: Held) -> Result<(), Held> {
+        let mut s = lock(&self.streams);
+        let live = s
+            .live
+            .get(&STANDALONE)
+            .is_some_and(|(_, tx)| !tx.is_closed());
+        let storable = s.capacity > 0 && frame.text().len() <= STORE_MAX_BYTES;
+        if s.closed || (live && s.unrecorded.is_none()) || (!live && !storable) {
+            return Err(frame);
+        }
+        let data = frame.text().clone();
+        let (id, sent) = Self::push_locked(&mut s, STANDALONE, data, Some(frame));
+        if let Some(frame) = sent {
+            if let Some(unrecorded) = s.unrecorded.as_mut() {
+                unrecorded.push((frame, id));
+            }
+        }
+        Ok(())
+    }
+
     /// Stores an event of `stream` and hands it to the live connection, if any.
     fn push(&self, stream: u64, data: Arc<str>) -> Arc<str> {
-        let mut s = lock(&self.streams);
+        Self::push_locked(&mut lock(&self.streams), stream, data, None).0
+    }
+
+    /// [`HttpSession::push`] under the streams' lock, for an event whose record is `held`:
+    /// stored with the event while it waits for a GET, else given back with the event's id.
+    fn push_locked(
+        s: &mut Streams,
+        stream: u64,
+        data: Arc<str>,
+        mut held: Option<Held>,
+    ) -> (Arc<str>, Option<Held>) {
         let n = s.next_event;
         s.next_event += 1;
         let id = event_id(stream, n);
@@ -277,14 +344,16 @@ impl HttpSession {
                 s.stored_bytes -= old.data.len();
             }
             s.stored_bytes += data.len();
+            let waiting = if delivered { None } else { held.take() };
             s.store.push_back(Stored {
                 stream,
                 n,
                 data,
                 delivered,
+                held: waiting,
             });
         }
-        id
+        (id, held)
     }
 }
 
@@ -300,6 +369,9 @@ pub struct StreamOutlet {
     pub session: Weak<HttpSession>,
     /// Which stream.
     pub stream: u64,
+    /// Whether its frames may wait for a GET that has not come yet, and are then recorded when
+    /// it takes them (the standalone stream of a server that offers one).
+    pub holds: bool,
 }
 
 impl Outlet for StreamOutlet {
@@ -316,6 +388,17 @@ impl Outlet for StreamOutlet {
 
     fn stream(&self) -> Option<Arc<str>> {
         Some(self.stream.to_string().into())
+    }
+
+    fn holds(&self) -> bool {
+        self.holds
+    }
+
+    fn hold(&self, frame: Held) -> Result<(), Held> {
+        match self.session.upgrade() {
+            Some(session) => session.hold(frame),
+            None => Err(frame),
+        }
     }
 }
 
@@ -472,5 +555,74 @@ mod tests {
         assert_eq!(lock(&s.streams).store.len(), 1);
         s.push(STANDALONE, "y".repeat(STORE_MAX_BYTES + 1).into());
         assert!(lock(&s.streams).stored_bytes <= STORE_MAX_BYTES);
+    }
+
+    #[test]
+    fn a_standalone_event_is_recorded_when_a_get_takes_it() {
+        use crate::jsonrpc::Message;
+        use crate::traffic::{Direction, FrameMeta, Kind, Parsed};
+        let recorder = Arc::new(Recorder::new(None, None).unwrap());
+        let s = Arc::new_cyclic(|weak| {
+            let outlet = StreamOutlet {
+                session: weak.clone(),
+                stream: STANDALONE,
+                holds: true,
+            };
+            let sink = Sink::new(
+                Arc::new(outlet),
+                crate::server::seams::Wire::bare(recorder.clone()),
+                TransportKind::Http,
+                "s".into(),
+            );
+            HttpSession::new_inner(
+                Arc::new(Session::new("s".into(), TransportKind::Http, sink)),
+                SessionKind::Streamable,
+                100,
+            )
+        });
+        let note = |m: &str| Message::notification(m, None);
+        assert!(s.core.sink.send(&note("early")));
+        assert_eq!(recorder.len(), 0, "nothing reached the wire yet");
+        let Attach::Attached { replay, mut rx, .. } = s.attach(None) else {
+            panic!()
+        };
+        // Sent while the GET attaches: on the wire after the replay, recorded after the GET.
+        assert!(s.core.sink.send(&note("meanwhile")));
+        assert_eq!(recorder.len(), 0);
+        let get = FrameMeta {
+            dir: Direction::In,
+            transport: TransportKind::Http,
+            conn: "s".into(),
+            stream: None,
+            http: None,
+            era: None,
+            revision: None,
+        };
+        let parsed = Parsed {
+            exact: true,
+            error: None,
+            kind: Kind::Http,
+            method: None,
+            id: None,
+        };
+        recorder.record(&get, "", parsed);
+        s.record_held();
+        assert!(s.core.sink.send(&note("live")));
+        let mut wire: Vec<Arc<str>> = replay.iter().map(|e| e.data.clone()).collect();
+        while let Ok(e) = rx.try_recv() {
+            wire.push(e.data);
+        }
+        let tape = recorder.since(0);
+        assert_eq!(tape[0].kind, Kind::Http);
+        let sent: Vec<Arc<str>> = tape[1..].iter().map(|r| r.raw.text.clone()).collect();
+        assert_eq!(sent, wire);
+        let ids: Vec<_> = tape[1..]
+            .iter()
+            .map(|r| r.event_id.as_deref().unwrap().to_string())
+            .collect();
+        assert_eq!(ids, ["0-1", "0-2", "0-3"]);
+        assert!(tape[1..]
+            .iter()
+            .all(|r| r.stream.as_deref() == Some("0") && r.error.is_none()));
     }
 }

@@ -32,20 +32,34 @@ use tokio_util::sync::CancellationToken;
 const PATH: &str = "/mcp";
 
 /// `405 Allow: POST` for a GET or DELETE that names a stateless revision in its
-/// `MCP-Protocol-Version` header: the era has no standalone stream and no session to end, and
-/// the spec asks for exactly this answer (a client probing the era learns it from it).
+/// `MCP-Protocol-Version` header, or any GET or DELETE when the server serves that era alone:
+/// the era has no standalone stream and no session to end, and the spec asks for exactly this
+/// answer (a client probing the era learns it from it).
 pub fn refuse_non_post(
     state: &HttpState,
     method: &Method,
     headers: &HeaderMap,
 ) -> Option<Response> {
-    if state.server.era_of_header(version_header(headers)) != Some(Era::Stateless) {
+    // A server of the stateless era alone has no session for any GET or DELETE to name.
+    let only_stateless = !state.server.serves_handshake();
+    if !only_stateless
+        && state.server.era_of_header(version_header(headers)) != Some(Era::Stateless)
+    {
         return None;
     }
-    let refusal = Refusal::new(
-        StatusCode::METHOD_NOT_ALLOWED,
-        format!("Method not allowed: {method} has no meaning in protocol revision 2026-07-28; send requests with POST"),
-    );
+    let message = if only_stateless {
+        let served: Vec<&str> = state
+            .server
+            .config
+            .revisions
+            .iter()
+            .map(|r| r.as_str())
+            .collect();
+        format!("Method not allowed: this server serves only protocol revision {} (the stateless era: no sessions, no standalone stream), where {method} has no meaning; send requests with POST", served.join(", "))
+    } else {
+        format!("Method not allowed: {method} has no meaning in protocol revision 2026-07-28; send requests with POST")
+    };
+    let refusal = Refusal::new(StatusCode::METHOD_NOT_ALLOWED, message);
     // Recorded under no connection: the era has none, and a session header is ignored.
     let mut response = refusal.respond(
         state,

@@ -100,10 +100,13 @@ async fn bad_request_400() {
     let note = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string();
     let got = send(&app, post(&[], &note)).await;
     assert_refusal(got, StatusCode::BAD_REQUEST, -32000, MISSING_SESSION);
-    // An unknown method is -32601 at once, session or not (a 2.x client probes with it).
-    let got = send(&app, post(&[], &rpc(1, "server/discover", json!({})))).await;
+    // An unknown method is -32601 at once, session or not (a 2.x client probes with it),
+    // keeping its id as stdio does.
+    let (status, _, body) = send(&app, post(&[], &rpc(1, "server/discover", json!({})))).await;
     let message = "Method not found: server/discover";
-    assert_refusal(got, StatusCode::BAD_REQUEST, -32601, message);
+    let expected =
+        json!({ "jsonrpc": "2.0", "id": 1, "error": { "code": -32601, "message": message } });
+    assert_eq!((status, body), (StatusCode::BAD_REQUEST, expected));
     // Invalid JSON, before a session and within one.
     let parse_error = "Parse error: key must be a string at line 1 column 2";
     let got = send(&app, post(&[], "{oops")).await;

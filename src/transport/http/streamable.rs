@@ -95,6 +95,7 @@ fn session_gone(id: &str) -> Refusal {
         status: StatusCode::NOT_FOUND,
         code: -32001,
         message: format!("Session not found: {id}"),
+        id: None,
     }
 }
 
@@ -154,6 +155,11 @@ pub async fn initialize(
                 status: StatusCode::BAD_REQUEST,
                 code,
                 message,
+                // An unknown method keeps its id, as on stdio (a 2026 client's server/discover
+                // probe, which falls back to initialize on the error).
+                id: (code == -32601)
+                    .then(|| decoded.request().map(|r| r.id.clone()))
+                    .flatten(),
             },
             body,
         );
@@ -164,6 +170,7 @@ pub async fn initialize(
         let standalone = StreamOutlet {
             session: weak.clone(),
             stream: STANDALONE,
+            holds: state.config.standalone_stream,
         };
         let core = server.open_session(TransportKind::Http, Arc::new(standalone));
         HttpSession::new_inner(core, SessionKind::Streamable, capacity)
@@ -247,6 +254,7 @@ async fn serve_request(
     let outlet = StreamOutlet {
         session: Arc::downgrade(session),
         stream,
+        holds: false,
     };
     let sink = Sink::new(
         Arc::new(outlet),
@@ -444,6 +452,8 @@ pub async fn get(state: &Arc<HttpState>, headers: &HeaderMap) -> Response {
                 (m, PATH, headers),
                 StatusCode::OK,
             );
+            // The standalone events it takes were not recorded yet: now, after the GET.
+            session.record_held();
             let stream = resume.map_or(STANDALONE, |(s, _)| s);
             let guard = DetachGuard {
                 session: session.clone(),
@@ -465,7 +475,7 @@ pub async fn delete(state: &Arc<HttpState>, headers: &HeaderMap) -> Response {
         Ok(s) => s,
         Err(response) => return *response,
     };
-    state.end_session(&session.core.id);
+    // Recorded before the session ends: while it lives, the record gets its era and revision.
     record_exchange(
         state,
         TransportKind::Http,
@@ -473,5 +483,6 @@ pub async fn delete(state: &Arc<HttpState>, headers: &HeaderMap) -> Response {
         (&Method::DELETE, PATH, headers),
         StatusCode::OK,
     );
+    state.end_session(&session.core.id);
     StatusCode::OK.into_response()
 }
