@@ -20,7 +20,7 @@ use crate::protocol::envelope;
 use crate::protocol::methods::{ClientRequest, NotificationMethod};
 use crate::protocol::revision::negotiate;
 use crate::protocol::{Era, Revision};
-use crate::traffic::{Direction, FrameMeta, HttpMeta, Kind, Parsed};
+use crate::traffic::{FrameMeta, FrameSummary, HttpMeta};
 use futures::FutureExt;
 use serde_json::{Map, Value};
 use std::panic::AssertUnwindSafe;
@@ -218,7 +218,7 @@ impl Server {
                 Work::Reply(Outgoing::One(invalid.into_message()))
             }
             Ok(Frame::Single(message)) => {
-                let parsed = Parsed::of_message(&message);
+                let parsed = FrameSummary::of_message(&message);
                 let meta = self.tag_inbound(meta, session, &message);
                 // Kept (a count, not a copy) for a stateless request's rounds, which re-read
                 // the request's arguments from it only if they ever seal or open a state.
@@ -227,14 +227,7 @@ impl Server {
                 self.handle_message(session, sink, message, Some(frame))
             }
             Ok(Frame::Batch(items)) => {
-                let batch = Parsed {
-                    exact: true,
-                    error: None,
-                    kind: Kind::Batch,
-                    method: None,
-                    id: None,
-                };
-                self.recorder.record(&meta, text, batch);
+                self.recorder.record(&meta, text, FrameSummary::batch());
                 self.receive_batch(session, sink, items)
             }
         }
@@ -257,19 +250,10 @@ impl Server {
                     Message::Request(r) => Some(r.id.clone()),
                     _ => None,
                 };
-                (Parsed::of_message(message), id)
+                (FrameSummary::of_message(message), id)
             }
             Err(invalid) => (invalid_parsed(invalid, exact), None),
-            Ok(Frame::Batch(_)) => (
-                Parsed {
-                    exact,
-                    error: None,
-                    kind: Kind::Batch,
-                    method: None,
-                    id: None,
-                },
-                None,
-            ),
+            Ok(Frame::Batch(_)) => (FrameSummary::batch().text_exact(exact), None),
         };
         self.recorder.record(&meta, text, parsed);
         Outgoing::One(Message::error(id, error))
@@ -635,11 +619,7 @@ impl Server {
                 .sink
                 .revision()
                 .or_else(|| envelope::requested_revision(sent_meta.as_deref()));
-            return FrameMeta {
-                era: Some(Era::Stateless),
-                ..meta
-            }
-            .with_revision(revision);
+            return meta.with_era(Era::Stateless).with_revision(revision);
         }
         if let Message::Request(r) = message {
             if r.method == ClientRequest::Initialize.as_str() {
@@ -653,11 +633,7 @@ impl Server {
         }
         let (phase, revision) = session.read(|s| (s.phase, s.revision));
         if phase == Phase::Stateless {
-            return FrameMeta {
-                era: Some(Era::Stateless),
-                ..meta
-            }
-            .with_revision(revision);
+            return meta.with_era(Era::Stateless).with_revision(revision);
         }
         meta.with_revision(revision)
     }
@@ -680,15 +656,7 @@ fn envelope_meta(message: &Message) -> Option<std::borrow::Cow<'_, RequestMeta>>
 
 /// The recorder's description of a frame of `session` arriving.
 fn inbound_meta(session: &Session, http: Option<Arc<HttpMeta>>) -> FrameMeta {
-    FrameMeta {
-        dir: Direction::In,
-        transport: session.transport,
-        conn: session.id.clone(),
-        stream: None,
-        http,
-        era: None,
-        revision: None,
-    }
+    FrameMeta::inbound(session.transport, session.id.clone()).with_http(http)
 }
 
 /// The text of a panic payload.
@@ -721,12 +689,6 @@ fn outcome_message(id: RequestId, result: Result<Value, ErrorObject>) -> Message
 }
 
 /// The recorder's view of a frame that is not a valid message.
-fn invalid_parsed(invalid: &Invalid, exact: bool) -> Parsed {
-    Parsed {
-        exact,
-        error: Some(invalid.error.message.clone()),
-        kind: Kind::Invalid,
-        method: None,
-        id: invalid.id.clone(),
-    }
+fn invalid_parsed(invalid: &Invalid, exact: bool) -> FrameSummary {
+    FrameSummary::invalid(invalid.error.message.clone(), invalid.id.clone()).text_exact(exact)
 }

@@ -5,7 +5,7 @@
 use super::stateless::Completed;
 use crate::jsonrpc::Message;
 use crate::protocol::Revision;
-use crate::traffic::{Direction, FrameMeta, HttpMeta, Kind, Parsed, Recorder, TransportKind};
+use crate::traffic::{FrameMeta, FrameSummary, HttpMeta, Recorder, TransportKind};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
@@ -32,40 +32,27 @@ impl Outgoing {
     }
 
     /// The wire text and the recorder's view of it.
-    pub fn encode(&self) -> (Arc<str>, Parsed) {
+    pub fn encode(&self) -> (Arc<str>, FrameSummary) {
         match self {
             Outgoing::One(m) => encode_one(m),
-            Outgoing::Completed(c) => (
-                Arc::from(c.to_json()),
-                Parsed {
-                    exact: true,
-                    error: None,
-                    kind: Kind::Response,
-                    method: None,
-                    id: Some(c.id.clone()),
-                },
-            ),
+            Outgoing::Completed(c) => {
+                (Arc::from(c.to_json()), FrameSummary::response(c.id.clone()))
+            }
             Outgoing::Batch(ms) => {
                 // Written as an array of messages, not built as a value first.
                 let text = Arc::from(crate::jsonrpc::to_json(ms));
-                (
-                    text,
-                    Parsed {
-                        exact: true,
-                        error: None,
-                        kind: Kind::Batch,
-                        method: None,
-                        id: None,
-                    },
-                )
+                (text, FrameSummary::batch())
             }
         }
     }
 }
 
 /// One message's wire text and the recorder's view of it.
-fn encode_one(message: &Message) -> (Arc<str>, Parsed) {
-    (Arc::from(message.to_json()), Parsed::of_message(message))
+fn encode_one(message: &Message) -> (Arc<str>, FrameSummary) {
+    (
+        Arc::from(message.to_json()),
+        FrameSummary::of_message(message),
+    )
 }
 
 /// The frame could not be handed over: nobody will ever read it.
@@ -116,15 +103,7 @@ impl Sink {
         transport: TransportKind,
         conn: Arc<str>,
     ) -> Self {
-        let meta = FrameMeta {
-            dir: Direction::Out,
-            transport,
-            conn,
-            stream: outlet.stream(),
-            http: None,
-            era: None,
-            revision: None,
-        };
+        let meta = FrameMeta::outbound(transport, conn).on_stream(outlet.stream());
         Self {
             outlet,
             recorder,
@@ -185,7 +164,7 @@ impl Sink {
     }
 
     /// Records an encoded frame and hands it to the outlet, under the recorder's lock.
-    fn deliver(&self, (text, parsed): (Arc<str>, Parsed)) -> bool {
+    fn deliver(&self, (text, parsed): (Arc<str>, FrameSummary)) -> bool {
         let frame = text.clone();
         self.recorder
             .record_and_deliver(&self.meta, text, parsed, || self.outlet.deliver(frame))
