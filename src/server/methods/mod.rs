@@ -11,9 +11,11 @@ pub mod tools;
 
 use super::context::RequestContext;
 use super::handler::{HandlerError, MethodFn};
+use super::pagination::{list_page, list_page_with, Pager};
 use super::Server;
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::methods::ClientRequest;
+use crate::protocol::shape::Shape;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -42,14 +44,16 @@ pub async fn call(
         ClientRequest::Initialize => lifecycle::initialize(server, &ctx.session, &params),
         ClientRequest::Ping => lifecycle::ping(),
         ClientRequest::SetLogLevel => logging::set_level(&ctx, &params),
-        ClientRequest::ListTools => tools::list(server, &ctx, &params),
+        ClientRequest::ListTools => tools::list(&ListRequest::new(server, &ctx, &params)),
         ClientRequest::CallTool => tools::call(server, ctx, params).await,
-        ClientRequest::ListResources => resources::list(server, &ctx, &params),
-        ClientRequest::ListResourceTemplates => resources::list_templates(server, &ctx, &params),
+        ClientRequest::ListResources => resources::list(&ListRequest::new(server, &ctx, &params)),
+        ClientRequest::ListResourceTemplates => {
+            resources::list_templates(&ListRequest::new(server, &ctx, &params))
+        }
         ClientRequest::ReadResource => resources::read(server, ctx, &params).await,
         ClientRequest::Subscribe => resources::subscribe(server, &ctx, &params, true),
         ClientRequest::Unsubscribe => resources::subscribe(server, &ctx, &params, false),
-        ClientRequest::ListPrompts => prompts::list(server, &ctx, &params),
+        ClientRequest::ListPrompts => prompts::list(&ListRequest::new(server, &ctx, &params)),
         ClientRequest::GetPrompt => prompts::get(server, ctx, &params).await,
         ClientRequest::Complete => completion::complete(server, ctx, &params).await,
         ClientRequest::Discover => lifecycle::discover(server),
@@ -62,6 +66,53 @@ pub async fn call(
         ClientRequest::ListSkills => skills::list(server, &params),
         ClientRequest::GetSkill => skills::get(server, &params),
         ClientRequest::ReadDirectory => skills::read_directory(server, &params),
+    }
+}
+
+/// A `*/list` request of a registry family (`tools/list`, `resources/list`, …): what each reads
+/// to cut and shape its page, so each family's list method says only what it lists.
+pub struct ListRequest<'a> {
+    /// The server: its registry snapshot and the configured page size.
+    pub server: &'a Server,
+    /// The request: its session (which may own resources) and revision (which fields a
+    /// definition shows).
+    pub ctx: &'a RequestContext,
+    /// The request's params: the client's `cursor`.
+    pub params: &'a Map<String, Value>,
+}
+
+impl<'a> ListRequest<'a> {
+    /// The `*/list` request `params` of `ctx`, served by `server`.
+    pub fn new(
+        server: &'a Server,
+        ctx: &'a RequestContext,
+        params: &'a Map<String, Value>,
+    ) -> Self {
+        Self {
+            server,
+            ctx,
+            params,
+        }
+    }
+
+    /// The page of `definitions` the client's cursor asks for, as the result's `key`, each
+    /// shaped as `shape` for the request's revision; cut by `pager` when the registry brings
+    /// one, else by the configured page size.
+    pub fn page<'d>(
+        &self,
+        key: &str,
+        shape: Shape,
+        definitions: impl ExactSizeIterator<Item = &'d Map<String, Value>>,
+        pager: Option<&Pager>,
+    ) -> Result<Value, ErrorObject> {
+        let revision = self.ctx.revision;
+        match pager {
+            Some(pager) => list_page_with(key, definitions, self.params, pager, shape, revision),
+            None => {
+                let page_size = self.server.config.page_size;
+                list_page(key, definitions, self.params, page_size, shape, revision)
+            }
+        }
     }
 }
 
