@@ -18,6 +18,7 @@
 //! a person watching an agent's session can follow what the server saw and sent.
 
 use super::{text_result, Options};
+use crate::catalog::builder::tool;
 use crate::error::Error;
 use crate::server::handler::{resource_fn, tool_fn};
 use crate::server::listen::{tell, Event};
@@ -176,25 +177,20 @@ fn status_resource(clients: Arc<Clients>) -> Resource {
 
 /// `get_review_status`: the resource's text for the calling session.
 fn status_tool(clients: Arc<Clients>) -> Result<Tool, Error> {
-    let definition = json!({
-        "name": STATUS_TOOL,
-        "title": "Get review status",
-        "description": "Returns the current text of test://review/status for this session (the same text resources/read returns).",
-        "inputSchema": { "type": "object", "properties": {} }
-    });
-    Tool::new(
-        definition,
-        tool_fn(move |ctx, _args| {
-            let version = clients.state(&ctx.session).version();
-            async move {
-                trace(format_args!(
-                    "[tools/call] name={STATUS_TOOL} version={version} session={}",
-                    ctx.session.id
-                ));
-                Ok(text_result(status_text(version).to_string()))
-            }
-        }),
-    )
+    let definition = tool(STATUS_TOOL)
+        .title("Get review status")
+        .description("Returns the current text of test://review/status for this session (the same text resources/read returns).")
+        .no_input();
+    definition.serve(tool_fn(move |ctx, _args| {
+        let version = clients.state(&ctx.session).version();
+        async move {
+            trace(format_args!(
+                "[tools/call] name={STATUS_TOOL} version={version} session={}",
+                ctx.session.id
+            ));
+            Ok(text_result(status_text(version).to_string()))
+        }
+    }))
 }
 
 /// Starts (on subscribe) or cancels (on unsubscribe) the session's pending update, which

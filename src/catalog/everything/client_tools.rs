@@ -137,15 +137,13 @@ pub fn hooks(registry: &mut Registry, options: &Options, announced: Vec<String>)
 }
 
 fn get_roots_list() -> Result<Tool, Error> {
-    Tool::new(
-        definition(
+    definition(
             "get-roots-list",
             "Get Roots List Tool",
             "Lists the current MCP roots provided by the client. Demonstrates the roots protocol capability even though this server doesn't access files.",
             json!({ "type": "object", "properties": {} }),
             annotations(true, false, true, false),
-        ),
-        tool_fn(|ctx, _| async move {
+        ).serve(tool_fn(|ctx, _| async move {
             let cached = ctx.session.extension::<Roots>().lock().clone();
             let roots = match cached {
                 Some(r) if !r.is_empty() => r,
@@ -168,25 +166,21 @@ fn get_roots_list() -> Result<Tool, Error> {
                 })
                 .collect();
             Ok(text_result(crate::catalog::roots::listing(&entries)))
-        }),
-    )
+        }))
 }
 
 fn trigger_elicitation_request() -> Result<Tool, Error> {
-    Tool::new(
-        definition(
+    definition(
             "trigger-elicitation-request",
             "Trigger Elicitation Request Tool",
             "Trigger a Request from the Server for User Elicitation",
             json!({ "type": "object", "properties": {} }),
             annotations(false, false, false, false),
-        ),
-        tool_fn(|ctx, _| async move {
+        ).serve(tool_fn(|ctx, _| async move {
             let params = json!({ "message": "Please provide inputs for the following fields:", "requestedSchema": crate::catalog::elicitation::form() });
             let result = ctx.elicit(params).await.map_err(HandlerError::Rpc)?;
             Ok(json!({ "content": crate::catalog::elicitation::summary(&result) }))
-        }),
-    )
+        }))
 }
 
 /// One-shot markers of `trigger-url-elicitation`'s error path, per session (the reference
@@ -213,15 +207,13 @@ fn trigger_url_elicitation() -> Result<Tool, Error> {
         },
         "required": ["url"]
     });
-    Tool::new(
-        definition(
+    definition(
             "trigger-url-elicitation",
             "Trigger URL Elicitation Tool",
             "Trigger a URL elicitation so the client can direct the user to a browser flow. Supports two mechanisms: the request path (elicitation/create, default) which awaits the user's response, and the error path (UrlElicitationRequiredError, -32042) which signals the client to handle URL elicitation via the error response. Set errorPath=true to use the error path.",
             input,
             annotations(false, false, false, true),
-        ),
-        tool_fn(|ctx, args| async move {
+        ).serve(tool_fn(|ctx, args| async move {
             let url = args.get("url").and_then(Value::as_str).unwrap_or_default().to_string();
             let message = args.get("message").and_then(Value::as_str).unwrap_or("Please open the link to complete this action.").to_string();
             let requested_id = args.get("elicitationId").and_then(Value::as_str).map(str::to_string);
@@ -270,8 +262,7 @@ fn trigger_url_elicitation() -> Result<Tool, Error> {
                 { "type": "text", "text": text },
                 { "type": "text", "text": format!("\nRaw result: {}", pretty(&result)) }
             ] }))
-        }),
-    )
+        }))
 }
 
 /// A sampling result with the schema's keys first, as the reference's SDK parses it (and then
@@ -304,15 +295,13 @@ pub(super) fn sampling_input() -> Value {
 
 fn trigger_sampling_request() -> Result<Tool, Error> {
     let input = sampling_input();
-    Tool::new(
-        definition(
+    definition(
             "trigger-sampling-request",
             "Trigger Sampling Request Tool",
             "Trigger a Request from the Server for LLM Sampling",
             input,
             annotations(false, false, false, true),
-        ),
-        tool_fn(|ctx, args| async move {
+        ).serve(tool_fn(|ctx, args| async move {
             let prompt = args
                 .get("prompt")
                 .and_then(Value::as_str)
@@ -329,6 +318,5 @@ fn trigger_sampling_request() -> Result<Tool, Error> {
                 "LLM sampling result: \n{}",
                 pretty(&schema_order(result))
             )))
-        }),
-    )
+        }))
 }

@@ -57,15 +57,13 @@ impl Toggle {
 /// the session's `logging/setLevel` filters) or stops simulated logging for this session.
 pub fn toggle_simulated_logging(options: &Options) -> Result<Tool, Error> {
     let pace = options.tick(PACE);
-    Tool::new(
-        definition(
+    definition(
             "toggle-simulated-logging",
             "Toggle Simulated Logging",
             "Toggles simulated, random-leveled logging on or off.",
             json!({ "type": "object", "properties": {} }),
             annotations(false, false, false, false),
-        ),
-        tool_fn(move |ctx, _args| async move {
+        ).serve(tool_fn(move |ctx, _args| async move {
             let instead = "Log messages reach a stateless client only on the stream of the request that emits them, at the level its _meta asks for (io.modelcontextprotocol/logLevel); trigger-long-running-operation and the conformance catalog's test_tool_with_logging do that.";
             if let Some(answer) = sessionless(&ctx, "toggle-simulated-logging", instead) {
                 return Ok(answer);
@@ -90,23 +88,20 @@ pub fn toggle_simulated_logging(options: &Options) -> Result<Tool, Error> {
             } else {
                 format!("Stopped simulated logging for session {label}")
             }))
-        }),
-    )
+        }))
 }
 
 /// `toggle-subscriber-updates`: starts (now, then every 5 s: `notifications/resources/updated`
 /// for every URI the session subscribed to) or stops simulated resource updates.
 pub fn toggle_subscriber_updates(options: &Options) -> Result<Tool, Error> {
     let pace = options.tick(PACE);
-    Tool::new(
-        definition(
+    definition(
             "toggle-subscriber-updates",
             "Toggle Subscriber Updates",
             "Toggles simulated resource subscription updates on or off.",
             json!({ "type": "object", "properties": {} }),
             annotations(false, false, false, false),
-        ),
-        tool_fn(move |ctx, _args| async move {
+        ).serve(tool_fn(move |ctx, _args| async move {
             let instead = "notifications/resources/updated reach a stateless client on its subscriptions/listen stream, for the URIs in its resourceSubscriptions, whenever the server publishes one (the review-lab catalog, or Server.notify_resource_updated from Python).";
             if let Some(answer) = sessionless(&ctx, "toggle-subscriber-updates", instead) {
                 return Ok(answer);
@@ -134,8 +129,7 @@ pub fn toggle_subscriber_updates(options: &Options) -> Result<Tool, Error> {
             } else {
                 format!("Stopped simulated resource updates for session {label}")
             }))
-        }),
-    )
+        }))
 }
 
 /// What a toggle answers in the stateless era (2026-07-28): there is no session to keep its
@@ -165,20 +159,18 @@ pub fn trigger_long_running_operation() -> Result<Tool, Error> {
             "steps": { "type": "number", "default": 5, "description": "Number of steps in the operation" }
         }
     });
-    Tool::new(
-        definition(
-            "trigger-long-running-operation",
-            "Trigger Long Running Operation Tool",
-            "Demonstrates a long running operation with progress updates.",
-            input,
-            annotations(true, false, true, false),
-        ),
-        tool_fn(|ctx, args| async move {
-            let duration = number_or(&args, "duration", 10.0);
-            let steps = number_or(&args, "steps", 5.0);
-            crate::catalog::long_running_operation(&ctx, duration, steps)
-                .await
-                .ok_or_else(|| HandlerError::failed("cancelled"))
-        }),
+    definition(
+        "trigger-long-running-operation",
+        "Trigger Long Running Operation Tool",
+        "Demonstrates a long running operation with progress updates.",
+        input,
+        annotations(true, false, true, false),
     )
+    .serve(tool_fn(|ctx, args| async move {
+        let duration = number_or(&args, "duration", 10.0);
+        let steps = number_or(&args, "steps", 5.0);
+        crate::catalog::long_running_operation(&ctx, duration, steps)
+            .await
+            .ok_or_else(|| HandlerError::failed("cancelled"))
+    }))
 }
