@@ -28,7 +28,7 @@ use crate::traffic::TransportKind;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -76,18 +76,14 @@ impl Clients {
             }
             TransportKind::Stdio | TransportKind::Memory => session.id.to_string(),
         };
-        let mut clients = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut clients = crate::lock(&self.0);
         clients.entry(key).or_default().clone()
     }
 }
 
 impl ReviewState {
-    fn lock(&self) -> MutexGuard<'_, ReviewInner> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     fn version(&self) -> u8 {
-        if self.lock().reviewed {
+        if crate::lock(&self.0).reviewed {
             2
         } else {
             1
@@ -206,7 +202,7 @@ fn on_subscribe(
     if uri != STATUS_URI {
         return;
     }
-    let mut inner = state.lock();
+    let mut inner = crate::lock(&state.0);
     if !subscribed {
         trace(format_args!(
             "[resources/unsubscribe] uri={uri} session={}",
@@ -260,7 +256,7 @@ async fn update_after(
         return;
     };
     {
-        let mut inner = state.lock();
+        let mut inner = crate::lock(&state.0);
         // An unsubscribe (or close) that raced the timer wins: it cancelled under this lock.
         if stop.is_cancelled() {
             return;

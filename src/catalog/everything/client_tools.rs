@@ -38,12 +38,6 @@ pub fn tools() -> Result<Vec<Tool>, Error> {
 #[derive(Default)]
 struct Roots(Mutex<Option<Vec<Value>>>);
 
-impl Roots {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Vec<Value>>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
 /// Keeps the roots of a `roots/list` result and says so in a log message on `sink`.
 fn remember_roots(session: &Session, sink: &Sink, result: &Value) -> Vec<Value> {
     let roots = result
@@ -65,7 +59,7 @@ fn remember_roots(session: &Session, sink: &Sink, result: &Value) -> Vec<Value> 
         Value::String(text),
         Some("everything-server"),
     );
-    *session.extension::<Roots>().lock() = Some(roots.clone());
+    *crate::lock(&session.extension::<Roots>().0) = Some(roots.clone());
     roots
 }
 
@@ -130,7 +124,7 @@ pub fn hooks(registry: &mut Registry, options: &Options, announced: Vec<String>)
             {
                 // What we knew is stale now: until the sync is answered (if ever, see
                 // `sync_roots`), `get-roots-list` asks the client itself.
-                *session.extension::<Roots>().lock() = None;
+                *crate::lock(&session.extension::<Roots>().0) = None;
                 tokio::spawn(sync_roots(session));
             }
         }));
@@ -144,7 +138,7 @@ fn get_roots_list() -> Result<Tool, Error> {
             json!({ "type": "object", "properties": {} }),
             annotations(true, false, true, false),
         ).serve(tool_fn(|ctx, _| async move {
-            let cached = ctx.session.extension::<Roots>().lock().clone();
+            let cached = crate::lock(&ctx.session.extension::<Roots>().0).clone();
             let roots = match cached {
                 Some(r) if !r.is_empty() => r,
                 // Asked on this request's stream (over HTTP the POST's), like sampling and
@@ -230,9 +224,9 @@ fn trigger_url_elicitation() -> Result<Tool, Error> {
                 (ctx.session.id.to_string(), ctx.session.extension::<UrlErrorMarkers>())
             };
             let marker = format!("{owner}\0{url}\0{}", requested_id.clone().unwrap_or_default());
-            let retry = markers.0.lock().unwrap_or_else(|e| e.into_inner()).remove(&marker);
+            let retry = crate::lock(&markers.0).remove(&marker);
             if error_path && !retry {
-                markers.0.lock().unwrap_or_else(|e| e.into_inner()).insert(marker);
+                crate::lock(&markers.0).insert(marker);
                 let elicitation = json!({
                     "mode": "url",
                     "url": "https://modelcontextprotocol.io",

@@ -39,7 +39,7 @@ impl Toggle {
         pace: Duration,
         tick: impl Fn(&Session) + Send + 'static,
     ) -> bool {
-        let mut running = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut running = crate::lock(&self.0);
         if let Some(stop) = running.take() {
             stop.cancel();
             return false;
@@ -75,7 +75,7 @@ pub fn toggle_simulated_logging(options: &Options) -> Result<Tool, Error> {
                     .extension::<SimulatedLogging>()
                     .0
                     .flip(&ctx, pace, move |session| {
-                        let mut seed = seed.lock().unwrap_or_else(|e| e.into_inner());
+                        let mut seed = crate::lock(&seed);
                         let (level, text) = random_log(&mut seed);
                         let data = match session_id(session) {
                             Some(id) => format!("{text} - SessionId {id}"),

@@ -15,7 +15,7 @@ use crate::server::context::RequestContext;
 use crate::server::rounds::Ask;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot, watch};
 
 /// What a test tells a held task to do.
@@ -108,20 +108,16 @@ impl Gate {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Vec<Arc<Held>>> {
-        self.held.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// Every task held so far, oldest first.
     pub fn held(&self) -> Vec<Arc<Held>> {
-        self.lock().clone()
+        crate::lock(&self.held).clone()
     }
 
     /// The `n`th task this gate held (from 0), waiting for it to arrive.
     pub async fn nth(&self, n: usize) -> Arc<Held> {
         let mut rx = self.arrived.subscribe();
         loop {
-            if let Some(held) = self.lock().get(n) {
+            if let Some(held) = crate::lock(&self.held).get(n) {
                 return held.clone();
             }
             if rx.changed().await.is_err() {
@@ -136,7 +132,7 @@ impl Gate {
     pub async fn current(&self) -> Arc<Held> {
         let mut rx = self.arrived.subscribe();
         loop {
-            let open = self.lock().iter().find(|h| !h.ended()).cloned();
+            let open = crate::lock(&self.held).iter().find(|h| !h.ended()).cloned();
             if let Some(held) = open {
                 return held;
             }
@@ -154,7 +150,7 @@ impl Gate {
         };
         let (commands, mut inbox) = mpsc::unbounded_channel();
         let n = {
-            let mut held = self.lock();
+            let mut held = crate::lock(&self.held);
             held.push(Arc::new(Held { task, commands }));
             held.len()
         };
@@ -186,14 +182,10 @@ pub struct Gates {
 }
 
 impl Gates {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<Gate>>> {
-        self.by_tool.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// The gate of `tool`, made if there is none (one gate per tool: a second `task_gate` of
     /// the same tool is the same gate).
     pub fn open(&self, tool: &str) -> Arc<Gate> {
-        self.lock()
+        crate::lock(&self.by_tool)
             .entry(tool.to_string())
             .or_insert_with(|| Arc::new(Gate::new(tool.to_string())))
             .clone()
@@ -201,12 +193,12 @@ impl Gates {
 
     /// The gate of `tool`, if one is registered (checked by `tools/call` before a task runs).
     pub fn get(&self, tool: &str) -> Option<Arc<Gate>> {
-        self.lock().get(tool).cloned()
+        crate::lock(&self.by_tool).get(tool).cloned()
     }
 
     /// Removes the gate of `tool`: later tasks run the handler again. Tasks it holds stay
     /// held (their handles still command them). Returns whether there was one.
     pub fn close(&self, tool: &str) -> bool {
-        self.lock().remove(tool).is_some()
+        crate::lock(&self.by_tool).remove(tool).is_some()
     }
 }
