@@ -296,25 +296,6 @@ async fn server_requests_are_correlated_with_client_responses() {
 }
 
 #[tokio::test]
-async fn server_requests_need_the_client_capability() {
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-11-25").await; // no "roots" declared
-    let r = c.request(1, "tools/call", json!({ "name": "ask" })).await;
-    assert_eq!(
-        r["error"]["message"],
-        "the client did not declare the \"roots\" capability needed for roots/list"
-    );
-    assert!(
-        s.recorder
-            .since(0)
-            .iter()
-            .all(|r| r.method.as_deref() != Some("roots/list")),
-        "nothing was sent"
-    );
-}
-
-#[tokio::test]
 async fn lists_paginate_with_opaque_cursors() {
     let s = server(Some(2));
     let mut c = Client::new(&s);
@@ -373,48 +354,6 @@ async fn registry_changes_notify_initialized_sessions() {
         .filter(|r| r.conn == fresh.conn.id)
         .count();
     assert_eq!(fresh_frames, 0);
-}
-
-#[tokio::test]
-async fn unknown_tool_and_bad_params() {
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-11-25").await;
-    let r = c.request(1, "tools/call", json!({ "name": "nope" })).await;
-    assert_eq!(
-        r["error"],
-        json!({ "code": -32602, "message": "Invalid params: Unknown tool: nope" })
-    );
-    let r = c
-        .request(
-            2,
-            "tools/call",
-            json!({ "name": "get-sum", "arguments": { "a": "1", "b": 2 } }),
-        )
-        .await;
-    assert_eq!(r["result"]["isError"], true);
-    assert_eq!(r["result"]["content"][0]["text"], "MCP error -32602: Input validation error: Invalid arguments for tool get-sum: \"1\" is not of type \"number\" at a");
-    let r = c
-        .request(3, "tools/call", json!({ "name": "echo", "arguments": [1] }))
-        .await;
-    assert_eq!(
-        r["error"]["message"],
-        "Invalid params: \"arguments\" must be an object, got an array"
-    );
-    let r = c
-        .request(4, "resources/read", json!({ "uri": "demo://none" }))
-        .await;
-    assert_eq!(
-        r["error"],
-        json!({ "code": -32002, "message": "Resource not found: demo://none", "data": { "uri": "demo://none" } })
-    );
-    let r = c.request(5, "prompts/get", json!({ "name": "nope" })).await;
-    assert_eq!(r["error"]["code"], -32602);
-    let r = c.request(6, "completion/complete", json!({ "ref": { "type": "ref/resource", "uri": "x://{a}" }, "argument": { "name": "a", "value": "" } })).await;
-    assert_eq!(
-        r["result"],
-        json!({ "completion": { "values": [], "total": 0, "hasMore": false } })
-    );
 }
 
 #[tokio::test]
@@ -532,27 +471,6 @@ fn panic_tool() -> Tool {
         }),
     )
     .unwrap()
-}
-
-#[tokio::test]
-async fn a_panicking_handler_gets_an_internal_error_and_frees_its_id() {
-    let s = server(None);
-    s.add_tool(panic_tool());
-    let mut c = Client::new(&s);
-    c.initialize("2025-11-25").await;
-    let r = c.request(1, "tools/call", json!({ "name": "boom" })).await;
-    assert_eq!(
-        r["error"],
-        json!({ "code": -32603, "message": "Internal error: the handler of tools/call panicked: kaboom" })
-    );
-    let r = c
-        .request(
-            1,
-            "tools/call",
-            json!({ "name": "echo", "arguments": { "message": "again" } }),
-        )
-        .await;
-    assert_eq!(r["result"]["content"][0]["text"], "Echo: again");
 }
 
 #[tokio::test]
@@ -941,8 +859,10 @@ fn meta_tool() -> Tool {
     .unwrap()
 }
 
+/// A stateless request's handler sees its envelope as sent (the handshake era's `_meta` is a
+/// row of [`requests_get_their_answers`]).
 #[tokio::test]
-async fn handlers_see_the_meta_that_was_sent_in_both_eras() {
+async fn handlers_see_the_meta_that_was_sent_in_the_stateless_era() {
     let s = server(None);
     s.add_tool(meta_tool());
     // Stateless: the envelope, spaced, with a repeated member and one of the server's own.
@@ -956,23 +876,157 @@ async fn handlers_see_the_meta_that_was_sent_in_both_eras() {
     let sent: Value = serde_json::from_str(meta).unwrap();
     assert_eq!(r["result"]["meta"].to_string(), sent.to_string());
     assert_eq!(r["result"]["token"], "p1");
-    // Handshake: no envelope, a progress token.
-    let s = server(None);
-    s.add_tool(meta_tool());
-    let mut c = Client::new(&s);
-    c.initialize("2025-11-25").await;
-    let r = c
-        .request(
+}
+
+/// One request on a handshake-era (2025-11-25) connection and what its answer must hold: the
+/// id it is sent with, the method and params, and `(JSON pointer, value)` pairs of the answer.
+struct Case {
+    /// What the row shows (named in a failure).
+    what: &'static str,
+    id: i64,
+    method: &'static str,
+    params: Value,
+    expect: Vec<(&'static str, Value)>,
+}
+
+/// Requests answered on one connection, in order: unknown names and bad params; a panicking
+/// handler (`-32603`, and its id is free again); an ask the client cannot answer; the `_meta`
+/// a handler sees.
+#[tokio::test]
+async fn requests_get_their_answers() {
+    let case = |what, id, method, params, expect| Case {
+        what,
+        id,
+        method,
+        params,
+        expect,
+    };
+    let cases = [
+        case(
+            "an unknown tool",
             1,
             "tools/call",
+            json!({ "name": "nope" }),
+            vec![(
+                "/error",
+                json!({ "code": -32602, "message": "Invalid params: Unknown tool: nope" }),
+            )],
+        ),
+        case(
+            "arguments against the schema",
+            2,
+            "tools/call",
+            json!({ "name": "get-sum", "arguments": { "a": "1", "b": 2 } }),
+            vec![
+                ("/result/isError", json!(true)),
+                ("/result/content/0/text", json!("MCP error -32602: Input validation error: Invalid arguments for tool get-sum: \"1\" is not of type \"number\" at a")),
+            ],
+        ),
+        case(
+            "arguments not an object",
+            3,
+            "tools/call",
+            json!({ "name": "echo", "arguments": [1] }),
+            vec![(
+                "/error/message",
+                json!("Invalid params: \"arguments\" must be an object, got an array"),
+            )],
+        ),
+        case(
+            "an unknown resource",
+            4,
+            "resources/read",
+            json!({ "uri": "demo://none" }),
+            vec![(
+                "/error",
+                json!({ "code": -32002, "message": "Resource not found: demo://none", "data": { "uri": "demo://none" } }),
+            )],
+        ),
+        case(
+            "an unknown prompt",
+            5,
+            "prompts/get",
+            json!({ "name": "nope" }),
+            vec![("/error/code", json!(-32602))],
+        ),
+        case(
+            "completing an unknown template",
+            6,
+            "completion/complete",
+            json!({ "ref": { "type": "ref/resource", "uri": "x://{a}" }, "argument": { "name": "a", "value": "" } }),
+            vec![(
+                "/result",
+                json!({ "completion": { "values": [], "total": 0, "hasMore": false } }),
+            )],
+        ),
+        case(
+            "a panicking handler",
+            7,
+            "tools/call",
+            json!({ "name": "boom" }),
+            vec![(
+                "/error",
+                json!({ "code": -32603, "message": "Internal error: the handler of tools/call panicked: kaboom" }),
+            )],
+        ),
+        case(
+            "the panicked request's id, reused",
+            7,
+            "tools/call",
+            json!({ "name": "echo", "arguments": { "message": "again" } }),
+            vec![("/result/content/0/text", json!("Echo: again"))],
+        ),
+        case(
+            "an ask the client did not declare the capability for",
+            8,
+            "tools/call",
+            json!({ "name": "ask" }),
+            vec![(
+                "/error/message",
+                json!("the client did not declare the \"roots\" capability needed for roots/list"),
+            )],
+        ),
+        case(
+            "a handshake request's _meta",
+            9,
+            "tools/call",
             json!({ "name": "meta", "_meta": { "progressToken": 7 } }),
-        )
-        .await;
-    assert_eq!(r["result"]["meta"], json!({ "progressToken": 7 }));
-    assert_eq!(r["result"]["token"], 7);
-    let r = c.request(2, "tools/call", json!({ "name": "meta" })).await;
-    assert_eq!(
-        (&r["result"]["meta"], &r["result"]["token"]),
-        (&json!({}), &Value::Null)
+            vec![
+                ("/result/meta", json!({ "progressToken": 7 })),
+                ("/result/token", json!(7)),
+            ],
+        ),
+        case(
+            "a handshake request without _meta",
+            10,
+            "tools/call",
+            json!({ "name": "meta" }),
+            vec![("/result/meta", json!({})), ("/result/token", Value::Null)],
+        ),
+    ];
+    let s = server(None);
+    s.add_tool(panic_tool());
+    s.add_tool(meta_tool());
+    let mut c = Client::new(&s);
+    c.initialize("2025-11-25").await; // no "roots" declared
+    for Case {
+        what,
+        id,
+        method,
+        params,
+        expect,
+    } in cases
+    {
+        let r = c.request(id, method, params).await;
+        for (pointer, want) in expect {
+            assert_eq!(r.pointer(pointer), Some(&want), "{what}: {pointer} of {r}");
+        }
+    }
+    assert!(
+        s.recorder
+            .since(0)
+            .iter()
+            .all(|r| r.method.as_deref() != Some("roots/list")),
+        "nothing was sent to a client without the roots capability"
     );
 }
