@@ -115,28 +115,27 @@ impl Gate {
 
     /// The `n`th task this gate held (from 0), waiting for it to arrive.
     pub async fn nth(&self, n: usize) -> Arc<Held> {
-        let mut rx = self.arrived.subscribe();
-        loop {
-            if let Some(held) = crate::lock(&self.held).get(n) {
-                return held.clone();
-            }
-            if rx.changed().await.is_err() {
-                // The gate is owned by whoever awaits it: the sender cannot go first.
-                std::future::pending::<()>().await;
-            }
-        }
+        self.first(|held| held.get(n).cloned()).await
     }
 
     /// The oldest held task that has not ended ([`Held::ended`]), waiting for one to arrive:
     /// the task the short forms (`gate.complete(...)`) act on.
     pub async fn current(&self) -> Arc<Held> {
+        self.first(|held| held.iter().find(|h| !h.ended()).cloned())
+            .await
+    }
+
+    /// The held task `pick` chooses from every task held so far, waiting for more to arrive
+    /// until it chooses one.
+    async fn first(&self, pick: impl Fn(&[Arc<Held>]) -> Option<Arc<Held>>) -> Arc<Held> {
         let mut rx = self.arrived.subscribe();
         loop {
-            let open = crate::lock(&self.held).iter().find(|h| !h.ended()).cloned();
-            if let Some(held) = open {
+            let picked = pick(&crate::lock(&self.held));
+            if let Some(held) = picked {
                 return held;
             }
             if rx.changed().await.is_err() {
+                // The gate is owned by whoever awaits it: the sender cannot go first.
                 std::future::pending::<()>().await;
             }
         }
