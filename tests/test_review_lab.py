@@ -84,6 +84,14 @@ class Session:
         return str(block["text"])
 
 
+def assert_steps(lines: list[str], expected: list[str]) -> None:
+    """The trace's step lines (``[...] ...`` on stderr) are ``expected``, each by its prefix."""
+    steps = [line for line in lines if line.startswith("[")]
+    assert len(steps) == len(expected), steps
+    for line, prefix in zip(steps, expected, strict=True):
+        assert line.startswith(prefix), (line, prefix)
+
+
 def test_listing_shows_the_resource_and_the_tool() -> None:
     with Server(catalogs=["review-lab"], update_delay=0.05) as server:
         s = Session(server)
@@ -238,20 +246,19 @@ def test_cli_writes_a_line_per_step_to_stderr(monkeypatch: pytest.MonkeyPatch) -
         lines = server.proc.stderr.read().decode().splitlines()
     finally:
         server.stop()
-    steps = [line for line in lines if line.startswith("[")]
-    expected = [
-        "[initialize] client connected",
-        f"[resources/read] uri={URI} version=1",
-        f"[resources/subscribe] uri={URI}",
-        f"[resource/update] scheduled uri={URI} version=2",
-        f"[resource/update] uri={URI} version=2",
-        f"[notification/send] {UPDATED} uri={URI}",
-        f"[notification/send] {LIST_CHANGED}",
-        f"[resources/read] uri={URI} version=2",
-    ]
-    assert len(steps) == len(expected), steps
-    for line, prefix in zip(steps, expected, strict=True):
-        assert line.startswith(prefix), (line, prefix)
+    assert_steps(
+        lines,
+        [
+            "[initialize] client connected",
+            f"[resources/read] uri={URI} version=1",
+            f"[resources/subscribe] uri={URI}",
+            f"[resource/update] scheduled uri={URI} version=2",
+            f"[resource/update] uri={URI} version=2",
+            f"[notification/send] {UPDATED} uri={URI}",
+            f"[notification/send] {LIST_CHANGED}",
+            f"[resources/read] uri={URI} version=2",
+        ],
+    )
 
 
 # --- the stateless era: subscriptions/listen is the subscription -----------------------------
@@ -299,19 +306,18 @@ def test_cli_listen_flow_over_stdio_writes_the_same_lines(monkeypatch: pytest.Mo
         lines = server.proc.stderr.read().decode().splitlines()
     finally:
         server.stop()
-    steps = [line for line in lines if line.startswith("[")]
-    expected = [
-        f"[resources/read] uri={URI} version=1",
-        f"[resources/subscribe] uri={URI}",
-        f"[resource/update] scheduled uri={URI} version=2",
-        f"[resource/update] uri={URI} version=2",
-        f"[notification/send] {UPDATED} uri={URI}",
-        f"[resources/read] uri={URI} version=2",
-        "[tools/call] name=get_review_status version=2",
-    ]
-    assert len(steps) == len(expected), steps
-    for line, prefix in zip(steps, expected, strict=True):
-        assert line.startswith(prefix), (line, prefix)
+    assert_steps(
+        lines,
+        [
+            f"[resources/read] uri={URI} version=1",
+            f"[resources/subscribe] uri={URI}",
+            f"[resource/update] scheduled uri={URI} version=2",
+            f"[resource/update] uri={URI} version=2",
+            f"[notification/send] {UPDATED} uri={URI}",
+            f"[resources/read] uri={URI} version=2",
+            "[tools/call] name=get_review_status version=2",
+        ],
+    )
 
 
 def test_closing_the_listen_stream_before_the_delay_cancels_the_update() -> None:
