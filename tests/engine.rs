@@ -878,148 +878,37 @@ async fn handlers_see_the_meta_that_was_sent_in_the_stateless_era() {
     assert_eq!(r["result"]["token"], "p1");
 }
 
-/// One request on a handshake-era (2025-11-25) connection and what its answer must hold: the
-/// id it is sent with, the method and params, and `(JSON pointer, value)` pairs of the answer.
-struct Case {
-    /// What the row shows (named in a failure).
-    what: &'static str,
-    id: i64,
-    method: &'static str,
-    params: Value,
-    expect: Vec<(&'static str, Value)>,
-}
-
-/// Requests answered on one connection, in order: unknown names and bad params; a panicking
-/// handler (`-32603`, and its id is free again); an ask the client cannot answer; the `_meta`
-/// a handler sees.
+/// Requests answered on one handshake-era (2025-11-25) connection, in order: unknown names and
+/// bad params; a panicking handler (`-32603`, and its id is free again); an ask the client
+/// cannot answer; the `_meta` a handler sees. Each row: what it shows, the request's id, method
+/// and params, and `{JSON pointer: value}` that its answer must hold.
 #[tokio::test]
 async fn requests_get_their_answers() {
-    let case = |what, id, method, params, expect| Case {
-        what,
-        id,
-        method,
-        params,
-        expect,
-    };
-    let cases = [
-        case(
-            "an unknown tool",
-            1,
-            "tools/call",
-            json!({ "name": "nope" }),
-            vec![(
-                "/error",
-                json!({ "code": -32602, "message": "Invalid params: Unknown tool: nope" }),
-            )],
-        ),
-        case(
-            "arguments against the schema",
-            2,
-            "tools/call",
-            json!({ "name": "get-sum", "arguments": { "a": "1", "b": 2 } }),
-            vec![
-                ("/result/isError", json!(true)),
-                ("/result/content/0/text", json!("MCP error -32602: Input validation error: Invalid arguments for tool get-sum: \"1\" is not of type \"number\" at a")),
-            ],
-        ),
-        case(
-            "arguments not an object",
-            3,
-            "tools/call",
-            json!({ "name": "echo", "arguments": [1] }),
-            vec![(
-                "/error/message",
-                json!("Invalid params: \"arguments\" must be an object, got an array"),
-            )],
-        ),
-        case(
-            "an unknown resource",
-            4,
-            "resources/read",
-            json!({ "uri": "demo://none" }),
-            vec![(
-                "/error",
-                json!({ "code": -32002, "message": "Resource not found: demo://none", "data": { "uri": "demo://none" } }),
-            )],
-        ),
-        case(
-            "an unknown prompt",
-            5,
-            "prompts/get",
-            json!({ "name": "nope" }),
-            vec![("/error/code", json!(-32602))],
-        ),
-        case(
-            "completing an unknown template",
-            6,
-            "completion/complete",
-            json!({ "ref": { "type": "ref/resource", "uri": "x://{a}" }, "argument": { "name": "a", "value": "" } }),
-            vec![(
-                "/result",
-                json!({ "completion": { "values": [], "total": 0, "hasMore": false } }),
-            )],
-        ),
-        case(
-            "a panicking handler",
-            7,
-            "tools/call",
-            json!({ "name": "boom" }),
-            vec![(
-                "/error",
-                json!({ "code": -32603, "message": "Internal error: the handler of tools/call panicked: kaboom" }),
-            )],
-        ),
-        case(
-            "the panicked request's id, reused",
-            7,
-            "tools/call",
-            json!({ "name": "echo", "arguments": { "message": "again" } }),
-            vec![("/result/content/0/text", json!("Echo: again"))],
-        ),
-        case(
-            "an ask the client did not declare the capability for",
-            8,
-            "tools/call",
-            json!({ "name": "ask" }),
-            vec![(
-                "/error/message",
-                json!("the client did not declare the \"roots\" capability needed for roots/list"),
-            )],
-        ),
-        case(
-            "a handshake request's _meta",
-            9,
-            "tools/call",
-            json!({ "name": "meta", "_meta": { "progressToken": 7 } }),
-            vec![
-                ("/result/meta", json!({ "progressToken": 7 })),
-                ("/result/token", json!(7)),
-            ],
-        ),
-        case(
-            "a handshake request without _meta",
-            10,
-            "tools/call",
-            json!({ "name": "meta" }),
-            vec![("/result/meta", json!({})), ("/result/token", Value::Null)],
-        ),
-    ];
+    let cases = json!([
+        ["an unknown tool", 1, "tools/call", { "name": "nope" }, { "/error": { "code": -32602, "message": "Invalid params: Unknown tool: nope" } }],
+        ["arguments against the schema", 2, "tools/call", { "name": "get-sum", "arguments": { "a": "1", "b": 2 } }, { "/result/isError": true, "/result/content/0/text": "MCP error -32602: Input validation error: Invalid arguments for tool get-sum: \"1\" is not of type \"number\" at a" }],
+        ["arguments not an object", 3, "tools/call", { "name": "echo", "arguments": [1] }, { "/error/message": "Invalid params: \"arguments\" must be an object, got an array" }],
+        ["an unknown resource", 4, "resources/read", { "uri": "demo://none" }, { "/error": { "code": -32002, "message": "Resource not found: demo://none", "data": { "uri": "demo://none" } } }],
+        ["an unknown prompt", 5, "prompts/get", { "name": "nope" }, { "/error/code": -32602 }],
+        ["completing an unknown template", 6, "completion/complete", { "ref": { "type": "ref/resource", "uri": "x://{a}" }, "argument": { "name": "a", "value": "" } }, { "/result": { "completion": { "values": [], "total": 0, "hasMore": false } } }],
+        ["a panicking handler", 7, "tools/call", { "name": "boom" }, { "/error": { "code": -32603, "message": "Internal error: the handler of tools/call panicked: kaboom" } }],
+        ["the panicked request's id, reused", 7, "tools/call", { "name": "echo", "arguments": { "message": "again" } }, { "/result/content/0/text": "Echo: again" }],
+        ["an ask the client did not declare the capability for", 8, "tools/call", { "name": "ask" }, { "/error/message": "the client did not declare the \"roots\" capability needed for roots/list" }],
+        ["a handshake request's _meta", 9, "tools/call", { "name": "meta", "_meta": { "progressToken": 7 } }, { "/result/meta": { "progressToken": 7 }, "/result/token": 7 }],
+        ["a handshake request without _meta", 10, "tools/call", { "name": "meta" }, { "/result/meta": {}, "/result/token": null }]
+    ]);
     let s = server(None);
     s.add_tool(panic_tool());
     s.add_tool(meta_tool());
     let mut c = Client::new(&s);
     c.initialize("2025-11-25").await; // no "roots" declared
-    for Case {
-        what,
-        id,
-        method,
-        params,
-        expect,
-    } in cases
-    {
-        let r = c.request(id, method, params).await;
-        for (pointer, want) in expect {
-            assert_eq!(r.pointer(pointer), Some(&want), "{what}: {pointer} of {r}");
+    for case in cases.as_array().unwrap() {
+        let (what, id, method) = (&case[0], case[1].as_i64().unwrap(), &case[2]);
+        let r = c
+            .request(id, method.as_str().unwrap(), case[3].clone())
+            .await;
+        for (pointer, want) in case[4].as_object().unwrap() {
+            assert_eq!(r.pointer(pointer), Some(want), "{what}: {pointer} of {r}");
         }
     }
     assert!(
