@@ -1,7 +1,7 @@
 //! End-to-end tests of the protocol engine over in-memory connections: lifecycle, batches,
 //! cancellation, progress, logging, server → client requests, pagination, list_changed.
 
-use _core::server::handler::{tool_fn, HandlerError};
+use _core::server::handler::{tool_fn, HandlerError, ToolFn};
 use _core::server::registry::Registry;
 use _core::server::registry::Tool;
 use _core::server::{Server, ServerConfig};
@@ -76,11 +76,16 @@ fn server(page_size: Option<usize>) -> Arc<Server> {
     s
 }
 
+/// A tool `name` that takes any object, served by `handler` (the test tools here).
+fn test_tool(name: &str, handler: ToolFn) -> Tool {
+    let definition = json!({ "name": name, "inputSchema": { "type": "object" } });
+    Tool::new(definition, handler).unwrap()
+}
+
 /// Reports progress 1/2, then waits until cancelled (or 30 s).
 fn slow_tool() -> Tool {
-    let def = json!({ "name": "slow", "inputSchema": { "type": "object" } });
-    Tool::new(
-        def,
+    test_tool(
+        "slow",
         tool_fn(|ctx, _| async move {
             ctx.progress(1.0, Some(2.0), Some("half"));
             tokio::select! {
@@ -89,28 +94,24 @@ fn slow_tool() -> Tool {
             }
         }),
     )
-    .unwrap()
 }
 
 /// Logs one message at each of debug and error.
 fn log_tool() -> Tool {
-    let def = json!({ "name": "log", "inputSchema": { "type": "object" } });
-    Tool::new(
-        def,
+    test_tool(
+        "log",
         tool_fn(|ctx, _| async move {
             ctx.log(_core::protocol::LogLevel::Debug, json!("quiet"), None);
             ctx.log(_core::protocol::LogLevel::Error, json!("loud"), Some("t"));
             Ok(json!({ "content": [] }))
         }),
     )
-    .unwrap()
 }
 
 /// Asks the client for its roots and returns how many it got.
 fn ask_tool() -> Tool {
-    let def = json!({ "name": "ask", "inputSchema": { "type": "object" } });
-    Tool::new(
-        def,
+    test_tool(
+        "ask",
         tool_fn(|ctx, _| async move {
             let roots = ctx
                 .ask_client("roots/list", None)
@@ -120,7 +121,6 @@ fn ask_tool() -> Tool {
             Ok(json!({ "content": [{ "type": "text", "text": format!("{n} roots") }] }))
         }),
     )
-    .unwrap()
 }
 
 #[tokio::test]
@@ -460,9 +460,8 @@ async fn garbage_never_stops_the_server() {
 
 /// Panics, always.
 fn panic_tool() -> Tool {
-    let def = json!({ "name": "boom", "inputSchema": { "type": "object" } });
-    Tool::new(
-        def,
+    test_tool(
+        "boom",
         tool_fn(|_ctx, _| async move {
             if true {
                 panic!("kaboom");
@@ -470,7 +469,6 @@ fn panic_tool() -> Tool {
             Ok(json!({}))
         }),
     )
-    .unwrap()
 }
 
 #[tokio::test]
@@ -705,29 +703,26 @@ async fn extension_methods_are_unknown_without_the_extension() {
 #[tokio::test]
 async fn the_asks_of_one_join_share_a_round_in_the_stateless_era() {
     let s = server(None);
-    s.add_tool(
-        Tool::new(
-            json!({ "name": "two", "inputSchema": { "type": "object" } }),
-            tool_fn(|ctx, _| async move {
-                let (a, b) = tokio::join!(
-                    ctx.ask_client("roots/list", None),
-                    ctx.ask_client(
-                        "sampling/createMessage",
-                        Some(json!({ "messages": [], "maxTokens": 1 }))
-                    ),
-                );
-                let a = a.map_err(HandlerError::Rpc)?;
-                let b = b.map_err(HandlerError::Rpc)?;
-                let text = format!(
-                    "{} roots, {}",
-                    a["roots"].as_array().map_or(0, Vec::len),
-                    b["content"]["text"]
-                );
-                Ok(json!({ "content": [{ "type": "text", "text": text }] }))
-            }),
-        )
-        .unwrap(),
-    );
+    s.add_tool(test_tool(
+        "two",
+        tool_fn(|ctx, _| async move {
+            let (a, b) = tokio::join!(
+                ctx.ask_client("roots/list", None),
+                ctx.ask_client(
+                    "sampling/createMessage",
+                    Some(json!({ "messages": [], "maxTokens": 1 }))
+                ),
+            );
+            let a = a.map_err(HandlerError::Rpc)?;
+            let b = b.map_err(HandlerError::Rpc)?;
+            let text = format!(
+                "{} roots, {}",
+                a["roots"].as_array().map_or(0, Vec::len),
+                b["content"]["text"]
+            );
+            Ok(json!({ "content": [{ "type": "text", "text": text }] }))
+        }),
+    ));
     let mut c = Client::new(&s);
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -849,14 +844,12 @@ async fn a_gate_holds_a_task_until_the_test_moves_it() {
 
 /// Returns what its handler sees of the request's `_meta`: all of it, and its `progressToken`.
 fn meta_tool() -> Tool {
-    let def = json!({ "name": "meta", "inputSchema": { "type": "object" } });
-    Tool::new(
-        def,
+    test_tool(
+        "meta",
         tool_fn(|ctx, _| async move {
             Ok(json!({ "content": [], "meta": ctx.meta_map(), "token": ctx.progress_token() }))
         }),
     )
-    .unwrap()
 }
 
 /// A stateless request's handler sees its envelope as sent (the handshake era's `_meta` is a

@@ -84,6 +84,13 @@ class Session:
         return str(block["text"])
 
 
+def exit_lines(server: StdioServer) -> list[str]:
+    """Waits for the CLI to exit cleanly (its stdin closed) and returns what it wrote to stderr."""
+    assert server.proc.wait(timeout=WAIT) == 0
+    assert server.proc.stderr is not None
+    return server.proc.stderr.read().decode().splitlines()
+
+
 def assert_steps(lines: list[str], expected: list[str]) -> None:
     """The trace's step lines (``[...] ...`` on stderr) are ``expected``, each by its prefix."""
     steps = [line for line in lines if line.startswith("[")]
@@ -241,9 +248,7 @@ def test_cli_writes_a_line_per_step_to_stderr(monkeypatch: pytest.MonkeyPatch) -
         assert server.recv()["method"] == LIST_CHANGED
         assert server.request(3, "resources/read", read)["result"]["contents"][0]["text"] == REVIEWED
         server.close_stdin()
-        assert server.proc.wait(timeout=WAIT) == 0
-        assert server.proc.stderr is not None
-        lines = server.proc.stderr.read().decode().splitlines()
+        lines = exit_lines(server)
     finally:
         server.stop()
     assert_steps(
@@ -301,9 +306,7 @@ def test_cli_listen_flow_over_stdio_writes_the_same_lines(monkeypatch: pytest.Mo
         assert tool["result"]["content"][0]["text"] == REVIEWED
         server.close_stdin()
         assert server.recv()["id"] == "listen-1"  # the stream ends gracefully with the input
-        assert server.proc.wait(timeout=WAIT) == 0
-        assert server.proc.stderr is not None
-        lines = server.proc.stderr.read().decode().splitlines()
+        lines = exit_lines(server)
     finally:
         server.stop()
     assert_steps(
