@@ -76,6 +76,14 @@ fn server(page_size: Option<usize>) -> Arc<Server> {
     s
 }
 
+/// A server as [`server`] makes it (no page size) and a client initialized at `version`.
+async fn initialized(version: &str) -> (Arc<Server>, Client) {
+    let s = server(None);
+    let mut c = Client::new(&s);
+    c.initialize(version).await;
+    (s, c)
+}
+
 /// A tool `name` that takes any object, served by `handler` (the test tools here).
 fn test_tool(name: &str, handler: ToolFn) -> Tool {
     let definition = json!({ "name": name, "inputSchema": { "type": "object" } });
@@ -188,9 +196,7 @@ async fn initialize_params_are_checked() {
 
 #[tokio::test]
 async fn batches_only_in_2025_03_26() {
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-03-26").await;
+    let (s, mut c) = initialized("2025-03-26").await;
     c.send(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/progress","params":{}},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"b"}}},5]"#);
     let r = c.recv().await;
     let items = r.as_array().expect("a batch reply is an array");
@@ -212,9 +218,7 @@ async fn batches_only_in_2025_03_26() {
 
 #[tokio::test]
 async fn cancellation_stops_the_handler_and_suppresses_the_response() {
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-11-25").await;
+    let (s, mut c) = initialized("2025-11-25").await;
     c.send_json(json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": { "name": "slow", "_meta": { "progressToken": "p1" } } }));
     let progress = c.recv().await;
     assert_eq!(
@@ -237,9 +241,7 @@ async fn cancellation_stops_the_handler_and_suppresses_the_response() {
 
 #[tokio::test]
 async fn duplicate_in_flight_ids_are_refused() {
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-11-25").await;
+    let (_s, mut c) = initialized("2025-11-25").await;
     c.send_json(
         json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "slow" } }),
     );
@@ -252,9 +254,7 @@ async fn duplicate_in_flight_ids_are_refused() {
 
 #[tokio::test]
 async fn log_messages_follow_the_session_level() {
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-11-25").await;
+    let (_s, mut c) = initialized("2025-11-25").await;
     let r = c.request(1, "tools/call", json!({ "name": "log" })).await;
     assert_eq!(
         r["params"]["data"], "quiet",
@@ -402,9 +402,7 @@ async fn stdio_ends_promptly_at_eof_even_with_a_handler_running() {
 /// keeps serving.
 #[tokio::test]
 async fn garbage_never_stops_the_server() {
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-03-26").await;
+    let (s, mut c) = initialized("2025-03-26").await;
     let seeds = [
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"}}}"#,
         r#"[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}]"#,
@@ -473,9 +471,7 @@ fn panic_tool() -> Tool {
 
 #[tokio::test]
 async fn a_reused_id_after_cancel_is_still_cancellable() {
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-11-25").await;
+    let (_s, mut c) = initialized("2025-11-25").await;
     let slow =
         json!({ "jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": { "name": "slow" } });
     let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 5 } });
@@ -525,9 +521,7 @@ async fn resources_prompts_and_templates_are_served_and_announced() {
     use _core::server::registry::{Prompt, Resource, ResourceTemplate};
     use _core::server::uri_template::UriTemplate;
 
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-03-26").await;
+    let (s, mut c) = initialized("2025-03-26").await;
     s.add_resource(Resource {
         definition: json!({ "uri": "demo://a", "name": "a", "title": "A" })
             .as_object()
@@ -599,9 +593,7 @@ async fn resources_prompts_and_templates_are_served_and_announced() {
 
 #[tokio::test]
 async fn progress_has_no_message_in_2024_11_05() {
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2024-11-05").await;
+    let (_s, mut c) = initialized("2024-11-05").await;
     c.send_json(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "slow", "_meta": { "progressToken": 9 } } }));
     assert_eq!(
         c.recv().await["params"],
@@ -611,9 +603,7 @@ async fn progress_has_no_message_in_2024_11_05() {
 
 #[tokio::test]
 async fn batches_of_notifications_and_responses_get_no_reply() {
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-03-26").await;
+    let (s, mut c) = initialized("2025-03-26").await;
     c.send(r#"[{"jsonrpc":"2.0","method":"notifications/progress","params":{}},{"jsonrpc":"2.0","id":77,"result":{}}]"#);
     assert_eq!(
         c.request(2, "ping", json!({})).await["id"],
@@ -679,9 +669,7 @@ async fn every_listed_method_routes_to_a_handler() {
 #[tokio::test]
 async fn extension_methods_are_unknown_without_the_extension() {
     use _core::protocol::methods::ClientRequest;
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-11-25").await;
+    let (s, mut c) = initialized("2025-11-25").await;
     let mut stateless = Client::new(&s);
     let envelope = json!({ "_meta": {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
