@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from mcp.types import TextContent
 
 WAIT = 10.0
 """Upper bound of every wait in these tests (they normally take milliseconds)."""
@@ -143,3 +144,15 @@ def stdio() -> Iterator[StdioServer]:
 def anyio_backend() -> str:
     """The event loop of every `pytest.mark.anyio` test: asyncio, the official client's."""
     return "asyncio"
+
+
+@pytest.fixture(params=["stdio", "http"])
+def transport(request: pytest.FixtureRequest) -> str:
+    """Runs a test that takes it twice: over stdio, then over Streamable HTTP (a test may
+    parametrize `transport` itself instead)."""
+    return str(request.param)
+
+
+def texts(result: Any) -> list[str]:
+    """The text blocks of a tool result (or of anything with `content`), in order."""
+    return [c.text for c in result.content if isinstance(c, TextContent)]

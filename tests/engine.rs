@@ -1,7 +1,7 @@
 //! End-to-end tests of the protocol engine over in-memory connections: lifecycle, batches,
 //! cancellation, progress, logging, server → client requests, pagination, list_changed.
 
-use _core::server::handler::{tool_fn, HandlerError};
+use _core::server::handler::{tool_fn, HandlerError, ToolFn};
 use _core::server::registry::Registry;
 use _core::server::registry::Tool;
 use _core::server::{Server, ServerConfig};
@@ -76,11 +76,24 @@ fn server(page_size: Option<usize>) -> Arc<Server> {
     s
 }
 
+/// A server as [`server`] makes it (no page size) and a client initialized at `version`.
+async fn initialized(version: &str) -> (Arc<Server>, Client) {
+    let s = server(None);
+    let mut c = Client::new(&s);
+    c.initialize(version).await;
+    (s, c)
+}
+
+/// A tool `name` that takes any object, served by `handler` (the test tools here).
+fn test_tool(name: &str, handler: ToolFn) -> Tool {
+    let definition = json!({ "name": name, "inputSchema": { "type": "object" } });
+    Tool::new(definition, handler).unwrap()
+}
+
 /// Reports progress 1/2, then waits until cancelled (or 30 s).
 fn slow_tool() -> Tool {
-    let def = json!({ "name": "slow", "inputSchema": { "type": "object" } });
-    Tool::new(
-        def,
+    test_tool(
+        "slow",
         tool_fn(|ctx, _| async move {
             ctx.progress(1.0, Some(2.0), Some("half"));
             tokio::select! {
@@ -89,28 +102,24 @@ fn slow_tool() -> Tool {
             }
         }),
     )
-    .unwrap()
 }
 
 /// Logs one message at each of debug and error.
 fn log_tool() -> Tool {
-    let def = json!({ "name": "log", "inputSchema": { "type": "object" } });
-    Tool::new(
-        def,
+    test_tool(
+        "log",
         tool_fn(|ctx, _| async move {
             ctx.log(_core::protocol::LogLevel::Debug, json!("quiet"), None);
             ctx.log(_core::protocol::LogLevel::Error, json!("loud"), Some("t"));
             Ok(json!({ "content": [] }))
         }),
     )
-    .unwrap()
 }
 
 /// Asks the client for its roots and returns how many it got.
 fn ask_tool() -> Tool {
-    let def = json!({ "name": "ask", "inputSchema": { "type": "object" } });
-    Tool::new(
-        def,
+    test_tool(
+        "ask",
         tool_fn(|ctx, _| async move {
             let roots = ctx
                 .ask_client("roots/list", None)
@@ -120,7 +129,6 @@ fn ask_tool() -> Tool {
             Ok(json!({ "content": [{ "type": "text", "text": format!("{n} roots") }] }))
         }),
     )
-    .unwrap()
 }
 
 #[tokio::test]
@@ -188,9 +196,7 @@ async fn initialize_params_are_checked() {
 
 #[tokio::test]
 async fn batches_only_in_2025_03_26() {
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-03-26").await;
+    let (s, mut c) = initialized("2025-03-26").await;
     c.send(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/progress","params":{}},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"b"}}},5]"#);
     let r = c.recv().await;
     let items = r.as_array().expect("a batch reply is an array");
@@ -212,9 +218,7 @@ async fn batches_only_in_2025_03_26() {
 
 #[tokio::test]
 async fn cancellation_stops_the_handler_and_suppresses_the_response() {
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-11-25").await;
+    let (s, mut c) = initialized("2025-11-25").await;
     c.send_json(json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": { "name": "slow", "_meta": { "progressToken": "p1" } } }));
     let progress = c.recv().await;
     assert_eq!(
@@ -237,9 +241,7 @@ async fn cancellation_stops_the_handler_and_suppresses_the_response() {
 
 #[tokio::test]
 async fn duplicate_in_flight_ids_are_refused() {
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-11-25").await;
+    let (_s, mut c) = initialized("2025-11-25").await;
     c.send_json(
         json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "slow" } }),
     );
@@ -252,9 +254,7 @@ async fn duplicate_in_flight_ids_are_refused() {
 
 #[tokio::test]
 async fn log_messages_follow_the_session_level() {
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-11-25").await;
+    let (_s, mut c) = initialized("2025-11-25").await;
     let r = c.request(1, "tools/call", json!({ "name": "log" })).await;
     assert_eq!(
         r["params"]["data"], "quiet",
@@ -293,25 +293,6 @@ async fn server_requests_are_correlated_with_client_responses() {
     c.send_json(json!({ "jsonrpc": "2.0", "id": ask["id"], "result": { "roots": [{ "uri": "file:///a" }] } }));
     let r = c.recv().await;
     assert_eq!(r["result"]["content"][0]["text"], "1 roots");
-}
-
-#[tokio::test]
-async fn server_requests_need_the_client_capability() {
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-11-25").await; // no "roots" declared
-    let r = c.request(1, "tools/call", json!({ "name": "ask" })).await;
-    assert_eq!(
-        r["error"]["message"],
-        "the client did not declare the \"roots\" capability needed for roots/list"
-    );
-    assert!(
-        s.recorder
-            .since(0)
-            .iter()
-            .all(|r| r.method.as_deref() != Some("roots/list")),
-        "nothing was sent"
-    );
 }
 
 #[tokio::test]
@@ -376,48 +357,6 @@ async fn registry_changes_notify_initialized_sessions() {
 }
 
 #[tokio::test]
-async fn unknown_tool_and_bad_params() {
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-11-25").await;
-    let r = c.request(1, "tools/call", json!({ "name": "nope" })).await;
-    assert_eq!(
-        r["error"],
-        json!({ "code": -32602, "message": "Invalid params: Unknown tool: nope" })
-    );
-    let r = c
-        .request(
-            2,
-            "tools/call",
-            json!({ "name": "get-sum", "arguments": { "a": "1", "b": 2 } }),
-        )
-        .await;
-    assert_eq!(r["result"]["isError"], true);
-    assert_eq!(r["result"]["content"][0]["text"], "MCP error -32602: Input validation error: Invalid arguments for tool get-sum: \"1\" is not of type \"number\" at a");
-    let r = c
-        .request(3, "tools/call", json!({ "name": "echo", "arguments": [1] }))
-        .await;
-    assert_eq!(
-        r["error"]["message"],
-        "Invalid params: \"arguments\" must be an object, got an array"
-    );
-    let r = c
-        .request(4, "resources/read", json!({ "uri": "demo://none" }))
-        .await;
-    assert_eq!(
-        r["error"],
-        json!({ "code": -32002, "message": "Resource not found: demo://none", "data": { "uri": "demo://none" } })
-    );
-    let r = c.request(5, "prompts/get", json!({ "name": "nope" })).await;
-    assert_eq!(r["error"]["code"], -32602);
-    let r = c.request(6, "completion/complete", json!({ "ref": { "type": "ref/resource", "uri": "x://{a}" }, "argument": { "name": "a", "value": "" } })).await;
-    assert_eq!(
-        r["result"],
-        json!({ "completion": { "values": [], "total": 0, "hasMore": false } })
-    );
-}
-
-#[tokio::test]
 async fn stdio_ends_promptly_at_eof_even_with_a_handler_running() {
     use _core::traffic::TransportKind;
     use _core::transport::stdio::serve_io;
@@ -463,9 +402,7 @@ async fn stdio_ends_promptly_at_eof_even_with_a_handler_running() {
 /// keeps serving.
 #[tokio::test]
 async fn garbage_never_stops_the_server() {
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-03-26").await;
+    let (s, mut c) = initialized("2025-03-26").await;
     let seeds = [
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"}}}"#,
         r#"[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}]"#,
@@ -521,9 +458,8 @@ async fn garbage_never_stops_the_server() {
 
 /// Panics, always.
 fn panic_tool() -> Tool {
-    let def = json!({ "name": "boom", "inputSchema": { "type": "object" } });
-    Tool::new(
-        def,
+    test_tool(
+        "boom",
         tool_fn(|_ctx, _| async move {
             if true {
                 panic!("kaboom");
@@ -531,35 +467,11 @@ fn panic_tool() -> Tool {
             Ok(json!({}))
         }),
     )
-    .unwrap()
-}
-
-#[tokio::test]
-async fn a_panicking_handler_gets_an_internal_error_and_frees_its_id() {
-    let s = server(None);
-    s.add_tool(panic_tool());
-    let mut c = Client::new(&s);
-    c.initialize("2025-11-25").await;
-    let r = c.request(1, "tools/call", json!({ "name": "boom" })).await;
-    assert_eq!(
-        r["error"],
-        json!({ "code": -32603, "message": "Internal error: the handler of tools/call panicked: kaboom" })
-    );
-    let r = c
-        .request(
-            1,
-            "tools/call",
-            json!({ "name": "echo", "arguments": { "message": "again" } }),
-        )
-        .await;
-    assert_eq!(r["result"]["content"][0]["text"], "Echo: again");
 }
 
 #[tokio::test]
 async fn a_reused_id_after_cancel_is_still_cancellable() {
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-11-25").await;
+    let (_s, mut c) = initialized("2025-11-25").await;
     let slow =
         json!({ "jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": { "name": "slow" } });
     let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 5 } });
@@ -609,9 +521,7 @@ async fn resources_prompts_and_templates_are_served_and_announced() {
     use _core::server::registry::{Prompt, Resource, ResourceTemplate};
     use _core::server::uri_template::UriTemplate;
 
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-03-26").await;
+    let (s, mut c) = initialized("2025-03-26").await;
     s.add_resource(Resource {
         definition: json!({ "uri": "demo://a", "name": "a", "title": "A" })
             .as_object()
@@ -683,9 +593,7 @@ async fn resources_prompts_and_templates_are_served_and_announced() {
 
 #[tokio::test]
 async fn progress_has_no_message_in_2024_11_05() {
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2024-11-05").await;
+    let (_s, mut c) = initialized("2024-11-05").await;
     c.send_json(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "slow", "_meta": { "progressToken": 9 } } }));
     assert_eq!(
         c.recv().await["params"],
@@ -695,9 +603,7 @@ async fn progress_has_no_message_in_2024_11_05() {
 
 #[tokio::test]
 async fn batches_of_notifications_and_responses_get_no_reply() {
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-03-26").await;
+    let (s, mut c) = initialized("2025-03-26").await;
     c.send(r#"[{"jsonrpc":"2.0","method":"notifications/progress","params":{}},{"jsonrpc":"2.0","id":77,"result":{}}]"#);
     assert_eq!(
         c.request(2, "ping", json!({})).await["id"],
@@ -763,9 +669,7 @@ async fn every_listed_method_routes_to_a_handler() {
 #[tokio::test]
 async fn extension_methods_are_unknown_without_the_extension() {
     use _core::protocol::methods::ClientRequest;
-    let s = server(None);
-    let mut c = Client::new(&s);
-    c.initialize("2025-11-25").await;
+    let (s, mut c) = initialized("2025-11-25").await;
     let mut stateless = Client::new(&s);
     let envelope = json!({ "_meta": {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -787,29 +691,26 @@ async fn extension_methods_are_unknown_without_the_extension() {
 #[tokio::test]
 async fn the_asks_of_one_join_share_a_round_in_the_stateless_era() {
     let s = server(None);
-    s.add_tool(
-        Tool::new(
-            json!({ "name": "two", "inputSchema": { "type": "object" } }),
-            tool_fn(|ctx, _| async move {
-                let (a, b) = tokio::join!(
-                    ctx.ask_client("roots/list", None),
-                    ctx.ask_client(
-                        "sampling/createMessage",
-                        Some(json!({ "messages": [], "maxTokens": 1 }))
-                    ),
-                );
-                let a = a.map_err(HandlerError::Rpc)?;
-                let b = b.map_err(HandlerError::Rpc)?;
-                let text = format!(
-                    "{} roots, {}",
-                    a["roots"].as_array().map_or(0, Vec::len),
-                    b["content"]["text"]
-                );
-                Ok(json!({ "content": [{ "type": "text", "text": text }] }))
-            }),
-        )
-        .unwrap(),
-    );
+    s.add_tool(test_tool(
+        "two",
+        tool_fn(|ctx, _| async move {
+            let (a, b) = tokio::join!(
+                ctx.ask_client("roots/list", None),
+                ctx.ask_client(
+                    "sampling/createMessage",
+                    Some(json!({ "messages": [], "maxTokens": 1 }))
+                ),
+            );
+            let a = a.map_err(HandlerError::Rpc)?;
+            let b = b.map_err(HandlerError::Rpc)?;
+            let text = format!(
+                "{} roots, {}",
+                a["roots"].as_array().map_or(0, Vec::len),
+                b["content"]["text"]
+            );
+            Ok(json!({ "content": [{ "type": "text", "text": text }] }))
+        }),
+    ));
     let mut c = Client::new(&s);
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -931,18 +832,18 @@ async fn a_gate_holds_a_task_until_the_test_moves_it() {
 
 /// Returns what its handler sees of the request's `_meta`: all of it, and its `progressToken`.
 fn meta_tool() -> Tool {
-    let def = json!({ "name": "meta", "inputSchema": { "type": "object" } });
-    Tool::new(
-        def,
+    test_tool(
+        "meta",
         tool_fn(|ctx, _| async move {
             Ok(json!({ "content": [], "meta": ctx.meta_map(), "token": ctx.progress_token() }))
         }),
     )
-    .unwrap()
 }
 
+/// A stateless request's handler sees its envelope as sent (the handshake era's `_meta` is a
+/// row of [`requests_get_their_answers`]).
 #[tokio::test]
-async fn handlers_see_the_meta_that_was_sent_in_both_eras() {
+async fn handlers_see_the_meta_that_was_sent_in_the_stateless_era() {
     let s = server(None);
     s.add_tool(meta_tool());
     // Stateless: the envelope, spaced, with a repeated member and one of the server's own.
@@ -956,24 +857,47 @@ async fn handlers_see_the_meta_that_was_sent_in_both_eras() {
     let sent: Value = serde_json::from_str(meta).unwrap();
     assert_eq!(r["result"]["meta"].to_string(), sent.to_string());
     assert_eq!(r["result"]["token"], "p1");
-    // Handshake: no envelope, a progress token.
+}
+
+/// Requests answered on one handshake-era (2025-11-25) connection, in order: unknown names and
+/// bad params; a panicking handler (`-32603`, and its id is free again); an ask the client
+/// cannot answer; the `_meta` a handler sees. Each row: what it shows, the request's id, method
+/// and params, and `{JSON pointer: value}` that its answer must hold.
+#[tokio::test]
+async fn requests_get_their_answers() {
+    let cases = json!([
+        ["an unknown tool", 1, "tools/call", { "name": "nope" }, { "/error": { "code": -32602, "message": "Invalid params: Unknown tool: nope" } }],
+        ["arguments against the schema", 2, "tools/call", { "name": "get-sum", "arguments": { "a": "1", "b": 2 } }, { "/result/isError": true, "/result/content/0/text": "MCP error -32602: Input validation error: Invalid arguments for tool get-sum: \"1\" is not of type \"number\" at a" }],
+        ["arguments not an object", 3, "tools/call", { "name": "echo", "arguments": [1] }, { "/error/message": "Invalid params: \"arguments\" must be an object, got an array" }],
+        ["an unknown resource", 4, "resources/read", { "uri": "demo://none" }, { "/error": { "code": -32002, "message": "Resource not found: demo://none", "data": { "uri": "demo://none" } } }],
+        ["an unknown prompt", 5, "prompts/get", { "name": "nope" }, { "/error/code": -32602 }],
+        ["completing an unknown template", 6, "completion/complete", { "ref": { "type": "ref/resource", "uri": "x://{a}" }, "argument": { "name": "a", "value": "" } }, { "/result": { "completion": { "values": [], "total": 0, "hasMore": false } } }],
+        ["a panicking handler", 7, "tools/call", { "name": "boom" }, { "/error": { "code": -32603, "message": "Internal error: the handler of tools/call panicked: kaboom" } }],
+        ["the panicked request's id, reused", 7, "tools/call", { "name": "echo", "arguments": { "message": "again" } }, { "/result/content/0/text": "Echo: again" }],
+        ["an ask the client did not declare the capability for", 8, "tools/call", { "name": "ask" }, { "/error/message": "the client did not declare the \"roots\" capability needed for roots/list" }],
+        ["a handshake request's _meta", 9, "tools/call", { "name": "meta", "_meta": { "progressToken": 7 } }, { "/result/meta": { "progressToken": 7 }, "/result/token": 7 }],
+        ["a handshake request without _meta", 10, "tools/call", { "name": "meta" }, { "/result/meta": {}, "/result/token": null }]
+    ]);
     let s = server(None);
+    s.add_tool(panic_tool());
     s.add_tool(meta_tool());
     let mut c = Client::new(&s);
-    c.initialize("2025-11-25").await;
-    let r = c
-        .request(
-            1,
-            "tools/call",
-            json!({ "name": "meta", "_meta": { "progressToken": 7 } }),
-        )
-        .await;
-    assert_eq!(r["result"]["meta"], json!({ "progressToken": 7 }));
-    assert_eq!(r["result"]["token"], 7);
-    let r = c.request(2, "tools/call", json!({ "name": "meta" })).await;
-    assert_eq!(
-        (&r["result"]["meta"], &r["result"]["token"]),
-        (&json!({}), &Value::Null)
+    c.initialize("2025-11-25").await; // no "roots" declared
+    for case in cases.as_array().unwrap() {
+        let (what, id, method) = (&case[0], case[1].as_i64().unwrap(), &case[2]);
+        let r = c
+            .request(id, method.as_str().unwrap(), case[3].clone())
+            .await;
+        for (pointer, want) in case[4].as_object().unwrap() {
+            assert_eq!(r.pointer(pointer), Some(want), "{what}: {pointer} of {r}");
+        }
+    }
+    assert!(
+        s.recorder
+            .since(0)
+            .iter()
+            .all(|r| r.method.as_deref() != Some("roots/list")),
+        "nothing was sent to a client without the roots capability"
     );
 }
 

@@ -16,11 +16,9 @@ from mcp.types import TextContent
 
 from everything_mcp import ClientError, ConfigError, Context, Server, content
 
+from conftest import texts
+
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
-
-
-def texts(result: Any) -> list[str]:
-    return [c.text for c in result.content if isinstance(c, TextContent)]
 
 
 async def test_python_tools_with_state_progress_and_side_effects() -> None:

@@ -27,7 +27,7 @@ from mcp.types import (
 
 from everything_mcp import Server
 
-from conftest import WAIT, init_params
+from conftest import WAIT, init_params, texts
 
 IMAGE = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 AUDIO = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
@@ -86,15 +86,6 @@ async def connect(transport: str, seen: Seen, http_url: str) -> AsyncIterator[Cl
     )
     async with client:
         yield client
-
-
-@pytest.fixture(params=["stdio", "http"])
-def transport(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-def texts(result: Any) -> list[str]:
-    return [c.text for c in result.content if isinstance(c, TextContent)]
 
 
 async def test_content_tools(transport: str, http_server: Server) -> None:

@@ -51,6 +51,22 @@ def target(srv: Server, transport: str) -> Any:
     return StdioServerParameters(**srv.stdio_params)
 
 
+class LogCollector:
+    """A client's `logging_callback` that keeps each message's data as text."""
+
+    def __init__(self) -> None:
+        self.logs: list[str] = []
+
+    async def __call__(self, params: LoggingMessageNotificationParams) -> None:
+        self.logs.append(str(params.data))
+
+
+def log_collector() -> tuple[list[str], LogCollector]:
+    """The messages a client will have logged, and the callback that collects them."""
+    collector = LogCollector()
+    return collector.logs, collector
+
+
 def client_requests(srv: Server) -> list[TrafficRecord]:
     """The client's requests, in order (the relay's and the server's own frames left out)."""
     return [r for r in srv.traffic.requests() if r.method is not None]
@@ -83,11 +99,7 @@ async def exercise(client: Client) -> tuple[list[str], list[tuple[float, float |
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_auto_client_speaks_the_stateless_era(transport: str) -> None:
     srv = with_shout(Server())
-    logs: list[str] = []
-
-    async def on_log(params: LoggingMessageNotificationParams) -> None:
-        logs.append(str(params.data))
-
+    logs, on_log = log_collector()
     try:
         with anyio.fail_after(30):
             url = target(srv, transport)
@@ -130,11 +142,7 @@ async def test_auto_client_speaks_the_stateless_era(transport: str) -> None:
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_legacy_client_keeps_the_handshake_era(transport: str) -> None:
     srv = with_shout(Server())
-    logs: list[str] = []
-
-    async def on_log(params: LoggingMessageNotificationParams) -> None:
-        logs.append(str(params.data))
-
+    logs, on_log = log_collector()
     try:
         with anyio.fail_after(30):
             async with Client(

@@ -28,7 +28,7 @@ from mcp.types import (
 
 from everything_mcp import Server
 
-from conftest import EVERYTHING_TOOLS
+from conftest import EVERYTHING_TOOLS, texts
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
 
@@ -40,11 +40,6 @@ def http_server() -> Iterator[Server]:
     with Server(tick=0.05) as srv:
         srv.start_http()
         yield srv
-
-
-@pytest.fixture(params=["stdio", "http"])
-def transport(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 class Peer:
@@ -98,10 +93,6 @@ async def connect(
 
 def method_of(notification: Any) -> str | None:
     return getattr(notification, "method", None)
-
-
-def texts(result: Any) -> list[str]:
-    return [c.text for c in result.content if isinstance(c, TextContent)]
 
 
 STATIC_TOOLS = EVERYTHING_TOOLS

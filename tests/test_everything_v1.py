@@ -21,7 +21,7 @@ from mcp.types import CreateMessageResult, ElicitResult, ListRootsResult, Root, 
 
 from everything_mcp import Server
 
-from conftest import WAIT
+from conftest import WAIT, texts
 
 TOOLS = [
     "echo",
@@ -460,15 +460,6 @@ def http_server() -> Iterator[Server]:
     with Server(catalogs=["everything-v1"], tick=0.05) as s:
         s.start_http()
         yield s
-
-
-@pytest.fixture(params=["stdio", "http"])
-def transport(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-def texts(result: Any) -> list[str]:
-    return [c.text for c in result.content if isinstance(c, TextContent)]
 
 
 pytestmark = pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")

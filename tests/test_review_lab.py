@@ -84,6 +84,21 @@ class Session:
         return str(block["text"])
 
 
+def exit_lines(server: StdioServer) -> list[str]:
+    """Waits for the CLI to exit cleanly (its stdin closed) and returns what it wrote to stderr."""
+    assert server.proc.wait(timeout=WAIT) == 0
+    assert server.proc.stderr is not None
+    return server.proc.stderr.read().decode().splitlines()
+
+
+def assert_steps(lines: list[str], expected: list[str]) -> None:
+    """The trace's step lines (``[...] ...`` on stderr) are ``expected``, each by its prefix."""
+    steps = [line for line in lines if line.startswith("[")]
+    assert len(steps) == len(expected), steps
+    for line, prefix in zip(steps, expected, strict=True):
+        assert line.startswith(prefix), (line, prefix)
+
+
 def test_listing_shows_the_resource_and_the_tool() -> None:
     with Server(catalogs=["review-lab"], update_delay=0.05) as server:
         s = Session(server)
@@ -233,25 +248,22 @@ def test_cli_writes_a_line_per_step_to_stderr(monkeypatch: pytest.MonkeyPatch) -
         assert server.recv()["method"] == LIST_CHANGED
         assert server.request(3, "resources/read", read)["result"]["contents"][0]["text"] == REVIEWED
         server.close_stdin()
-        assert server.proc.wait(timeout=WAIT) == 0
-        assert server.proc.stderr is not None
-        lines = server.proc.stderr.read().decode().splitlines()
+        lines = exit_lines(server)
     finally:
         server.stop()
-    steps = [line for line in lines if line.startswith("[")]
-    expected = [
-        "[initialize] client connected",
-        f"[resources/read] uri={URI} version=1",
-        f"[resources/subscribe] uri={URI}",
-        f"[resource/update] scheduled uri={URI} version=2",
-        f"[resource/update] uri={URI} version=2",
-        f"[notification/send] {UPDATED} uri={URI}",
-        f"[notification/send] {LIST_CHANGED}",
-        f"[resources/read] uri={URI} version=2",
-    ]
-    assert len(steps) == len(expected), steps
-    for line, prefix in zip(steps, expected, strict=True):
-        assert line.startswith(prefix), (line, prefix)
+    assert_steps(
+        lines,
+        [
+            "[initialize] client connected",
+            f"[resources/read] uri={URI} version=1",
+            f"[resources/subscribe] uri={URI}",
+            f"[resource/update] scheduled uri={URI} version=2",
+            f"[resource/update] uri={URI} version=2",
+            f"[notification/send] {UPDATED} uri={URI}",
+            f"[notification/send] {LIST_CHANGED}",
+            f"[resources/read] uri={URI} version=2",
+        ],
+    )
 
 
 # --- the stateless era: subscriptions/listen is the subscription -----------------------------
@@ -294,24 +306,21 @@ def test_cli_listen_flow_over_stdio_writes_the_same_lines(monkeypatch: pytest.Mo
         assert tool["result"]["content"][0]["text"] == REVIEWED
         server.close_stdin()
         assert server.recv()["id"] == "listen-1"  # the stream ends gracefully with the input
-        assert server.proc.wait(timeout=WAIT) == 0
-        assert server.proc.stderr is not None
-        lines = server.proc.stderr.read().decode().splitlines()
+        lines = exit_lines(server)
     finally:
         server.stop()
-    steps = [line for line in lines if line.startswith("[")]
-    expected = [
-        f"[resources/read] uri={URI} version=1",
-        f"[resources/subscribe] uri={URI}",
-        f"[resource/update] scheduled uri={URI} version=2",
-        f"[resource/update] uri={URI} version=2",
-        f"[notification/send] {UPDATED} uri={URI}",
-        f"[resources/read] uri={URI} version=2",
-        "[tools/call] name=get_review_status version=2",
-    ]
-    assert len(steps) == len(expected), steps
-    for line, prefix in zip(steps, expected, strict=True):
-        assert line.startswith(prefix), (line, prefix)
+    assert_steps(
+        lines,
+        [
+            f"[resources/read] uri={URI} version=1",
+            f"[resources/subscribe] uri={URI}",
+            f"[resource/update] scheduled uri={URI} version=2",
+            f"[resource/update] uri={URI} version=2",
+            f"[notification/send] {UPDATED} uri={URI}",
+            f"[resources/read] uri={URI} version=2",
+            "[tools/call] name=get_review_status version=2",
+        ],
+    )
 
 
 def test_closing_the_listen_stream_before_the_delay_cancels_the_update() -> None:

@@ -10,6 +10,7 @@ acknowledged before the call returns, so the client's next poll sees it. No time
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal
@@ -95,6 +96,11 @@ def task_infos(text: str) -> list[TaskInfo]:
     return [TaskInfo._from_json(t) for t in json.loads(text)]
 
 
+def _json_or_none(value: Any) -> str | None:
+    """``value`` as JSON text for the core, ``None`` left as is."""
+    return None if value is None else json.dumps(value)
+
+
 def _elicitation(message: str, requested_schema: dict[str, Any] | None) -> dict[str, Any]:
     schema = requested_schema if requested_schema is not None else {"type": "object", "properties": {}}
     return {"message": message, "requestedSchema": schema}
@@ -135,15 +141,14 @@ class GatedTask:
         era, an entry of the task's ``inputRequests`` (under ``key``) that the client answers
         with ``tasks/update``. Raises ``ClientError`` (error answer, missing capability, task
         ended) or ``TimeoutError``."""
-        text = None if params is None else json.dumps(params)
-        return json.loads(self._core.ask(method, text, timeout, key))
+        return json.loads(self._core.ask(method, _json_or_none(params), timeout, key))
 
     async def aask(
         self, method: str, params: dict[str, Any] | None = None, *, timeout: float = ASK_TIMEOUT, key: str | None = None
     ) -> Any:
         """:meth:`ask` for asyncio tests: the event loop keeps running while the client
         answers."""
-        text = None if params is None else json.dumps(params)
+        text = _json_or_none(params)
         answer = await await_core(lambda callback: self._core.ask_async(method, text, timeout, callback, key))
         return json.loads(answer)
 
@@ -183,22 +188,22 @@ class GatedTask:
         as ``-32603`` with that message. Raises :class:`TaskEnded` if it had ended."""
         if isinstance(error, str):
             error = RpcError(-32603, error)
-        data = None if error.data is None else json.dumps(error.data)
-        if not self._core.fail(error.code, error.message, data, timeout):
+        if not self._core.fail(error.code, error.message, _json_or_none(error.data), timeout):
             raise TaskEnded(f"task {self.id} had already ended: it cannot fail")
 
     def wait_for(self, *statuses: TaskStatus, timeout: float = DEFAULT_TIMEOUT) -> TaskInfo:
         """Wait until the task's status is one of ``statuses`` (any terminal one when none is
         given), e.g. ``task.wait_for("cancelled")`` after the client cancelled it; raises
         ``TimeoutError``."""
-        if not self._core.wait_status(list(statuses), timeout):
-            want = " or ".join(statuses) or "an end"
-            raise TimeoutError(f"task {self.id} did not reach {want} within {timeout} s: {self.info.status}")
-        return self.info
+        return self._reached(self._core.wait_status(list(statuses), timeout), statuses, timeout)
 
     async def await_for(self, *statuses: TaskStatus, timeout: float = DEFAULT_TIMEOUT) -> TaskInfo:
         """:meth:`wait_for` for asyncio tests."""
         reached = await await_core(lambda callback: self._core.wait_status_async(list(statuses), timeout, callback))
+        return self._reached(reached, statuses, timeout)
+
+    def _reached(self, reached: bool, statuses: tuple[TaskStatus, ...], timeout: float) -> TaskInfo:
+        """The task now, if it ``reached`` one of ``statuses``; else ``TimeoutError``."""
         if not reached:
             want = " or ".join(statuses) or "an end"
             raise TimeoutError(f"task {self.id} did not reach {want} within {timeout} s: {self.info.status}")
@@ -251,11 +256,15 @@ class TaskGate:
         core: _core.GatedTask = await await_core(lambda callback: self._core.current_async(timeout, callback))
         return GatedTask(core)
 
+    def _on_current(self, timeout: float, step: Callable[[GatedTask], object]) -> GatedTask:
+        """Applies ``step`` to the current task (waiting up to ``timeout`` for one); returns it."""
+        task = self.current(timeout)
+        step(task)
+        return task
+
     def status(self, message: str, *, timeout: float = DEFAULT_TIMEOUT) -> GatedTask:
         """:meth:`GatedTask.status` on the current task; returns it."""
-        task = self.current(timeout)
-        task.status(message, timeout=timeout)
-        return task
+        return self._on_current(timeout, lambda task: task.status(message, timeout=timeout))
 
     def require_input(
         self,
@@ -282,15 +291,11 @@ class TaskGate:
 
     def complete(self, result: Any = None, *, timeout: float = DEFAULT_TIMEOUT) -> GatedTask:
         """:meth:`GatedTask.complete` on the current task; returns it."""
-        task = self.current(timeout)
-        task.complete(result, timeout=timeout)
-        return task
+        return self._on_current(timeout, lambda task: task.complete(result, timeout=timeout))
 
     def fail(self, error: RpcError | str, *, timeout: float = DEFAULT_TIMEOUT) -> GatedTask:
         """:meth:`GatedTask.fail` on the current task; returns it."""
-        task = self.current(timeout)
-        task.fail(error, timeout=timeout)
-        return task
+        return self._on_current(timeout, lambda task: task.fail(error, timeout=timeout))
 
     def close(self) -> None:
         """Stop holding: later tasks of the tool run its handler. Tasks already held stay held

@@ -3,6 +3,7 @@
 //! knows no catalog, and the settings only catalogs read live here ([`Options`]), not in
 //! `ServerConfig`.
 
+pub mod builder;
 pub mod conformance;
 pub mod data_url;
 pub mod elicitation;

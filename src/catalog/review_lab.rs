@@ -18,6 +18,7 @@
 //! a person watching an agent's session can follow what the server saw and sent.
 
 use super::{text_result, Options};
+use crate::catalog::builder::tool;
 use crate::error::Error;
 use crate::server::handler::{resource_fn, tool_fn};
 use crate::server::listeners::{tell, Event};
@@ -27,7 +28,7 @@ use crate::traffic::TransportKind;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -75,18 +76,14 @@ impl Clients {
             }
             TransportKind::Stdio | TransportKind::Memory => session.id.to_string(),
         };
-        let mut clients = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut clients = crate::lock::lock(&self.0);
         clients.entry(key).or_default().clone()
     }
 }
 
 impl ReviewState {
-    fn lock(&self) -> MutexGuard<'_, ReviewInner> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     fn version(&self) -> u8 {
-        if self.lock().reviewed {
+        if crate::lock::lock(&self.0).reviewed {
             2
         } else {
             1
@@ -176,25 +173,20 @@ fn status_resource(clients: Arc<Clients>) -> Resource {
 
 /// `get_review_status`: the resource's text for the calling session.
 fn status_tool(clients: Arc<Clients>) -> Result<Tool, Error> {
-    let definition = json!({
-        "name": STATUS_TOOL,
-        "title": "Get review status",
-        "description": "Returns the current text of test://review/status for this session (the same text resources/read returns).",
-        "inputSchema": { "type": "object", "properties": {} }
-    });
-    Tool::new(
-        definition,
-        tool_fn(move |ctx, _args| {
-            let version = clients.state(&ctx.session).version();
-            async move {
-                trace(format_args!(
-                    "[tools/call] name={STATUS_TOOL} version={version} session={}",
-                    ctx.session.id
-                ));
-                Ok(text_result(status_text(version).to_string()))
-            }
-        }),
-    )
+    let definition = tool(STATUS_TOOL)
+        .title("Get review status")
+        .description("Returns the current text of test://review/status for this session (the same text resources/read returns).")
+        .no_input();
+    definition.serve(tool_fn(move |ctx, _args| {
+        let version = clients.state(&ctx.session).version();
+        async move {
+            trace(format_args!(
+                "[tools/call] name={STATUS_TOOL} version={version} session={}",
+                ctx.session.id
+            ));
+            Ok(text_result(status_text(version).to_string()))
+        }
+    }))
 }
 
 /// Starts (on subscribe) or cancels (on unsubscribe) the session's pending update, which
@@ -210,7 +202,7 @@ fn on_subscribe(
     if uri != STATUS_URI {
         return;
     }
-    let mut inner = state.lock();
+    let mut inner = crate::lock::lock(&state.0);
     if !subscribed {
         trace(format_args!(
             "[resources/unsubscribe] uri={uri} session={}",
@@ -264,7 +256,7 @@ async fn update_after(
         return;
     };
     {
-        let mut inner = state.lock();
+        let mut inner = crate::lock::lock(&state.0);
         // An unsubscribe (or close) that raced the timer wins: it cancelled under this lock.
         if stop.is_cancelled() {
             return;

@@ -11,7 +11,7 @@ use super::errors::{ClientError, ConnectionClosedError};
 use super::wait::{deadline_after, run_interruptibly, Waited};
 use crate::jsonrpc::ErrorObject;
 use crate::server::rounds::Ask;
-use crate::server::tasks::gate::{Gate, Gates, Held};
+use crate::server::tasks::gate::{Ended, Gate, Gates, Held};
 use crate::server::tasks::{Task, TaskEra};
 use pyo3::exceptions::PyTimeoutError;
 use pyo3::prelude::*;
@@ -107,16 +107,52 @@ impl TaskGate {
         }
     }
 
-    /// The next task `next_task` hands out (advancing the cursor once it arrived).
-    fn next(&self) -> impl Future<Output = Arc<Held>> + Send + 'static {
-        let (gate, cursor) = (self.gate.clone(), self.cursor.clone());
-        async move {
-            let n = cursor.load(Ordering::SeqCst);
-            let held = gate.nth(n).await;
-            let _ = cursor.compare_exchange(n, n + 1, Ordering::SeqCst, Ordering::SeqCst);
-            held
-        }
+    /// The task `pick` names once there is one, and what a timeout says did not happen.
+    fn pick(&self, pick: Pick) -> (String, impl Future<Output = GatedTask> + Send + 'static) {
+        let tool = &self.gate.tool;
+        let what = match pick {
+            Pick::Next => format!("no task of {tool} started"),
+            Pick::Current => format!("no task of {tool} is held"),
+        };
+        let (gate, cursor, handle) = (self.gate.clone(), self.cursor.clone(), self.handle.clone());
+        let picked = async move {
+            let held = match pick {
+                Pick::Next => {
+                    // Advances the cursor once the task arrived.
+                    let n = cursor.load(Ordering::SeqCst);
+                    let held = gate.nth(n).await;
+                    let _ = cursor.compare_exchange(n, n + 1, Ordering::SeqCst, Ordering::SeqCst);
+                    held
+                }
+                Pick::Current => gate.current().await,
+            };
+            GatedTask { held, handle }
+        };
+        (what, picked)
     }
+
+    /// The task `pick` names, waiting up to `timeout` seconds (`TimeoutError`).
+    fn wait_for(&self, py: Python<'_>, timeout: f64, pick: Pick) -> PyResult<GatedTask> {
+        let (what, picked) = self.pick(pick);
+        wait(py, &self.handle, timeout, &what, picked)
+    }
+
+    /// [`TaskGate::wait_for`] for asyncio tests: `callback(task, None)` or
+    /// `callback(None, error)` later.
+    fn call_back_with(&self, timeout: f64, pick: Pick, callback: Py<PyAny>) -> Pending {
+        let (what, picked) = self.pick(pick);
+        let work = async move { Ok(picked.await) };
+        call_back(&self.handle, bounded(timeout, what, work), callback)
+    }
+}
+
+/// Which held task a `TaskGate` call waits for.
+#[derive(Clone, Copy)]
+enum Pick {
+    /// The next one `next_task` has not handed out yet.
+    Next,
+    /// The oldest one that has not ended.
+    Current,
 }
 
 #[pymethods]
@@ -130,46 +166,22 @@ impl TaskGate {
     /// The next task this gate holds that `next_task` has not handed out yet, waiting up to
     /// `timeout` seconds for it to start (`TimeoutError`).
     fn next_task(&self, py: Python<'_>, timeout: f64) -> PyResult<GatedTask> {
-        let what = format!("no task of {} started", self.gate.tool);
-        let held = wait(py, &self.handle, timeout, &what, self.next())?;
-        Ok(self.task(held))
+        self.wait_for(py, timeout, Pick::Next)
     }
 
     /// `next_task` for asyncio tests: `callback(task, None)` or `callback(None, error)` later.
     fn next_task_async(&self, timeout: f64, callback: Py<PyAny>) -> Pending {
-        let handle = self.handle.clone();
-        let next = self.next();
-        let work = async move {
-            Ok(GatedTask {
-                held: next.await,
-                handle,
-            })
-        };
-        let what = format!("no task of {} started", self.gate.tool);
-        call_back(&self.handle, bounded(timeout, what, work), callback)
+        self.call_back_with(timeout, Pick::Next, callback)
     }
 
     /// The oldest held task that has not ended, waiting up to `timeout` seconds for one.
     fn current(&self, py: Python<'_>, timeout: f64) -> PyResult<GatedTask> {
-        let gate = self.gate.clone();
-        let what = format!("no task of {} is held", self.gate.tool);
-        let held = wait(py, &self.handle, timeout, &what, async move {
-            gate.current().await
-        })?;
-        Ok(self.task(held))
+        self.wait_for(py, timeout, Pick::Current)
     }
 
     /// `current` for asyncio tests.
     fn current_async(&self, timeout: f64, callback: Py<PyAny>) -> Pending {
-        let (gate, handle) = (self.gate.clone(), self.handle.clone());
-        let work = async move {
-            Ok(GatedTask {
-                held: gate.current().await,
-                handle,
-            })
-        };
-        let what = format!("no task of {} is held", self.gate.tool);
-        call_back(&self.handle, bounded(timeout, what, work), callback)
+        self.call_back_with(timeout, Pick::Current, callback)
     }
 
     /// Every task held so far, oldest first (ended ones included).
@@ -243,15 +255,10 @@ impl GatedTask {
     /// Sets the task's status message (announced in the handshake era, shown by `tasks/get`);
     /// returns once applied, `false` if the task had ended.
     fn status(&self, py: Python<'_>, message: String, timeout: f64) -> PyResult<bool> {
-        let held = self.held.clone();
-        let applied = async move { held.status(message).await.is_ok() };
-        wait(
-            py,
-            &self.handle,
-            timeout,
-            "the status was not applied",
-            applied,
-        )
+        let what = "the status was not applied";
+        self.step(py, timeout, what, |held| async move {
+            held.status(message).await
+        })
     }
 
     /// Asks the client through the task (the task is `input_required` meanwhile) and returns
@@ -350,21 +357,35 @@ impl GatedTask {
 }
 
 impl GatedTask {
+    /// Ends the task with `outcome` and waits until it has settled; `false` if it had ended.
     fn settle(
         &self,
         py: Python<'_>,
         outcome: Result<Value, ErrorObject>,
         timeout: f64,
     ) -> PyResult<bool> {
-        let held = self.held.clone();
-        let settled = async move { held.settle(outcome).await.is_ok() };
-        wait(
-            py,
-            &self.handle,
-            timeout,
-            "the task did not settle",
-            settled,
-        )
+        let what = "the task did not settle";
+        self.step(py, timeout, what, |held| async move {
+            held.settle(outcome).await
+        })
+    }
+
+    /// Moves the held task (`step`) and waits up to `timeout` seconds until the move is
+    /// applied (`TimeoutError` saying `what` did not happen); `false` if the task had ended.
+    fn step<F>(
+        &self,
+        py: Python<'_>,
+        timeout: f64,
+        what: &str,
+        step: impl FnOnce(Arc<Held>) -> F,
+    ) -> PyResult<bool>
+    where
+        F: Future<Output = Result<(), Ended>> + Send + 'static,
+    {
+        let applied = step(self.held.clone());
+        wait(py, &self.handle, timeout, what, async move {
+            applied.await.is_ok()
+        })
     }
 }
 

@@ -19,7 +19,7 @@ use crate::jsonrpc::{
 };
 use crate::protocol::methods::{ClientRequest, NotificationMethod};
 use crate::protocol::{Era, Revision};
-use crate::traffic::{HttpMeta, Kind, Parsed};
+use crate::traffic::{FrameSummary, HttpMeta};
 use futures::FutureExt;
 use serde_json::{Map, Value};
 use std::panic::AssertUnwindSafe;
@@ -100,7 +100,7 @@ impl Server {
                 Work::Reply(Outgoing::One(invalid.into_message()))
             }
             Ok(Frame::Single(message)) => {
-                let parsed = Parsed::of_message(&message);
+                let parsed = FrameSummary::of_message(&message);
                 let meta = exchange.tag(meta);
                 // Kept (a count, not a copy) for a stateless request's rounds, which re-read
                 // the request's arguments from it only if they ever seal or open a state.
@@ -114,13 +114,7 @@ impl Server {
                 self.handle_message(origin, sink, message, exchange, Some(frame))
             }
             Ok(Frame::Batch(items)) => {
-                let batch = Parsed {
-                    exact: true,
-                    error: None,
-                    kind: Kind::Batch,
-                    method: None,
-                    id: None,
-                };
+                let batch = FrameSummary::batch();
                 self.recorder.record(&meta, text, batch);
                 self.receive_batch(origin, sink, items)
             }
@@ -175,19 +169,10 @@ impl Server {
                     Message::Request(r) => Some(r.id.clone()),
                     _ => None,
                 };
-                (Parsed::of_message(message), id)
+                (FrameSummary::of_message(message), id)
             }
             Err(invalid) => (invalid_parsed(invalid, exact), None),
-            Ok(Frame::Batch(_)) => (
-                Parsed {
-                    exact,
-                    error: None,
-                    kind: Kind::Batch,
-                    method: None,
-                    id: None,
-                },
-                None,
-            ),
+            Ok(Frame::Batch(_)) => (FrameSummary::batch().text_exact(exact), None),
         };
         self.recorder.record(&meta, text, parsed);
         Outgoing::One(Message::error(id, error))
@@ -584,12 +569,6 @@ fn outcome_message(id: RequestId, result: Result<Value, ErrorObject>) -> Message
 }
 
 /// The recorder's view of a frame that is not a valid message.
-fn invalid_parsed(invalid: &Invalid, exact: bool) -> Parsed {
-    Parsed {
-        exact,
-        error: Some(invalid.error.message.clone()),
-        kind: Kind::Invalid,
-        method: None,
-        id: invalid.id.clone(),
-    }
+fn invalid_parsed(invalid: &Invalid, exact: bool) -> FrameSummary {
+    FrameSummary::invalid(invalid.error.message.clone(), invalid.id.clone()).text_exact(exact)
 }

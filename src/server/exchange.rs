@@ -74,15 +74,7 @@ impl Origin<'_> {
 
     /// The recorder's description of a frame arriving from here (untagged).
     pub fn inbound_meta(&self, http: Option<Arc<crate::traffic::HttpMeta>>) -> FrameMeta {
-        FrameMeta {
-            dir: crate::traffic::Direction::In,
-            transport: self.transport(),
-            conn: self.conn().clone(),
-            stream: None,
-            http,
-            era: None,
-            revision: None,
-        }
+        FrameMeta::inbound(self.transport(), self.conn().clone()).with_http(http)
     }
 }
 
@@ -120,9 +112,9 @@ impl Exchange {
 
     /// `meta` tagged with the era and revision this exchange's records name.
     pub fn tag(&self, meta: FrameMeta) -> FrameMeta {
-        FrameMeta {
-            era: self.record_era,
-            ..meta
+        match self.record_era {
+            Some(era) => meta.with_era(era),
+            None => meta,
         }
         .with_revision(self.record_revision)
     }

@@ -8,7 +8,7 @@ use crate::jsonrpc::{Message, RequestId};
 use crate::protocol::envelope::SERVER_INFO;
 use crate::protocol::methods::ClientRequest;
 use crate::protocol::Revision;
-use crate::traffic::{Kind, Parsed};
+use crate::traffic::FrameSummary;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -65,40 +65,27 @@ impl Outgoing {
     }
 
     /// The wire text and the recorder's view of it.
-    pub fn encode(&self) -> (Arc<str>, Parsed) {
+    pub fn encode(&self) -> (Arc<str>, FrameSummary) {
         match self {
             Outgoing::One(m) => encode_one(m),
-            Outgoing::Completed(c) => (
-                Arc::from(c.to_json()),
-                Parsed {
-                    exact: true,
-                    error: None,
-                    kind: Kind::Response,
-                    method: None,
-                    id: Some(c.id.clone()),
-                },
-            ),
+            Outgoing::Completed(c) => {
+                (Arc::from(c.to_json()), FrameSummary::response(c.id.clone()))
+            }
             Outgoing::Batch(ms) => {
                 // Written as an array of messages, not built as a value first.
                 let text = Arc::from(crate::jsonrpc::to_json(ms));
-                (
-                    text,
-                    Parsed {
-                        exact: true,
-                        error: None,
-                        kind: Kind::Batch,
-                        method: None,
-                        id: None,
-                    },
-                )
+                (text, FrameSummary::batch())
             }
         }
     }
 }
 
 /// One message's wire text and the recorder's view of it.
-pub fn encode_one(message: &Message) -> (Arc<str>, Parsed) {
-    (Arc::from(message.to_json()), Parsed::of_message(message))
+pub fn encode_one(message: &Message) -> (Arc<str>, FrameSummary) {
+    (
+        Arc::from(message.to_json()),
+        FrameSummary::of_message(message),
+    )
 }
 
 /// Completes a stateless result as the spec requires: `resultType` (`"complete"` unless the

@@ -7,7 +7,7 @@ pub use super::outgoing::Outgoing;
 use super::seams::{Outbound, OutboundFrame, Wire};
 use crate::jsonrpc::Message;
 use crate::protocol::Revision;
-use crate::traffic::{Direction, FrameMeta, HttpMeta, Parsed, TransportKind};
+use crate::traffic::{FrameMeta, FrameSummary, HttpMeta, TransportKind};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
@@ -53,7 +53,7 @@ pub struct Held(Box<HeldFrame>);
 struct HeldFrame {
     sink: Sink,
     text: Arc<str>,
-    parsed: Parsed,
+    parsed: FrameSummary,
 }
 
 impl Held {
@@ -100,15 +100,7 @@ impl Sink {
         transport: TransportKind,
         conn: Arc<str>,
     ) -> Self {
-        let meta = FrameMeta {
-            dir: Direction::Out,
-            transport,
-            conn,
-            stream: outlet.stream(),
-            http: None,
-            era: None,
-            revision: None,
-        };
+        let meta = FrameMeta::outbound(transport, conn).on_stream(outlet.stream());
         Self { outlet, wire, meta }
     }
 
@@ -167,7 +159,7 @@ impl Sink {
 
     /// Passes an encoded frame through the outbound seam, then records it and hands it to the
     /// outlet, under the recorder's lock.
-    fn deliver(&self, (text, parsed): (Arc<str>, Parsed)) -> bool {
+    fn deliver(&self, (text, parsed): (Arc<str>, FrameSummary)) -> bool {
         if self.wire.seams.armed() {
             let frame = OutboundFrame {
                 conn: &self.meta.conn,

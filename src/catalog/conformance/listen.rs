@@ -35,11 +35,8 @@ fn trigger(
     kind: ListKind,
     text: &'static str,
 ) -> Result<Tool, Error> {
-    Tool::new(
-        plain(name, description),
-        tool_fn(move |ctx, _| async move {
-            ctx.server.notify_list_changed(kind);
-            Ok(text_result(text.into()))
-        }),
-    )
+    plain(name, description).serve(tool_fn(move |ctx, _| async move {
+        ctx.server.notify_list_changed(kind);
+        Ok(text_result(text.into()))
+    }))
 }

@@ -10,7 +10,8 @@ mod stateless;
 mod tasks;
 mod tools;
 
-use super::{js_string, schema, text_result, Options};
+use super::{js_string, text_result, Options};
+use crate::catalog::builder::{tool, ToolDef};
 use crate::error::Error;
 use crate::server::context::RequestContext;
 use crate::server::handler::HandlerError;
@@ -55,8 +56,8 @@ pub fn load(registry: &mut Registry, _options: &Options) -> Result<(), Error> {
 }
 
 /// A tool with no arguments.
-pub(super) fn plain(name: &str, description: &str) -> Value {
-    json!({ "name": name, "description": description, "inputSchema": schema(json!({}), &[]) })
+pub(super) fn plain(name: &str, description: &str) -> ToolDef {
+    tool(name).description(description).no_input()
 }
 
 /// The suite's test image as an image content block.

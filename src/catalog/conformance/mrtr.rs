@@ -116,35 +116,21 @@ pub(super) fn load(registry: &mut Registry) -> Result<(), Error> {
 /// Every fixture tool.
 fn tools() -> Result<Vec<Tool>, Error> {
     Ok(vec![
-        Tool::new(
-            plain("test_input_required_result_elicitation", "MRTR (SEP-2322): asks the user's name (key user_name), then greets them"),
-            tool_fn(|ctx, _| async move {
+        plain("test_input_required_result_elicitation", "MRTR (SEP-2322): asks the user's name (key user_name), then greets them").serve(tool_fn(|ctx, _| async move {
                 let answer = ctx.ask_keyed("user_name", "elicitation/create", Some(form("What is your name?", "name", "string"))).await.map_err(rpc)?;
                 Ok(text_result(format!("Hello, {}!", field(&answer, "name"))))
-            }),
-        )?,
-        Tool::new(
-            plain("test_input_required_result_sampling", "MRTR (SEP-2322): asks the client's LLM (key sample_request)"),
-            tool_fn(|ctx, _| async move {
+            }))?,
+        plain("test_input_required_result_sampling", "MRTR (SEP-2322): asks the client's LLM (key sample_request)").serve(tool_fn(|ctx, _| async move {
                 let answer = ctx.ask_keyed("sample_request", "sampling/createMessage", Some(sampling("What is the capital of France?", 100))).await.map_err(rpc)?;
                 Ok(text_result(format!("LLM response: {}", sampled(&answer))))
-            }),
-        )?,
-        Tool::new(
-            plain("test_input_required_result_list_roots", "MRTR (SEP-2322): asks the client's roots (key roots_request)"),
-            tool_fn(|ctx, _| async move {
+            }))?,
+        plain("test_input_required_result_list_roots", "MRTR (SEP-2322): asks the client's roots (key roots_request)").serve(tool_fn(|ctx, _| async move {
                 let answer = ctx.ask_keyed("roots_request", "roots/list", None).await.map_err(rpc)?;
                 let (n, uris) = roots(&answer);
                 Ok(text_result(format!("Found {n} root(s){}", if uris.is_empty() { String::new() } else { format!(": {uris}") })))
-            }),
-        )?,
-        Tool::new(
-            plain("test_input_required_result_request_state", "MRTR (SEP-2322): asks a confirmation (key confirm) and proves its requestState came back (state-ok)"),
-            tool_fn(|ctx, _| confirm_with_state(ctx)),
-        )?,
-        Tool::new(
-            plain("test_input_required_result_multiple_inputs", "MRTR (SEP-2322): asks elicitation (user_name), sampling (greeting) and roots (client_roots) in one round"),
-            tool_fn(|ctx, _| async move {
+            }))?,
+        plain("test_input_required_result_request_state", "MRTR (SEP-2322): asks a confirmation (key confirm) and proves its requestState came back (state-ok)").serve(tool_fn(|ctx, _| confirm_with_state(ctx)))?,
+        plain("test_input_required_result_multiple_inputs", "MRTR (SEP-2322): asks elicitation (user_name), sampling (greeting) and roots (client_roots) in one round").serve(tool_fn(|ctx, _| async move {
                 let answers = ctx.ask_all(&[
                     ask("user_name", "elicitation/create", Some(form("What is your name?", "name", "string"))),
                     ask("greeting", "sampling/createMessage", Some(sampling("Generate a greeting", 50))),
@@ -152,23 +138,14 @@ fn tools() -> Result<Vec<Tool>, Error> {
                 ]).await.map_err(rpc)?;
                 let (n, _) = roots(&answers[2]);
                 Ok(text_result(format!("All inputs received: name={}, greeting={}, roots={n}", field(&answers[0], "name"), sampled(&answers[1]))))
-            }),
-        )?,
-        Tool::new(
-            plain("test_input_required_result_multi_round", "MRTR (SEP-2322): two elicitation rounds (step1, step2) before completing"),
-            tool_fn(|ctx, _| async move {
+            }))?,
+        plain("test_input_required_result_multi_round", "MRTR (SEP-2322): two elicitation rounds (step1, step2) before completing").serve(tool_fn(|ctx, _| async move {
                 let name = ctx.ask_keyed("step1", "elicitation/create", Some(form("Step 1: What is your name?", "name", "string"))).await.map_err(rpc)?;
                 let color = ctx.ask_keyed("step2", "elicitation/create", Some(form("Step 2: What is your favorite color?", "color", "string"))).await.map_err(rpc)?;
                 Ok(text_result(format!("Hello {}, your favorite color is {}", field(&name, "name"), field(&color, "color"))))
-            }),
-        )?,
-        Tool::new(
-            plain("test_input_required_result_tampered_state", "MRTR (SEP-2322): its requestState is HMAC-signed; a tampered one is refused with -32602"),
-            tool_fn(|ctx, _| confirm_with_state(ctx)),
-        )?,
-        Tool::new(
-            plain("test_input_required_result_capabilities", "MRTR (SEP-2322): asks only what the client declared it can answer (elicitation, sampling)"),
-            tool_fn(|ctx, _| async move {
+            }))?,
+        plain("test_input_required_result_tampered_state", "MRTR (SEP-2322): its requestState is HMAC-signed; a tampered one is refused with -32602").serve(tool_fn(|ctx, _| confirm_with_state(ctx)))?,
+        plain("test_input_required_result_capabilities", "MRTR (SEP-2322): asks only what the client declared it can answer (elicitation, sampling)").serve(tool_fn(|ctx, _| async move {
                 let caps = ctx.client_capabilities();
                 let mut asks = Vec::new();
                 if caps.get("elicitation").is_some() {
@@ -186,22 +163,15 @@ fn tools() -> Result<Vec<Tool>, Error> {
                     _ => format!("greeting={}", sampled(r)),
                 }).collect();
                 Ok(text_result(format!("Received: {}", got.join(", "))))
-            }),
-        )?,
-        Tool::new(
-            plain("test_missing_capability", "Asks the client's LLM: a client without the sampling capability gets -32021"),
-            tool_fn(|ctx, _| async move {
+            }))?,
+        plain("test_missing_capability", "Asks the client's LLM: a client without the sampling capability gets -32021").serve(tool_fn(|ctx, _| async move {
                 let answer = ctx.ask_keyed("sample_request", "sampling/createMessage", Some(sampling("Say hello", 50))).await.map_err(rpc)?;
                 Ok(text_result(format!("LLM response: {}", sampled(&answer))))
-            }),
-        )?,
-        Tool::new(
-            plain("test_streaming_elicitation", "Elicits through the request's own answer (input_required), never an independent request on its stream"),
-            tool_fn(|ctx, _| async move {
+            }))?,
+        plain("test_streaming_elicitation", "Elicits through the request's own answer (input_required), never an independent request on its stream").serve(tool_fn(|ctx, _| async move {
                 let answer = ctx.ask_keyed("confirmation", "elicitation/create", Some(form("Please confirm to continue", "confirmed", "boolean"))).await.map_err(rpc)?;
                 Ok(text_result(format!("Elicitation completed: confirmed={}", field(&answer, "confirmed"))))
-            }),
-        )?,
+            }))?,
     ])
 }
 

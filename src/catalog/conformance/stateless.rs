@@ -6,6 +6,7 @@
 //! in `mrtr.rs`.
 
 use super::resources::fixed_resource;
+use crate::catalog::builder::tool;
 use crate::catalog::{string_arg, text_result};
 use crate::error::Error;
 use crate::protocol::LogLevel;
@@ -16,13 +17,7 @@ use serde_json::json;
 /// The stateless-era tools.
 pub(super) fn tools() -> Result<Vec<Tool>, Error> {
     Ok(vec![
-        Tool::new(
-            json!({
-                "name": "test_logging_tool",
-                "description": "Diagnostic logging validator tool: logs one info message, which reaches only a request whose envelope carries a logLevel",
-                "inputSchema": { "type": "object", "properties": {} }
-            }),
-            // The tool always logs; the core drops the message for a stateless request without
+        tool("test_logging_tool").description("Diagnostic logging validator tool: logs one info message, which reaches only a request whose envelope carries a logLevel").no_input().serve(// The tool always logs; the core drops the message for a stateless request without
             // `logLevel` (and below its level), which is what the suite checks.
             tool_fn(|ctx, _| async move {
                 ctx.log(
@@ -31,27 +26,19 @@ pub(super) fn tools() -> Result<Vec<Tool>, Error> {
                     None,
                 );
                 Ok(text_result("Logging evaluated".into()))
-            }),
-        )?,
-        Tool::new(
-            json!({
-                "name": "test_header_param",
-                "description": "Echoes its region, which HTTP clients mirror into the Mcp-Param-Region header (x-mcp-header, SEP-2243); the server refuses a call whose header disagrees with the argument",
-                "inputSchema": {
+            }))?,
+        tool("test_header_param").description("Echoes its region, which HTTP clients mirror into the Mcp-Param-Region header (x-mcp-header, SEP-2243); the server refuses a call whose header disagrees with the argument").input(json!({
                     "type": "object",
                     "properties": {
                         "region": { "type": "string", "description": "Mirrored into Mcp-Param-Region", "x-mcp-header": "Region" }
                     },
                     "required": ["region"]
-                }
-            }),
-            tool_fn(|_, args| async move {
+                })).serve(tool_fn(|_, args| async move {
                 Ok(text_result(format!(
                     "Region: {}",
                     string_arg(&args, "region")
                 )))
-            }),
-        )?,
+            }))?,
     ])
 }
 

@@ -1,6 +1,7 @@
 //! The conformance suite's tools (`test_simple_text`, `test_image_content`, …), in its order.
 
 use super::{elicitation_text, image, pause, plain, STEP, TEST_AUDIO_BASE64};
+use crate::catalog::builder::tool;
 use crate::catalog::{js_string, schema, text_result};
 use crate::error::Error;
 use crate::protocol::LogLevel;
@@ -12,41 +13,24 @@ use std::time::Duration;
 /// Every tool.
 pub(super) fn tools() -> Result<Vec<Tool>, Error> {
     let mut tools = vec![
-        Tool::new(
-            plain("test_simple_text", "Tests simple text content response"),
-            tool_fn(|_, _| async { Ok(text_result("This is a simple text response for testing.".into())) }),
-        )?,
-        Tool::new(
-            plain("test_image_content", "Tests image content response"),
-            tool_fn(|_, _| async { Ok(json!({ "content": [image()] })) }),
-        )?,
-        Tool::new(
-            plain("test_audio_content", "Tests audio content response"),
-            tool_fn(|_, _| async {
+        plain("test_simple_text", "Tests simple text content response").serve(tool_fn(|_, _| async { Ok(text_result("This is a simple text response for testing.".into())) }))?,
+        plain("test_image_content", "Tests image content response").serve(tool_fn(|_, _| async { Ok(json!({ "content": [image()] })) }))?,
+        plain("test_audio_content", "Tests audio content response").serve(tool_fn(|_, _| async {
                 Ok(json!({ "content": [{ "type": "audio", "data": TEST_AUDIO_BASE64, "mimeType": "audio/wav" }] }))
-            }),
-        )?,
-        Tool::new(
-            plain("test_embedded_resource", "Tests embedded resource content response"),
-            tool_fn(|_, _| async {
+            }))?,
+        plain("test_embedded_resource", "Tests embedded resource content response").serve(tool_fn(|_, _| async {
                 let resource = json!({ "uri": "test://embedded-resource", "mimeType": "text/plain", "text": "This is an embedded resource content." });
                 Ok(json!({ "content": [{ "type": "resource", "resource": resource }] }))
-            }),
-        )?,
-        Tool::new(
-            plain("test_multiple_content_types", "Tests response with multiple content types (text, image, resource)"),
-            tool_fn(|_, _| async {
+            }))?,
+        plain("test_multiple_content_types", "Tests response with multiple content types (text, image, resource)").serve(tool_fn(|_, _| async {
                 let resource = json!({ "uri": "test://mixed-content-resource", "mimeType": "application/json", "text": r#"{"test":"data","value":123}"# });
                 Ok(json!({ "content": [
                     { "type": "text", "text": "Multiple content types test:" },
                     image(),
                     { "type": "resource", "resource": resource }
                 ] }))
-            }),
-        )?,
-        Tool::new(
-            plain("test_tool_with_logging", "Tests tool that emits log messages during execution"),
-            tool_fn(|ctx, _| async move {
+            }))?,
+        plain("test_tool_with_logging", "Tests tool that emits log messages during execution").serve(tool_fn(|ctx, _| async move {
                 for (i, text) in ["Tool execution started", "Tool processing data", "Tool execution completed"].iter().enumerate() {
                     if i > 0 {
                         pause(&ctx, STEP).await?;
@@ -54,11 +38,8 @@ pub(super) fn tools() -> Result<Vec<Tool>, Error> {
                     ctx.log(LogLevel::Info, json!(text), None);
                 }
                 Ok(text_result("Tool with logging executed successfully".into()))
-            }),
-        )?,
-        Tool::new(
-            plain("test_tool_with_progress", "Tests tool that reports progress notifications"),
-            tool_fn(|ctx, _| async move {
+            }))?,
+        plain("test_tool_with_progress", "Tests tool that reports progress notifications").serve(tool_fn(|ctx, _| async move {
                 for (i, step) in [0.0, 50.0, 100.0].into_iter().enumerate() {
                     if i > 0 {
                         pause(&ctx, STEP).await?;
@@ -67,30 +48,17 @@ pub(super) fn tools() -> Result<Vec<Tool>, Error> {
                 }
                 let token = ctx.progress_token().map_or_else(|| "0".into(), |t| js_string(&t));
                 Ok(text_result(token))
-            }),
-        )?,
-        Tool::new(
-            plain("test_error_handling", "Tests error response handling"),
-            tool_fn(|_, _| async { Err(HandlerError::failed("This tool intentionally returns an error for testing")) }),
-        )?,
-        Tool::new(
-            plain(
+            }))?,
+        plain("test_error_handling", "Tests error response handling").serve(tool_fn(|_, _| async { Err(HandlerError::failed("This tool intentionally returns an error for testing")) }))?,
+        plain(
                 "test_reconnection",
                 "Tests SSE stream disconnection and client reconnection (SEP-1699). Server will close the stream mid-call and send the result after client reconnects.",
-            ),
-            tool_fn(|ctx, _| async move {
+            ).serve(tool_fn(|ctx, _| async move {
                 ctx.close_stream();
                 pause(&ctx, Duration::from_millis(100)).await?;
                 Ok(text_result("Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure.".into()))
-            }),
-        )?,
-        Tool::new(
-            json!({
-                "name": "test_sampling",
-                "description": "Tests server-initiated sampling (LLM completion request)",
-                "inputSchema": schema(json!({ "prompt": { "type": "string", "description": "The prompt to send to the LLM" } }), &["prompt"])
-            }),
-            tool_fn(|ctx, args| async move {
+            }))?,
+        tool("test_sampling").description("Tests server-initiated sampling (LLM completion request)").input(schema(json!({ "prompt": { "type": "string", "description": "The prompt to send to the LLM" } }), &["prompt"])).serve(tool_fn(|ctx, args| async move {
                 let prompt = args.get("prompt").cloned().unwrap_or_default();
                 let params = json!({ "messages": [{ "role": "user", "content": { "type": "text", "text": prompt } }], "maxTokens": 100 });
                 Ok(match ctx.sample(params).await {
@@ -100,15 +68,8 @@ pub(super) fn tools() -> Result<Vec<Tool>, Error> {
                     }
                     Err(e) => text_result(format!("Sampling not supported or error: {}", e.message)),
                 })
-            }),
-        )?,
-        Tool::new(
-            json!({
-                "name": "test_elicitation",
-                "description": "Tests server-initiated elicitation (user input request)",
-                "inputSchema": schema(json!({ "message": { "type": "string", "description": "The message to show the user" } }), &["message"])
-            }),
-            tool_fn(|ctx, args| async move {
+            }))?,
+        tool("test_elicitation").description("Tests server-initiated elicitation (user input request)").input(schema(json!({ "message": { "type": "string", "description": "The message to show the user" } }), &["message"])).serve(tool_fn(|ctx, args| async move {
                 let params = json!({
                     "message": args.get("message").cloned().unwrap_or_default(),
                     "requestedSchema": {
@@ -118,11 +79,8 @@ pub(super) fn tools() -> Result<Vec<Tool>, Error> {
                     }
                 });
                 Ok(elicitation_text("User response", ctx.elicit(params).await))
-            }),
-        )?,
-        Tool::new(
-            plain("test_elicitation_sep1034_defaults", "Tests elicitation with default values per SEP-1034"),
-            tool_fn(|ctx, _| async move {
+            }))?,
+        plain("test_elicitation_sep1034_defaults", "Tests elicitation with default values per SEP-1034").serve(tool_fn(|ctx, _| async move {
                 let params = json!({
                     "message": "Please review and update the form fields with defaults",
                     "requestedSchema": {
@@ -138,11 +96,8 @@ pub(super) fn tools() -> Result<Vec<Tool>, Error> {
                     }
                 });
                 Ok(elicitation_text("Elicitation completed", ctx.elicit(params).await))
-            }),
-        )?,
-        Tool::new(
-            plain("test_elicitation_sep1330_enums", "Tests elicitation with enum schema improvements per SEP-1330"),
-            tool_fn(|ctx, _| async move {
+            }))?,
+        plain("test_elicitation_sep1330_enums", "Tests elicitation with enum schema improvements per SEP-1330").serve(tool_fn(|ctx, _| async move {
                 let params = json!({
                     "message": "Please select options from the enum fields",
                     "requestedSchema": {
@@ -187,19 +142,21 @@ pub(super) fn tools() -> Result<Vec<Tool>, Error> {
                     }
                 });
                 Ok(elicitation_text("Elicitation completed", ctx.elicit(params).await))
-            }),
-        )?,
+            }))?,
     ];
-    tools.push(Tool::new(
-        json!({
-            "name": "json_schema_2020_12_tool",
-            "description": "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
-            "inputSchema": json_schema_2020_12()
-        }),
-        tool_fn(|_, args| async move {
-            Ok(text_result(format!("JSON Schema 2020-12 tool called with: {}", Value::Object(args))))
-        }),
-    )?);
+    tools.push(
+        tool("json_schema_2020_12_tool")
+            .description(
+                "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
+            )
+            .input(json_schema_2020_12())
+            .serve(tool_fn(|_, args| async move {
+                Ok(text_result(format!(
+                    "JSON Schema 2020-12 tool called with: {}",
+                    Value::Object(args)
+                )))
+            }))?,
+    );
     Ok(tools)
 }
 

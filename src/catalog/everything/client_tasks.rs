@@ -230,15 +230,13 @@ fn pick(value: &Value, schema: &[(&str, Rule)]) -> Option<Value> {
 
 fn trigger_sampling_request_async(every: Duration) -> Result<Tool, Error> {
     let input = super::client_tools::sampling_input();
-    Tool::new(
-        definition(
+    definition(
             "trigger-sampling-request-async",
             "Trigger Async Sampling Request Tool",
             "Trigger an async sampling request that the CLIENT executes as a background task. Demonstrates bidirectional MCP tasks where the server sends a request and the client executes it asynchronously, allowing the server to poll for progress and results.",
             input,
             annotations(false, false, false, true),
-        ),
-        tool_fn(move |ctx, args| async move {
+        ).serve(tool_fn(move |ctx, args| async move {
             let prompt = args.get("prompt").and_then(Value::as_str).unwrap_or_default();
             let max_tokens = args.get("maxTokens").cloned().unwrap_or(json!(100));
             let params = json!({
@@ -265,20 +263,17 @@ fn trigger_sampling_request_async(every: Duration) -> Result<Tool, Error> {
                 )
             });
             Ok(text_result(text))
-        }),
-    )
+        }))
 }
 
 fn trigger_elicitation_request_async(every: Duration) -> Result<Tool, Error> {
-    Tool::new(
-        definition(
+    definition(
             "trigger-elicitation-request-async",
             "Trigger Async Elicitation Request Tool",
             "Trigger an async elicitation request that the CLIENT executes as a background task. Demonstrates bidirectional MCP tasks where the server sends an elicitation request and the client handles user input asynchronously, allowing the server to poll for completion.",
             json!({ "type": "object", "properties": {} }),
             annotations(false, false, false, false),
-        ),
-        tool_fn(move |ctx, _| async move {
+        ).serve(tool_fn(move |ctx, _| async move {
             let params = json!({
                 "task": { "ttl": 600_000 },
                 "message": "Please provide inputs for the following fields (async task demo):",
@@ -308,8 +303,7 @@ fn trigger_elicitation_request_async(every: Duration) -> Result<Tool, Error> {
                 unreachable!("common_text words every other outcome")
             };
             Ok(json!({ "content": elicitation_summary(result, &run.progress) }))
-        }),
-    )
+        }))
 }
 
 /// The elicitation tool's answer for a completed client task: a headline per action, the

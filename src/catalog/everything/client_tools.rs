@@ -38,12 +38,6 @@ pub fn tools() -> Result<Vec<Tool>, Error> {
 #[derive(Default)]
 struct Roots(Mutex<Option<Vec<Value>>>);
 
-impl Roots {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Vec<Value>>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
 /// Keeps the roots of a `roots/list` result and says so in a log message on `sink`.
 fn remember_roots(session: &Session, sink: &Sink, result: &Value) -> Vec<Value> {
     let roots = result
@@ -65,7 +59,7 @@ fn remember_roots(session: &Session, sink: &Sink, result: &Value) -> Vec<Value> 
         Value::String(text),
         Some("everything-server"),
     );
-    *session.extension::<Roots>().lock() = Some(roots.clone());
+    *crate::lock::lock(&session.extension::<Roots>().0) = Some(roots.clone());
     roots
 }
 
@@ -130,23 +124,21 @@ pub fn hooks(registry: &mut Registry, options: &Options, announced: Vec<String>)
             {
                 // What we knew is stale now: until the sync is answered (if ever, see
                 // `sync_roots`), `get-roots-list` asks the client itself.
-                *session.extension::<Roots>().lock() = None;
+                *crate::lock::lock(&session.extension::<Roots>().0) = None;
                 tokio::spawn(sync_roots(session));
             }
         }));
 }
 
 fn get_roots_list() -> Result<Tool, Error> {
-    Tool::new(
-        definition(
+    definition(
             "get-roots-list",
             "Get Roots List Tool",
             "Lists the current MCP roots provided by the client. Demonstrates the roots protocol capability even though this server doesn't access files.",
             json!({ "type": "object", "properties": {} }),
             annotations(true, false, true, false),
-        ),
-        tool_fn(|ctx, _| async move {
-            let cached = ctx.session.extension::<Roots>().lock().clone();
+        ).serve(tool_fn(|ctx, _| async move {
+            let cached = crate::lock::lock(&ctx.session.extension::<Roots>().0).clone();
             let roots = match cached {
                 Some(r) if !r.is_empty() => r,
                 // Asked on this request's stream (over HTTP the POST's), like sampling and
@@ -168,25 +160,21 @@ fn get_roots_list() -> Result<Tool, Error> {
                 })
                 .collect();
             Ok(text_result(crate::catalog::roots::listing(&entries)))
-        }),
-    )
+        }))
 }
 
 fn trigger_elicitation_request() -> Result<Tool, Error> {
-    Tool::new(
-        definition(
+    definition(
             "trigger-elicitation-request",
             "Trigger Elicitation Request Tool",
             "Trigger a Request from the Server for User Elicitation",
             json!({ "type": "object", "properties": {} }),
             annotations(false, false, false, false),
-        ),
-        tool_fn(|ctx, _| async move {
+        ).serve(tool_fn(|ctx, _| async move {
             let params = json!({ "message": "Please provide inputs for the following fields:", "requestedSchema": crate::catalog::elicitation::form() });
             let result = ctx.elicit(params).await.map_err(HandlerError::Rpc)?;
             Ok(json!({ "content": crate::catalog::elicitation::summary(&result) }))
-        }),
-    )
+        }))
 }
 
 /// One-shot markers of `trigger-url-elicitation`'s error path, per session (the reference
@@ -213,15 +201,13 @@ fn trigger_url_elicitation() -> Result<Tool, Error> {
         },
         "required": ["url"]
     });
-    Tool::new(
-        definition(
+    definition(
             "trigger-url-elicitation",
             "Trigger URL Elicitation Tool",
             "Trigger a URL elicitation so the client can direct the user to a browser flow. Supports two mechanisms: the request path (elicitation/create, default) which awaits the user's response, and the error path (UrlElicitationRequiredError, -32042) which signals the client to handle URL elicitation via the error response. Set errorPath=true to use the error path.",
             input,
             annotations(false, false, false, true),
-        ),
-        tool_fn(|ctx, args| async move {
+        ).serve(tool_fn(|ctx, args| async move {
             let url = args.get("url").and_then(Value::as_str).unwrap_or_default().to_string();
             let message = args.get("message").and_then(Value::as_str).unwrap_or("Please open the link to complete this action.").to_string();
             let requested_id = args.get("elicitationId").and_then(Value::as_str).map(str::to_string);
@@ -238,9 +224,9 @@ fn trigger_url_elicitation() -> Result<Tool, Error> {
                 (ctx.session.id.to_string(), ctx.session.extension::<UrlErrorMarkers>())
             };
             let marker = format!("{owner}\0{url}\0{}", requested_id.clone().unwrap_or_default());
-            let retry = markers.0.lock().unwrap_or_else(|e| e.into_inner()).remove(&marker);
+            let retry = crate::lock::lock(&markers.0).remove(&marker);
             if error_path && !retry {
-                markers.0.lock().unwrap_or_else(|e| e.into_inner()).insert(marker);
+                crate::lock::lock(&markers.0).insert(marker);
                 let elicitation = json!({
                     "mode": "url",
                     "url": "https://modelcontextprotocol.io",
@@ -270,8 +256,7 @@ fn trigger_url_elicitation() -> Result<Tool, Error> {
                 { "type": "text", "text": text },
                 { "type": "text", "text": format!("\nRaw result: {}", pretty(&result)) }
             ] }))
-        }),
-    )
+        }))
 }
 
 /// A sampling result with the schema's keys first, as the reference's SDK parses it (and then
@@ -304,15 +289,13 @@ pub(super) fn sampling_input() -> Value {
 
 fn trigger_sampling_request() -> Result<Tool, Error> {
     let input = sampling_input();
-    Tool::new(
-        definition(
+    definition(
             "trigger-sampling-request",
             "Trigger Sampling Request Tool",
             "Trigger a Request from the Server for LLM Sampling",
             input,
             annotations(false, false, false, true),
-        ),
-        tool_fn(|ctx, args| async move {
+        ).serve(tool_fn(|ctx, args| async move {
             let prompt = args
                 .get("prompt")
                 .and_then(Value::as_str)
@@ -329,6 +312,5 @@ fn trigger_sampling_request() -> Result<Tool, Error> {
                 "LLM sampling result: \n{}",
                 pretty(&schema_order(result))
             )))
-        }),
-    )
+        }))
 }

@@ -11,6 +11,7 @@ mod resources;
 mod timers;
 mod tools;
 
+use crate::catalog::builder::{tool, ToolDef};
 use crate::catalog::{session_id, Options, DRAFT_07};
 use crate::error::Error;
 use crate::server::registry::{Registry, Tool};
@@ -51,26 +52,25 @@ fn annotations(read_only: bool, destructive: bool, idempotent: bool, open_world:
     json!({ "readOnlyHint": read_only, "destructiveHint": destructive, "idempotentHint": idempotent, "openWorldHint": open_world })
 }
 
-/// A tool definition with the reference's common fields.
+/// A tool definition with the reference's common fields: its input schema says it is
+/// draft-07, and it never runs as a task unless the tool says otherwise.
 fn definition(
     name: &str,
     title: &str,
     description: &str,
     input: Value,
     annotations: Value,
-) -> Value {
+) -> ToolDef {
     let mut schema = input;
     if let Some(s) = schema.as_object_mut() {
         s.insert("$schema".into(), DRAFT_07.into());
     }
-    json!({
-        "name": name,
-        "title": title,
-        "description": description,
-        "inputSchema": schema,
-        "annotations": annotations,
-        "execution": { "taskSupport": "forbidden" }
-    })
+    tool(name)
+        .title(title)
+        .description(description)
+        .input(schema)
+        .annotations(annotations)
+        .task_support("forbidden")
 }
 
 /// The session id as the reference server prints it: `undefined` on stdio (it has none).

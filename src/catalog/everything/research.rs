@@ -55,17 +55,16 @@ pub fn simulate_research_query(options: &Options) -> Result<Tool, Error> {
         },
         "required": ["topic"]
     });
-    let mut definition = definition(
+    let definition = definition(
         NAME,
         "Simulate Research Query",
         "Simulates a deep research operation that gathers, analyzes, and synthesizes information. Demonstrates MCP task-based operations with progress through multiple stages. If 'ambiguous' is true and client supports elicitation, sends an elicitation request for clarification.",
         input,
         annotations(false, false, false, false),
     );
-    definition["execution"] = json!({ "taskSupport": "required" });
-    let tool = Tool::new(
-        definition,
-        tool_fn(move |ctx, args| async move {
+    let tool = definition
+        .task_support("required")
+        .serve(tool_fn(move |ctx, args| async move {
             let topic = string_arg(&args, "topic");
             // The reference asks only a client that declared elicitation; others get the
             // plain run even when `ambiguous` is set.
@@ -77,8 +76,7 @@ pub fn simulate_research_query(options: &Options) -> Result<Tool, Error> {
             })
             .await
             .map_err(HandlerError::Rpc)
-        }),
-    )?;
+        }))?;
     Ok(tool.starting_its_own_task())
 }
 

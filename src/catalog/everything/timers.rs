@@ -39,7 +39,7 @@ impl Toggle {
         pace: Duration,
         tick: impl Fn(&Session) + Send + 'static,
     ) -> bool {
-        let mut running = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut running = crate::lock::lock(&self.0);
         if let Some(stop) = running.take() {
             stop.cancel();
             return false;
@@ -57,15 +57,13 @@ impl Toggle {
 /// the session's `logging/setLevel` filters) or stops simulated logging for this session.
 pub fn toggle_simulated_logging(options: &Options) -> Result<Tool, Error> {
     let pace = options.tick(PACE);
-    Tool::new(
-        definition(
+    definition(
             "toggle-simulated-logging",
             "Toggle Simulated Logging",
             "Toggles simulated, random-leveled logging on or off.",
             json!({ "type": "object", "properties": {} }),
             annotations(false, false, false, false),
-        ),
-        tool_fn(move |ctx, _args| async move {
+        ).serve(tool_fn(move |ctx, _args| async move {
             let instead = "Log messages reach a stateless client only on the stream of the request that emits them, at the level its _meta asks for (io.modelcontextprotocol/logLevel); get-roots-list logs so (at info) in the round that brings the client's roots, and so does the conformance catalog's test_tool_with_logging.";
             if let Some(answer) = sessionless(&ctx, "toggle-simulated-logging", instead) {
                 return Ok(answer);
@@ -77,7 +75,7 @@ pub fn toggle_simulated_logging(options: &Options) -> Result<Tool, Error> {
                     .extension::<SimulatedLogging>()
                     .0
                     .flip(&ctx, pace, move |session| {
-                        let mut seed = seed.lock().unwrap_or_else(|e| e.into_inner());
+                        let mut seed = crate::lock::lock(&seed);
                         let (level, text) = random_log(&mut seed);
                         let data = match session_id(session) {
                             Some(id) => format!("{text} - SessionId {id}"),
@@ -90,23 +88,20 @@ pub fn toggle_simulated_logging(options: &Options) -> Result<Tool, Error> {
             } else {
                 format!("Stopped simulated logging for session {label}")
             }))
-        }),
-    )
+        }))
 }
 
 /// `toggle-subscriber-updates`: starts (now, then every 5 s: `notifications/resources/updated`
 /// for every URI the session subscribed to) or stops simulated resource updates.
 pub fn toggle_subscriber_updates(options: &Options) -> Result<Tool, Error> {
     let pace = options.tick(PACE);
-    Tool::new(
-        definition(
+    definition(
             "toggle-subscriber-updates",
             "Toggle Subscriber Updates",
             "Toggles simulated resource subscription updates on or off.",
             json!({ "type": "object", "properties": {} }),
             annotations(false, false, false, false),
-        ),
-        tool_fn(move |ctx, _args| async move {
+        ).serve(tool_fn(move |ctx, _args| async move {
             let instead = "notifications/resources/updated reach a stateless client on its subscriptions/listen stream, for the URIs in its resourceSubscriptions, whenever the server publishes one (the review-lab catalog, or Server.notify_resource_updated from Python).";
             if let Some(answer) = sessionless(&ctx, "toggle-subscriber-updates", instead) {
                 return Ok(answer);
@@ -134,8 +129,7 @@ pub fn toggle_subscriber_updates(options: &Options) -> Result<Tool, Error> {
             } else {
                 format!("Stopped simulated resource updates for session {label}")
             }))
-        }),
-    )
+        }))
 }
 
 /// What a toggle answers in the stateless era (2026-07-28): there is no session to keep its
@@ -165,20 +159,18 @@ pub fn trigger_long_running_operation() -> Result<Tool, Error> {
             "steps": { "type": "number", "default": 5, "description": "Number of steps in the operation" }
         }
     });
-    Tool::new(
-        definition(
-            "trigger-long-running-operation",
-            "Trigger Long Running Operation Tool",
-            "Demonstrates a long running operation with progress updates.",
-            input,
-            annotations(true, false, true, false),
-        ),
-        tool_fn(|ctx, args| async move {
-            let duration = number_or(&args, "duration", 10.0);
-            let steps = number_or(&args, "steps", 5.0);
-            crate::catalog::long_running_operation(&ctx, duration, steps)
-                .await
-                .ok_or_else(|| HandlerError::failed("cancelled"))
-        }),
+    definition(
+        "trigger-long-running-operation",
+        "Trigger Long Running Operation Tool",
+        "Demonstrates a long running operation with progress updates.",
+        input,
+        annotations(true, false, true, false),
     )
+    .serve(tool_fn(|ctx, args| async move {
+        let duration = number_or(&args, "duration", 10.0);
+        let steps = number_or(&args, "steps", 5.0);
+        crate::catalog::long_running_operation(&ctx, duration, steps)
+            .await
+            .ok_or_else(|| HandlerError::failed("cancelled"))
+    }))
 }

@@ -42,21 +42,19 @@ pub fn echo() -> Result<Tool, Error> {
         "properties": { "message": { "type": "string", "description": "Message to echo" } },
         "required": ["message"]
     });
-    Tool::new(
-        definition(
-            "echo",
-            "Echo Tool",
-            "Echoes back the input string",
-            input,
-            read_only(),
-        ),
-        tool_fn(|_ctx, args| async move {
-            Ok(text_result(format!(
-                "Echo: {}",
-                string_arg(&args, "message")
-            )))
-        }),
+    definition(
+        "echo",
+        "Echo Tool",
+        "Echoes back the input string",
+        input,
+        read_only(),
     )
+    .serve(tool_fn(|_ctx, args| async move {
+        Ok(text_result(format!(
+            "Echo: {}",
+            string_arg(&args, "message")
+        )))
+    }))
 }
 
 /// `get-sum`: `The sum of <a> and <b> is <a+b>.` with JavaScript number formatting.
@@ -69,24 +67,22 @@ pub fn get_sum() -> Result<Tool, Error> {
         },
         "required": ["a", "b"]
     });
-    Tool::new(
-        definition(
-            "get-sum",
-            "Get Sum Tool",
-            "Returns the sum of two numbers",
-            input,
-            read_only(),
-        ),
-        tool_fn(|_ctx, args| async move {
-            let num = |k: &str| {
-                args.get(k)
-                    .and_then(Value::as_f64)
-                    .ok_or_else(|| HandlerError::failed(format!("{k} must be a number")))
-            };
-            let (a, b) = (num("a")?, num("b")?);
-            Ok(text_result(crate::catalog::sum_text(a, b)))
-        }),
+    definition(
+        "get-sum",
+        "Get Sum Tool",
+        "Returns the sum of two numbers",
+        input,
+        read_only(),
     )
+    .serve(tool_fn(|_ctx, args| async move {
+        let num = |k: &str| {
+            args.get(k)
+                .and_then(Value::as_f64)
+                .ok_or_else(|| HandlerError::failed(format!("{k} must be a number")))
+        };
+        let (a, b) = (num("a")?, num("b")?);
+        Ok(text_result(crate::catalog::sum_text(a, b)))
+    }))
 }
 
 fn get_annotated_message() -> Result<Tool, Error> {
@@ -98,37 +94,35 @@ fn get_annotated_message() -> Result<Tool, Error> {
         },
         "required": ["messageType"]
     });
-    Tool::new(
-        definition(
-            "get-annotated-message",
-            "Get Annotated Message Tool",
-            "Demonstrates how annotations can be used to provide metadata about content.",
-            input,
-            read_only(),
-        ),
-        tool_fn(|_ctx, args| async move {
-            let message_type = args.get("messageType").and_then(Value::as_str);
-            let image = args.get("includeImage").and_then(Value::as_bool) == Some(true);
-            Ok(crate::catalog::annotated_message(
-                message_type.unwrap_or_default(),
-                image.then_some(TINY_IMAGE),
-            ))
-        }),
+    definition(
+        "get-annotated-message",
+        "Get Annotated Message Tool",
+        "Demonstrates how annotations can be used to provide metadata about content.",
+        input,
+        read_only(),
     )
+    .serve(tool_fn(|_ctx, args| async move {
+        let message_type = args.get("messageType").and_then(Value::as_str);
+        let image = args.get("includeImage").and_then(Value::as_bool) == Some(true);
+        Ok(crate::catalog::annotated_message(
+            message_type.unwrap_or_default(),
+            image.then_some(TINY_IMAGE),
+        ))
+    }))
 }
 
 fn get_env(expose_env: bool) -> Result<Tool, Error> {
     let input = json!({ "type": "object", "properties": {} });
-    Tool::new(
-        definition(
-            "get-env",
-            "Print Environment Tool",
-            "Returns all environment variables, helpful for debugging MCP server configuration",
-            input,
-            read_only(),
-        ),
-        tool_fn(move |_, _| async move { Ok(text_result(crate::catalog::env_json(expose_env))) }),
+    definition(
+        "get-env",
+        "Print Environment Tool",
+        "Returns all environment variables, helpful for debugging MCP server configuration",
+        input,
+        read_only(),
     )
+    .serve(tool_fn(move |_, _| async move {
+        Ok(text_result(crate::catalog::env_json(expose_env)))
+    }))
 }
 
 fn get_resource_links() -> Result<Tool, Error> {
@@ -136,15 +130,13 @@ fn get_resource_links() -> Result<Tool, Error> {
         "type": "object",
         "properties": { "count": { "type": "number", "minimum": 1, "maximum": 10, "default": 3, "description": "Number of resource links to return (1-10)" } }
     });
-    Tool::new(
-        definition(
+    definition(
             "get-resource-links",
             "Get Resource Links Tool",
             "Returns up to ten resource links that reference different types of resources",
             input,
             read_only(),
-        ),
-        tool_fn(|_ctx, args| async move {
+        ).serve(tool_fn(|_ctx, args| async move {
             let count = args.get("count").and_then(Value::as_f64).unwrap_or(3.0);
             let mut content = vec![
                 json!({ "type": "text", "text": format!("Here are {} resource links to resources available in this server:", jsnum::format(count)) }),
@@ -169,8 +161,7 @@ fn get_resource_links() -> Result<Tool, Error> {
                 id += 1;
             }
             Ok(json!({ "content": content }))
-        }),
-    )
+        }))
 }
 
 fn get_resource_reference() -> Result<Tool, Error> {
@@ -181,15 +172,13 @@ fn get_resource_reference() -> Result<Tool, Error> {
             "resourceId": { "type": "number", "default": 1, "description": "ID of the text resource to fetch" }
         }
     });
-    Tool::new(
-        definition(
+    definition(
             "get-resource-reference",
             "Get Resource Reference Tool",
             "Returns a resource reference that can be used by MCP clients",
             input,
             read_only(),
-        ),
-        tool_fn(|_ctx, args| async move {
+        ).serve(tool_fn(|_ctx, args| async move {
             let kind = args
                 .get("resourceType")
                 .and_then(Value::as_str)
@@ -215,8 +204,7 @@ fn get_resource_reference() -> Result<Tool, Error> {
                 { "type": "resource", "resource": resource },
                 { "type": "text", "text": format!("You can access this resource using the URI: {uri}") }
             ] }))
-        }),
-    )
+        }))
 }
 
 fn get_structured_content() -> Result<Tool, Error> {
@@ -225,14 +213,7 @@ fn get_structured_content() -> Result<Tool, Error> {
         "properties": { "location": { "type": "string", "enum": ["New York", "Chicago", "Los Angeles"], "description": "Choose city" } },
         "required": ["location"]
     });
-    let mut def = definition(
-        "get-structured-content",
-        "Get Structured Content Tool",
-        "Returns structured content along with an output schema for client data validation",
-        input,
-        read_only(),
-    );
-    def["outputSchema"] = json!({
+    let output = json!({
         "type": "object",
         "properties": {
             "temperature": { "type": "number", "description": "Temperature in celsius" },
@@ -243,9 +224,14 @@ fn get_structured_content() -> Result<Tool, Error> {
         "additionalProperties": false,
         "$schema": DRAFT_07
     });
-    Tool::new(
-        def,
-        tool_fn(|_ctx, args| async move {
+    let def = definition(
+        "get-structured-content",
+        "Get Structured Content Tool",
+        "Returns structured content along with an output schema for client data validation",
+        input,
+        read_only(),
+    );
+    def.with("outputSchema", output).serve(tool_fn(|_ctx, args| async move {
             let weather = match args.get("location").and_then(Value::as_str) {
                 Some("New York") => {
                     json!({ "temperature": 33, "conditions": "Cloudy", "humidity": 82 })
@@ -258,27 +244,24 @@ fn get_structured_content() -> Result<Tool, Error> {
             Ok(
                 json!({ "content": [{ "type": "text", "text": weather.to_string() }], "structuredContent": weather }),
             )
-        }),
-    )
+        }))
 }
 
 fn get_tiny_image() -> Result<Tool, Error> {
-    Tool::new(
-        definition(
-            "get-tiny-image",
-            "Get Tiny Image Tool",
-            "Returns a tiny MCP logo image.",
-            json!({ "type": "object", "properties": {} }),
-            read_only(),
-        ),
-        tool_fn(|_ctx, _| async move {
-            Ok(json!({ "content": [
+    definition(
+        "get-tiny-image",
+        "Get Tiny Image Tool",
+        "Returns a tiny MCP logo image.",
+        json!({ "type": "object", "properties": {} }),
+        read_only(),
+    )
+    .serve(tool_fn(|_ctx, _| async move {
+        Ok(json!({ "content": [
                 { "type": "text", "text": "Here's the image you requested:" },
                 { "type": "image", "data": TINY_IMAGE, "mimeType": "image/png" },
                 { "type": "text", "text": "The image above is the MCP logo." }
             ] }))
-        }),
-    )
+    }))
 }
 
 /// The reference's default `data` URL of `gzip-file-as-resource`.
@@ -308,15 +291,13 @@ fn gzip_file_as_resource() -> Result<Tool, Error> {
             }
         }
     });
-    Tool::new(
-        definition(
+    definition(
             "gzip-file-as-resource",
             "GZip File as Resource Tool",
             "Compresses a single file using gzip compression. Depending upon the selected output type, returns either the compressed data as a gzipped resource or a resource link, allowing it to be downloaded in a subsequent request during the current session.",
             input,
             annotations(false, false, true, true),
-        ),
-        tool_fn(|ctx, args| async move {
+        ).serve(tool_fn(|ctx, args| async move {
             let name = args.get("name").and_then(Value::as_str).unwrap_or("README.md.gz").to_string();
             let url = args.get("data").and_then(Value::as_str).unwrap_or(GZIP_DEFAULT_URL).to_string();
             let output = args.get("outputType").and_then(Value::as_str).unwrap_or("resourceLink").to_string();
@@ -353,8 +334,7 @@ fn gzip_file_as_resource() -> Result<Tool, Error> {
             } else {
                 json!({ "content": [{ "type": "resource_link", "name": name, "uri": uri, "mimeType": "application/gzip" }] })
             })
-        }),
-    )
+        }))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! capability, and the roots handshake after `initialized`.
 
 use super::{fail, number, v1_tool};
+use crate::catalog::builder::tool;
 use crate::catalog::{js_string, schema, string_arg, text_result};
 use crate::error::Error;
 use crate::jsnum;
@@ -53,17 +54,10 @@ fn content_text(content: Option<&Value>) -> String {
 
 /// `sampleLLM`: one `sampling/createMessage` to the client, its text returned.
 pub fn sample_llm() -> Result<Tool, Error> {
-    v1_tool(
-        json!({
-            "name": "sampleLLM",
-            "description": "Samples from an LLM using MCP's sampling feature",
-            "inputSchema": schema(json!({
+    v1_tool(tool("sampleLLM").description("Samples from an LLM using MCP's sampling feature").input(schema(json!({
                 "prompt": { "type": "string", "description": "The prompt to send to the LLM" },
                 "maxTokens": { "type": "number", "default": 100, "description": "Maximum number of tokens to generate" }
-            }), &["prompt"])
-        }),
-        &[],
-        tool_fn(|ctx, args| async move {
+            }), &["prompt"])), &[], tool_fn(|ctx, args| async move {
             if let Some(e) = unsupported(&ctx, "sampling", "sampling/createMessage") {
                 return Err(e);
             }
@@ -79,8 +73,7 @@ pub fn sample_llm() -> Result<Tool, Error> {
                 "LLM sampling result: {}",
                 content_text(result.get("content"))
             )))
-        }),
-    )
+        }))
 }
 
 /// The `listRoots` text for a `roots/list` result.
@@ -102,14 +95,7 @@ pub fn roots_text(roots: &[Value]) -> String {
 
 /// `listRoots`: the client's roots as [`roots_text`] prints them.
 pub fn list_roots() -> Result<Tool, Error> {
-    v1_tool(
-        json!({
-            "name": "listRoots",
-            "description": "Lists the current MCP roots provided by the client. Demonstrates the roots protocol capability even though this server doesn't access files.",
-            "inputSchema": schema(json!({}), &[])
-        }),
-        &[],
-        tool_fn(|ctx, _| async move {
+    v1_tool(tool("listRoots").description("Lists the current MCP roots provided by the client. Demonstrates the roots protocol capability even though this server doesn't access files.").input(schema(json!({}), &[])), &[], tool_fn(|ctx, _| async move {
             if ctx.client_capabilities().get("roots").is_none() {
                 return Ok(text_result("The MCP client does not support the roots protocol.\n\nThis means the server cannot access information about the client's workspace directories or file system roots.".into()));
             }
@@ -120,20 +106,12 @@ pub fn list_roots() -> Result<Tool, Error> {
                 .cloned()
                 .unwrap_or_default();
             Ok(text_result(roots_text(&roots)))
-        }),
-    )
+        }))
 }
 
 /// `startElicitation`: the shared elicitation form, and the summary of the answer.
 pub fn start_elicitation() -> Result<Tool, Error> {
-    v1_tool(
-        json!({
-            "name": "startElicitation",
-            "description": "Elicitation test tool that demonstrates how to request user input with various field types (string, boolean, email, uri, date, integer, number, enum)",
-            "inputSchema": schema(json!({}), &[])
-        }),
-        &[],
-        tool_fn(|ctx, _| async move {
+    v1_tool(tool("startElicitation").description("Elicitation test tool that demonstrates how to request user input with various field types (string, boolean, email, uri, date, integer, number, enum)").input(schema(json!({}), &[])), &[], tool_fn(|ctx, _| async move {
             if let Some(e) = unsupported(&ctx, "elicitation", "elicitation/create") {
                 return Err(e);
             }
@@ -143,8 +121,7 @@ pub fn start_elicitation() -> Result<Tool, Error> {
             });
             let result = ctx.elicit(params).await.map_err(|e| fail(e.message))?;
             Ok(json!({ "content": crate::catalog::elicitation::summary(&result) }))
-        }),
-    )
+        }))
 }
 
 /// After `initialized`: ask a client with roots for them (logging what came back), or log that

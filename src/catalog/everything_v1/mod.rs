@@ -18,6 +18,7 @@ mod tools;
 mod zip;
 mod zod;
 
+use crate::catalog::builder::ToolDef;
 use crate::catalog::{pretty, Options, DRAFT_07};
 use crate::error::Error;
 use crate::jsonrpc::{code, ErrorObject};
@@ -78,19 +79,17 @@ fn fail(text: impl Into<String>) -> HandlerError {
 /// zod-to-json-schema emits them); arguments are checked zod-style by the wrapper, and a
 /// failure is a `-32603` whose message is the pretty-printed zod issues.
 fn v1_tool(
-    definition: Value,
+    mut definition: ToolDef,
     trimmed: &'static [&'static str],
     handler: ToolFn,
 ) -> Result<Tool, Error> {
-    let mut definition = definition;
-    if let Some(schema) = definition
-        .get_mut("inputSchema")
-        .and_then(Value::as_object_mut)
-    {
+    if let Some(schema) = definition.input_mut() {
         schema.insert("additionalProperties".into(), false.into());
         schema.insert("$schema".into(), DRAFT_07.into());
     }
-    let schema = definition.get("inputSchema").cloned().unwrap_or_default();
+    let schema = (definition.input_mut().cloned())
+        .map(Value::Object)
+        .unwrap_or_default();
     let checked = tool_fn(move |ctx, mut args| {
         let issues = zod::zod_issues(&schema, &mut args, trimmed);
         let handler = handler.clone();
@@ -101,7 +100,7 @@ fn v1_tool(
             handler(ctx, args).await
         }
     });
-    let mut tool = Tool::new(definition, checked)?;
+    let mut tool = definition.serve(checked)?;
     // The wrapper checks the arguments (with v1's error shape); let the core accept anything.
     tool.validator = Arc::new(
         jsonschema::validator_for(&json!({}))

@@ -6,6 +6,7 @@
 use super::resources::{resource_object, resource_uri, RESOURCE_COUNT};
 use super::zip::zip_store;
 use super::{client_tools, fail, number, v1_tool, TINY_IMAGE};
+use crate::catalog::builder::tool;
 use crate::catalog::{schema, string_arg, text_result, Options, DRAFT_07};
 use crate::error::Error;
 use crate::jsnum;
@@ -37,11 +38,12 @@ pub fn tools(options: &Options) -> Result<Vec<Tool>, Error> {
 
 fn echo() -> Result<Tool, Error> {
     v1_tool(
-        json!({
-            "name": "echo",
-            "description": "Echoes back the input",
-            "inputSchema": schema(json!({ "message": { "type": "string", "description": "Message to echo" } }), &["message"])
-        }),
+        tool("echo")
+            .description("Echoes back the input")
+            .input(schema(
+                json!({ "message": { "type": "string", "description": "Message to echo" } }),
+                &["message"],
+            )),
         &[],
         tool_fn(|_, args| async move {
             Ok(text_result(format!(
@@ -54,14 +56,13 @@ fn echo() -> Result<Tool, Error> {
 
 fn add() -> Result<Tool, Error> {
     v1_tool(
-        json!({
-            "name": "add",
-            "description": "Adds two numbers",
-            "inputSchema": schema(json!({
+        tool("add").description("Adds two numbers").input(schema(
+            json!({
                 "a": { "type": "number", "description": "First number" },
                 "b": { "type": "number", "description": "Second number" }
-            }), &["a", "b"])
-        }),
+            }),
+            &["a", "b"],
+        )),
         &[],
         tool_fn(|_, args| async move {
             let (a, b) = (number(&args, "a"), number(&args, "b"));
@@ -71,32 +72,24 @@ fn add() -> Result<Tool, Error> {
 }
 
 fn long_running_operation() -> Result<Tool, Error> {
-    v1_tool(
-        json!({
-            "name": "longRunningOperation",
-            "description": "Demonstrates a long running operation with progress updates",
-            "inputSchema": schema(json!({
+    v1_tool(tool("longRunningOperation").description("Demonstrates a long running operation with progress updates").input(schema(json!({
                 "duration": { "type": "number", "default": 10, "description": "Duration of the operation in seconds" },
                 "steps": { "type": "number", "default": 5, "description": "Number of steps in the operation" }
-            }), &[])
-        }),
-        &[],
-        tool_fn(|ctx, args| async move {
+            }), &[])), &[], tool_fn(|ctx, args| async move {
             let (duration, steps) = (number(&args, "duration"), number(&args, "steps"));
             crate::catalog::long_running_operation(&ctx, duration, steps)
                 .await
                 .ok_or_else(|| fail("cancelled"))
-        }),
-    )
+        }))
 }
 
 fn print_env(expose_env: bool) -> Result<Tool, Error> {
     v1_tool(
-        json!({
-            "name": "printEnv",
-            "description": "Prints all environment variables, helpful for debugging MCP server configuration",
-            "inputSchema": schema(json!({}), &[])
-        }),
+        tool("printEnv")
+            .description(
+                "Prints all environment variables, helpful for debugging MCP server configuration",
+            )
+            .input(schema(json!({}), &[])),
         &[],
         tool_fn(move |_, _| async move { Ok(text_result(crate::catalog::env_json(expose_env))) }),
     )
@@ -104,11 +97,9 @@ fn print_env(expose_env: bool) -> Result<Tool, Error> {
 
 fn get_tiny_image() -> Result<Tool, Error> {
     v1_tool(
-        json!({
-            "name": "getTinyImage",
-            "description": "Returns the MCP_TINY_IMAGE",
-            "inputSchema": schema(json!({}), &[])
-        }),
+        tool("getTinyImage")
+            .description("Returns the MCP_TINY_IMAGE")
+            .input(schema(json!({}), &[])),
         &[],
         tool_fn(|_, _| async move {
             Ok(json!({ "content": [
@@ -121,24 +112,16 @@ fn get_tiny_image() -> Result<Tool, Error> {
 }
 
 fn annotated_message() -> Result<Tool, Error> {
-    v1_tool(
-        json!({
-            "name": "annotatedMessage",
-            "description": "Demonstrates how annotations can be used to provide metadata about content",
-            "inputSchema": schema(json!({
+    v1_tool(tool("annotatedMessage").description("Demonstrates how annotations can be used to provide metadata about content").input(schema(json!({
                 "messageType": { "type": "string", "enum": ["error", "success", "debug"], "description": "Type of message to demonstrate different annotation patterns" },
                 "includeImage": { "type": "boolean", "default": false, "description": "Whether to include an example image" }
-            }), &["messageType"])
-        }),
-        &[],
-        tool_fn(|_, args| async move {
+            }), &["messageType"])), &[], tool_fn(|_, args| async move {
             let image = args.get("includeImage").and_then(Value::as_bool) == Some(true);
             Ok(crate::catalog::annotated_message(
                 &string_arg(&args, "messageType"),
                 image.then_some(TINY_IMAGE),
             ))
-        }),
-    )
+        }))
 }
 
 /// The static resource with this numeric id, if it is an integer in 1..=100.
@@ -147,16 +130,9 @@ fn resource_by_number(n: f64) -> Option<usize> {
 }
 
 fn get_resource_reference() -> Result<Tool, Error> {
-    v1_tool(
-        json!({
-            "name": "getResourceReference",
-            "description": "Returns a resource reference that can be used by MCP clients",
-            "inputSchema": schema(json!({
+    v1_tool(tool("getResourceReference").description("Returns a resource reference that can be used by MCP clients").input(schema(json!({
                 "resourceId": { "type": "number", "minimum": 1, "maximum": 100, "description": "ID of the resource to reference (1-100)" }
-            }), &["resourceId"])
-        }),
-        &[],
-        tool_fn(|_, args| async move {
+            }), &["resourceId"])), &[], tool_fn(|_, args| async move {
             let n = number(&args, "resourceId");
             let id = resource_by_number(n).ok_or_else(|| {
                 fail(format!(
@@ -173,21 +149,13 @@ fn get_resource_reference() -> Result<Tool, Error> {
                 { "type": "resource", "resource": resource },
                 { "type": "text", "text": format!("You can access this resource using the URI: {}", resource_uri(id)) }
             ] }))
-        }),
-    )
+        }))
 }
 
 fn get_resource_links() -> Result<Tool, Error> {
-    v1_tool(
-        json!({
-            "name": "getResourceLinks",
-            "description": "Returns multiple resource links that reference different types of resources",
-            "inputSchema": schema(json!({
+    v1_tool(tool("getResourceLinks").description("Returns multiple resource links that reference different types of resources").input(schema(json!({
                 "count": { "type": "number", "minimum": 1, "maximum": 10, "default": 3, "description": "Number of resource links to return (1-10)" }
-            }), &[])
-        }),
-        &[],
-        tool_fn(|_, args| async move {
+            }), &[])), &[], tool_fn(|_, args| async move {
             let count = number(&args, "count");
             let mut content = vec![json!({ "type": "text", "text": format!(
                 "Here are {} resource links to resources available in this server (see full output in tool response if your client does not support resource_link yet):",
@@ -206,19 +174,13 @@ fn get_resource_links() -> Result<Tool, Error> {
                 id += 1;
             }
             Ok(json!({ "content": content }))
-        }),
-    )
+        }))
 }
 
 fn structured_content() -> Result<Tool, Error> {
-    v1_tool(
-        json!({
-            "name": "structuredContent",
-            "description": "Returns structured content along with an output schema for client data validation",
-            "inputSchema": schema(json!({
+    v1_tool(tool("structuredContent").description("Returns structured content along with an output schema for client data validation").input(schema(json!({
                 "location": { "type": "string", "minLength": 1, "description": "City name or zip code" }
-            }), &["location"]),
-            "outputSchema": {
+            }), &["location"])).with("outputSchema", json!({
                 "type": "object",
                 "properties": {
                     "temperature": { "type": "number", "description": "Temperature in celsius" },
@@ -228,35 +190,24 @@ fn structured_content() -> Result<Tool, Error> {
                 "required": ["temperature", "conditions", "humidity"],
                 "additionalProperties": false,
                 "$schema": DRAFT_07
-            }
-        }),
-        &["location"],
-        tool_fn(|_, _| async move {
+            })), &["location"], tool_fn(|_, _| async move {
             let weather =
                 json!({ "temperature": 22.5, "conditions": "Partly cloudy", "humidity": 65 });
             Ok(json!({
                 "content": [{ "type": "text", "text": weather.to_string() }],
                 "structuredContent": weather
             }))
-        }),
-    )
+        }))
 }
 
 fn zip() -> Result<Tool, Error> {
-    v1_tool(
-        json!({
-            "name": "zip",
-            "description": "Compresses the provided resource files (mapping of name to URI, which can be a data URI) to a zip file, which it returns as a data URI resource link.",
-            "inputSchema": schema(json!({
+    v1_tool(tool("zip").description("Compresses the provided resource files (mapping of name to URI, which can be a data URI) to a zip file, which it returns as a data URI resource link.").input(schema(json!({
                 "files": {
                     "type": "object",
                     "additionalProperties": { "type": "string", "format": "uri", "description": "URL of the file to include in the zip" },
                     "description": "Mapping of file names to URLs to include in the zip"
                 }
-            }), &["files"])
-        }),
-        &[],
-        tool_fn(|_, args| async move {
+            }), &["files"])), &[], tool_fn(|_, args| async move {
             let mut files = Vec::new();
             for (name, url) in args
                 .get("files")
@@ -277,6 +228,5 @@ fn zip() -> Result<Tool, Error> {
             Ok(
                 json!({ "content": [{ "type": "resource_link", "name": "files.zip", "mimeType": "application/zip", "uri": uri }] }),
             )
-        }),
-    )
+        }))
 }

@@ -2,6 +2,7 @@
 
 pub mod completion;
 pub mod lifecycle;
+pub mod list;
 pub mod logging;
 pub mod params;
 pub mod prompts;
@@ -15,6 +16,7 @@ use super::handler::{handler_error, MethodFn};
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::methods::ClientRequest;
 use crate::server::model::Server;
+use list::ListRequest;
 pub use params::{optional_object, required_object, required_str, take_optional_object};
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -44,14 +46,16 @@ pub async fn call(
         ClientRequest::Initialize => lifecycle::initialize(server, &ctx.session, &params),
         ClientRequest::Ping => lifecycle::ping(),
         ClientRequest::SetLogLevel => logging::set_level(&ctx, &params),
-        ClientRequest::ListTools => tools::list(server, &ctx, &params),
+        ClientRequest::ListTools => tools::list(&ListRequest::new(server, &ctx, &params)),
         ClientRequest::CallTool => tools::call(server, ctx, params).await,
-        ClientRequest::ListResources => resources::list(server, &ctx, &params),
-        ClientRequest::ListResourceTemplates => resources::list_templates(server, &ctx, &params),
+        ClientRequest::ListResources => resources::list(&ListRequest::new(server, &ctx, &params)),
+        ClientRequest::ListResourceTemplates => {
+            resources::list_templates(&ListRequest::new(server, &ctx, &params))
+        }
         ClientRequest::ReadResource => resources::read(server, ctx, &params).await,
         ClientRequest::Subscribe => resources::subscribe(server, &ctx, &params, true),
         ClientRequest::Unsubscribe => resources::subscribe(server, &ctx, &params, false),
-        ClientRequest::ListPrompts => prompts::list(server, &ctx, &params),
+        ClientRequest::ListPrompts => prompts::list(&ListRequest::new(server, &ctx, &params)),
         ClientRequest::GetPrompt => prompts::get(server, ctx, &params).await,
         ClientRequest::Complete => completion::complete(server, ctx, &params).await,
         ClientRequest::Discover => lifecycle::discover(server),

@@ -1,30 +1,19 @@
 //! `prompts/list` and `prompts/get`.
 
+use super::list::ListRequest;
 use super::params::{optional_object, required_str};
 use crate::jsonrpc::{code, ErrorObject};
 use crate::protocol::shape::Shape;
 use crate::server::context::RequestContext;
 use crate::server::handler::handler_error;
 use crate::server::model::Server;
-use crate::server::pagination::list_page;
 use serde_json::{Map, Value};
 
 /// `prompts/list`, paginated.
-pub fn list(
-    server: &Server,
-    ctx: &RequestContext,
-    params: &Map<String, Value>,
-) -> Result<Value, ErrorObject> {
-    let registry = server.registry();
+pub fn list(request: &ListRequest<'_>) -> Result<Value, ErrorObject> {
+    let registry = request.server.registry();
     let definitions = registry.prompts.values().map(|p| &p.definition);
-    list_page(
-        "prompts",
-        definitions,
-        params,
-        server.config.page_size,
-        Shape::Prompt,
-        ctx.revision,
-    )
+    request.page("prompts", Shape::Prompt, definitions, None)
 }
 
 /// The JavaScript `typeof`-style name zod reports for a received value.

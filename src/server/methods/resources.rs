@@ -1,69 +1,43 @@
 //! `resources/list`, `resources/templates/list`, `resources/read`, and
 //! `resources/subscribe` / `resources/unsubscribe`.
 
+use super::list::ListRequest;
 use super::params::required_str;
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::shape::Shape;
 use crate::server::context::RequestContext;
 use crate::server::handler::handler_error;
 use crate::server::model::Server;
-use crate::server::pagination::{list_page, list_page_with};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
 /// `-32002`: the handshake-era code for an unknown resource.
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
 
-/// `resources/list`, paginated.
-pub fn list(
-    server: &Server,
-    ctx: &RequestContext,
-    params: &Map<String, Value>,
-) -> Result<Value, ErrorObject> {
-    let registry = server.registry();
+/// `resources/list`, paginated (by the registry's pager when it brings one).
+pub fn list(request: &ListRequest<'_>) -> Result<Value, ErrorObject> {
+    let registry = request.server.registry();
     // The server's resources, then the session's own (created at runtime by a tool).
-    let own = ctx.session.own_resources();
+    let own = request.ctx.session.own_resources();
     let definitions: Vec<_> = registry
         .resources
         .values()
         .chain(own.iter())
         .map(|r| &r.definition)
         .collect();
-    if let Some(pager) = &registry.resource_pager {
-        return list_page_with(
-            "resources",
-            definitions.into_iter(),
-            params,
-            pager,
-            Shape::Resource,
-            ctx.revision,
-        );
-    }
-    list_page(
-        "resources",
-        definitions.into_iter(),
-        params,
-        server.config.page_size,
-        Shape::Resource,
-        ctx.revision,
-    )
+    let pager = registry.resource_pager.as_ref();
+    request.page("resources", Shape::Resource, definitions.into_iter(), pager)
 }
 
 /// `resources/templates/list`, paginated.
-pub fn list_templates(
-    server: &Server,
-    ctx: &RequestContext,
-    params: &Map<String, Value>,
-) -> Result<Value, ErrorObject> {
-    let registry = server.registry();
+pub fn list_templates(request: &ListRequest<'_>) -> Result<Value, ErrorObject> {
+    let registry = request.server.registry();
     let definitions = registry.templates.values().map(|t| &t.definition);
-    list_page(
+    request.page(
         "resourceTemplates",
-        definitions,
-        params,
-        server.config.page_size,
         Shape::ResourceTemplate,
-        ctx.revision,
+        definitions,
+        None,
     )
 }
 

@@ -40,14 +40,16 @@ fn gate(ctx: &RequestContext) -> Result<(), ErrorObject> {
     Ok(())
 }
 
-/// The task named by `params.taskId`, or `-32602`: in the handshake era in the reference's
-/// words (`not_found`, given the id), in the stateless era naming the id.
+/// The task named by `params.taskId` for a client that may have tasks ([`gate`]), or
+/// `-32602`: in the handshake era in the reference's words (`not_found`, given the id), in the
+/// stateless era naming the id.
 fn find_or(
     server: &Server,
     ctx: &RequestContext,
     params: &Map<String, Value>,
     not_found: impl FnOnce(&str) -> String,
 ) -> Result<Arc<Task>, ErrorObject> {
+    gate(ctx)?;
     let id = required_str(params, "taskId")?;
     server.tasks.get(id, scope(ctx)).ok_or_else(|| {
         invalid(if ctx.revision.has_handshake() {
@@ -76,7 +78,6 @@ pub fn get(
     ctx: &RequestContext,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
-    gate(ctx)?;
     let task = find(server, ctx, params)?;
     Ok(Value::Object(wire::detailed(&task)))
 }
@@ -89,7 +90,6 @@ pub async fn result(
     ctx: RequestContext,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
-    gate(&ctx)?;
     let task = find_or(server, &ctx, params, |id| {
         format!("MCP error -32602: Task not found: {id}")
     })?;
@@ -165,7 +165,6 @@ pub fn cancel(
     ctx: &RequestContext,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
-    gate(ctx)?;
     let handshake = ctx.revision.has_handshake();
     let task = find(server, ctx, params)?;
     let cancelled = task.cancel(CANCELLED_BY_CLIENT);
@@ -188,7 +187,6 @@ pub fn update(
     ctx: &RequestContext,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
-    gate(ctx)?;
     let task = find(server, ctx, params)?;
     let responses = required_object(params, "inputResponses")?;
     task.answer(&responses);

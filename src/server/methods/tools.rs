@@ -1,39 +1,28 @@
 //! `tools/list` and `tools/call`: listing shaped per revision, argument validation against the
 //! tool's `inputSchema` (a failure is an `isError` result, SEP-1303), and running the handler.
 
+use super::list::ListRequest;
 use super::params::{required_str, take_optional_object};
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::shape::Shape;
 use crate::server::context::RequestContext;
 use crate::server::handler::{error_result, HandlerError, ToolFn};
 use crate::server::model::Server;
-use crate::server::pagination::list_page;
 use crate::server::tasks::{self, Decision};
 use serde_json::{Map, Value};
 
-/// `tools/list`, paginated.
-pub fn list(
-    server: &Server,
-    ctx: &RequestContext,
-    params: &Map<String, Value>,
-) -> Result<Value, ErrorObject> {
-    let registry = server.registry();
-    let capabilities = ctx.client_capabilities();
-    let handshake = ctx.revision.has_handshake();
+/// `tools/list`, paginated: the tools visible to this client in this revision.
+pub fn list(request: &ListRequest<'_>) -> Result<Value, ErrorObject> {
+    let registry = request.server.registry();
+    let capabilities = request.ctx.client_capabilities();
+    let handshake = request.ctx.revision.has_handshake();
     let visible: Vec<_> = registry
         .tools
         .values()
         .filter(|t| t.visible_to(&capabilities, handshake))
         .map(|t| &t.definition)
         .collect();
-    list_page(
-        "tools",
-        visible.into_iter(),
-        params,
-        server.config.page_size,
-        Shape::Tool,
-        ctx.revision,
-    )
+    request.page("tools", Shape::Tool, visible.into_iter(), None)
 }
 
 /// `tools/call`: unknown tool → `-32602`; invalid arguments → `isError` result; a handler's

@@ -14,7 +14,7 @@ use crate::jsonrpc::ErrorObject;
 use crate::server::rounds::Ask;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot, watch};
 
 /// What a test tells a held task to do.
@@ -107,39 +107,34 @@ impl Gate {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Vec<Arc<Held>>> {
-        self.held.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// Every task held so far, oldest first.
     pub fn held(&self) -> Vec<Arc<Held>> {
-        self.lock().clone()
+        crate::lock::lock(&self.held).clone()
     }
 
     /// The `n`th task this gate held (from 0), waiting for it to arrive.
     pub async fn nth(&self, n: usize) -> Arc<Held> {
-        let mut rx = self.arrived.subscribe();
-        loop {
-            if let Some(held) = self.lock().get(n) {
-                return held.clone();
-            }
-            if rx.changed().await.is_err() {
-                // The gate is owned by whoever awaits it: the sender cannot go first.
-                std::future::pending::<()>().await;
-            }
-        }
+        self.first(|held| held.get(n).cloned()).await
     }
 
     /// The oldest held task that has not ended ([`Held::ended`]), waiting for one to arrive:
     /// the task the short forms (`gate.complete(...)`) act on.
     pub async fn current(&self) -> Arc<Held> {
+        self.first(|held| held.iter().find(|h| !h.ended()).cloned())
+            .await
+    }
+
+    /// The held task `pick` chooses from every task held so far, waiting for more to arrive
+    /// until it chooses one.
+    async fn first(&self, pick: impl Fn(&[Arc<Held>]) -> Option<Arc<Held>>) -> Arc<Held> {
         let mut rx = self.arrived.subscribe();
         loop {
-            let open = self.lock().iter().find(|h| !h.ended()).cloned();
-            if let Some(held) = open {
+            let picked = pick(&crate::lock::lock(&self.held));
+            if let Some(held) = picked {
                 return held;
             }
             if rx.changed().await.is_err() {
+                // The gate is owned by whoever awaits it: the sender cannot go first.
                 std::future::pending::<()>().await;
             }
         }
@@ -150,7 +145,7 @@ impl Gate {
     pub fn admit(&self, task: Arc<Task>) -> mpsc::UnboundedReceiver<Command> {
         let (commands, inbox) = mpsc::unbounded_channel();
         let n = {
-            let mut held = self.lock();
+            let mut held = crate::lock::lock(&self.held);
             held.push(Arc::new(Held { task, commands }));
             held.len()
         };
@@ -166,14 +161,10 @@ pub struct Gates {
 }
 
 impl Gates {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Arc<Gate>>> {
-        self.by_tool.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// The gate of `tool`, made if there is none (one gate per tool: a second `task_gate` of
     /// the same tool is the same gate).
     pub fn open(&self, tool: &str) -> Arc<Gate> {
-        self.lock()
+        crate::lock::lock(&self.by_tool)
             .entry(tool.to_string())
             .or_insert_with(|| Arc::new(Gate::new(tool.to_string())))
             .clone()
@@ -181,12 +172,12 @@ impl Gates {
 
     /// The gate of `tool`, if one is registered (checked by `tools/call` before a task runs).
     pub fn get(&self, tool: &str) -> Option<Arc<Gate>> {
-        self.lock().get(tool).cloned()
+        crate::lock::lock(&self.by_tool).get(tool).cloned()
     }
 
     /// Removes the gate of `tool`: later tasks run the handler again. Tasks it holds stay
     /// held (their handles still command them). Returns whether there was one.
     pub fn close(&self, tool: &str) -> bool {
-        self.lock().remove(tool).is_some()
+        crate::lock::lock(&self.by_tool).remove(tool).is_some()
     }
 }

@@ -30,7 +30,7 @@ struct Inner {
 impl Mailbox {
     /// Sends the queued frames to `outlet` and every later one until [`Mailbox::detach`].
     pub fn attach(&self, outlet: Arc<dyn Outlet>) {
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let mut inner = crate::lock::lock(&self.inner);
         while let Some(frame) = inner.queued.pop_front() {
             if outlet.deliver(frame.clone()).is_err() {
                 inner.queued.push_front(frame);
@@ -42,26 +42,19 @@ impl Mailbox {
 
     /// Stops delivering to the attached stream (its `tasks/result` was answered or dropped).
     pub fn detach(&self) {
-        self.inner
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .attached = None;
+        crate::lock::lock(&self.inner).attached = None;
     }
 
     /// How many frames wait for a stream.
     pub fn queued(&self) -> usize {
-        self.inner
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .queued
-            .len()
+        crate::lock::lock(&self.inner).queued.len()
     }
 }
 
 /// A mailbox is the outlet of the task's sink.
 impl Outlet for Mailbox {
     fn deliver(&self, frame: Arc<str>) -> Result<Option<Arc<str>>, Undeliverable> {
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let mut inner = crate::lock::lock(&self.inner);
         if let Some(outlet) = &inner.attached {
             match outlet.deliver(frame.clone()) {
                 Ok(id) => return Ok(id),

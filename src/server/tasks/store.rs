@@ -38,7 +38,7 @@ impl TaskStore {
     fn with<R>(&self, f: impl FnOnce(&mut Inner, &mut Vec<Arc<Task>>) -> R) -> R {
         let mut stopped = Vec::new();
         let out = {
-            let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+            let mut inner = crate::lock::lock(&self.inner);
             let now = Instant::now();
             if inner.next_sweep.is_none_or(|t| now >= t) {
                 inner.next_sweep = Some(now + SWEEP_EVERY);

@@ -183,7 +183,7 @@ impl Task {
 
     /// The state under its lock.
     pub fn state(&self) -> MutexGuard<'_, TaskState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        crate::lock::lock(&self.state)
     }
 
     /// The current status.

@@ -22,9 +22,7 @@ mod test_support;
 use crate::jsonrpc::RequestId;
 use crate::server::sink::{Outgoing, Sink};
 use crate::server::Server;
-use crate::traffic::{
-    Direction, FrameMeta, HttpMeta, Kind, Parsed, RecordedHeaders, TransportKind,
-};
+use crate::traffic::{FrameMeta, FrameSummary, HttpMeta, RecordedHeaders, TransportKind};
 use axum::body::Body;
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -257,38 +255,21 @@ impl Refusal {
     ) -> Response {
         let (method, path, headers) = request;
         let conn: Arc<str> = conn.unwrap_or("-").into();
-        let meta_in = FrameMeta {
-            dir: Direction::In,
-            transport,
-            conn: conn.clone(),
-            stream: None,
-            http: Some(http_meta(method, path, self.status, headers)),
-            era: None,
-            revision: None,
-        };
+        let meta_in = FrameMeta::inbound(transport, conn.clone()).with_http(Some(http_meta(
+            method,
+            path,
+            self.status,
+            headers,
+        )));
         let text = String::from_utf8_lossy(body);
-        let parsed = Parsed {
-            exact: matches!(text, Cow::Borrowed(_)),
-            error: Some(self.message.clone()),
-            kind: Kind::Http,
-            method: None,
-            id: None,
-        };
+        let parsed = FrameSummary::http_exchange(Some(self.message.clone()))
+            .text_exact(matches!(text, Cow::Borrowed(_)));
         state.server.recorder.record(&meta_in, &*text, parsed);
         let reply = json!({ "jsonrpc": "2.0", "id": self.id, "error": { "code": self.code, "message": self.message } });
         let out = reply.to_string();
-        let meta_out = FrameMeta {
-            dir: Direction::Out,
-            http: Some(Arc::new(HttpMeta::status(self.status.as_u16()))),
-            ..meta_in
-        };
-        let parsed = Parsed {
-            exact: true,
-            error: None,
-            kind: Kind::Error,
-            method: None,
-            id: self.id,
-        };
+        let meta_out = FrameMeta::outbound(transport, conn)
+            .with_http(Some(Arc::new(HttpMeta::status(self.status.as_u16()))));
+        let parsed = FrameSummary::error_response(self.id);
         state
             .server
             .recorder
@@ -311,22 +292,9 @@ pub fn record_exchange(
     status: StatusCode,
 ) {
     let (method, path, headers) = request;
-    let meta = FrameMeta {
-        dir: Direction::In,
-        transport,
-        conn: conn.into(),
-        stream: None,
-        http: Some(http_meta(method, path, status, headers)),
-        era: None,
-        revision: None,
-    };
-    let parsed = Parsed {
-        exact: true,
-        error: None,
-        kind: Kind::Http,
-        method: None,
-        id: None,
-    };
+    let meta = FrameMeta::inbound(transport, conn.into())
+        .with_http(Some(http_meta(method, path, status, headers)));
+    let parsed = FrameSummary::http_exchange(None);
     state.server.recorder.record(&meta, "", parsed);
 }
 

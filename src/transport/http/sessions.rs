@@ -560,7 +560,7 @@ mod tests {
     #[test]
     fn a_standalone_event_is_recorded_when_a_get_takes_it() {
         use crate::jsonrpc::Message;
-        use crate::traffic::{Direction, FrameMeta, Kind, Parsed};
+        use crate::traffic::{FrameMeta, FrameSummary, Kind};
         let recorder = Arc::new(Recorder::new(None, None).unwrap());
         let s = Arc::new_cyclic(|weak| {
             let outlet = StreamOutlet {
@@ -589,22 +589,8 @@ mod tests {
         // Sent while the GET attaches: on the wire after the replay, recorded after the GET.
         assert!(s.core.sink.send(&note("meanwhile")));
         assert_eq!(recorder.len(), 0);
-        let get = FrameMeta {
-            dir: Direction::In,
-            transport: TransportKind::Http,
-            conn: "s".into(),
-            stream: None,
-            http: None,
-            era: None,
-            revision: None,
-        };
-        let parsed = Parsed {
-            exact: true,
-            error: None,
-            kind: Kind::Http,
-            method: None,
-            id: None,
-        };
+        let get = FrameMeta::inbound(TransportKind::Http, "s".into());
+        let parsed = FrameSummary::http_exchange(None);
         recorder.record(&get, "", parsed);
         s.record_held();
         assert!(s.core.sink.send(&note("live")));
