@@ -1,6 +1,6 @@
 //! [`HttpOptions`]: what an HTTP listener is started with, and the listener they make.
 
-use super::{Group, Seconds};
+use super::group::{Group, Seconds};
 use crate::error::Error;
 use crate::server::Server;
 use crate::transport::http::{self, guard::Allowlist, HttpConfig, HttpState};

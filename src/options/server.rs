@@ -1,7 +1,7 @@
 //! [`ServerOptions`]: what a server is started with, and its conversion to what the core and the
 //! catalogs read.
 
-use super::{Group, Seconds};
+use super::group::{Group, Seconds};
 use crate::catalog;
 use crate::error::Error;
 use crate::protocol::{EraChoice, Revision};

@@ -1,7 +1,7 @@
 //! `_core.Connection`: the client end of an in-process connection, for tests and relays.
 
 use super::errors::ConnectionClosedError;
-use super::lock_attached;
+use super::wait::lock_attached;
 use super::wait::{deadline_after, wait_detached, Waited, SIGNAL_POLL};
 use crate::transport::memory::MemoryConnection;
 use pyo3::prelude::*;

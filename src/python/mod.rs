@@ -7,20 +7,13 @@ mod callback;
 mod connection;
 mod errors;
 mod handlers;
+mod logging;
 mod options;
 mod server;
 mod tasks;
 mod wait;
 
 use pyo3::prelude::*;
-use pyo3::sync::MutexExt;
-use std::sync::{Mutex, MutexGuard};
-
-/// [`crate::lock`] for a lock that another thread may hold while detached from Python (across a
-/// wait): this one waits for it detached too, so the two cannot deadlock on the GIL.
-fn lock_attached<'a, T>(py: Python<'_>, m: &'a Mutex<T>) -> MutexGuard<'a, T> {
-    m.lock_py_attached(py).unwrap_or_else(|e| e.into_inner())
-}
 
 /// The `everything_mcp._core` extension module.
 #[pymodule(gil_used = false)]
@@ -36,7 +29,7 @@ pub mod _core {
     #[pymodule_export]
     use super::handlers::{Context, Reply};
     #[pymodule_export]
-    use super::init_logging;
+    use super::logging::init_logging;
     #[pymodule_export]
     use super::server::PyServer;
     #[pymodule_export]
@@ -64,19 +57,4 @@ pub mod _core {
         )?;
         Ok(())
     }
-}
-
-/// Sends the core's diagnostics (`tracing`) to stderr at `level` (`error`, `warn`, `info`,
-/// `debug`, `trace`, or a filter such as `everything_mcp=debug`). The first call wins.
-#[pyfunction]
-fn init_logging(level: &str) -> PyResult<()> {
-    let filter = tracing_subscriber::EnvFilter::try_new(level)
-        .map_err(|e| errors::ConfigError::new_err(format!("invalid log level {level:?}: {e}")))?;
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
-        .try_init();
-    Ok(())
 }

@@ -2,8 +2,10 @@
 //! bounded (so the caller can check signals between slices), and never panicking into Python.
 
 use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
@@ -120,4 +122,10 @@ where
         Waited::Done(Err(_)) | Waited::Stopped => Waited::Stopped,
         Waited::TimedOut => Waited::TimedOut,
     })
+}
+
+/// [`crate::lock`] for a lock that another thread may hold while detached from Python (across a
+/// wait): this one waits for it detached too, so the two cannot deadlock on the GIL.
+pub fn lock_attached<'a, T>(py: Python<'_>, m: &'a Mutex<T>) -> MutexGuard<'a, T> {
+    m.lock_py_attached(py).unwrap_or_else(|e| e.into_inner())
 }

@@ -2,7 +2,7 @@
 //! list change, which must reach every open listen stream whose filter asked for it (and, as
 //! any runtime change does, every handshake-era session).
 
-use super::plain;
+use super::shared::plain;
 use crate::catalog::text_result;
 use crate::error::Error;
 use crate::server::handler::tool_fn;

@@ -4,7 +4,7 @@
 //! stateless era an ask becomes an `inputRequests` entry under the key named here, in the
 //! handshake era a real server → client request.
 
-use super::plain;
+use super::shared::plain;
 use crate::catalog::{object, text_result};
 use crate::error::Error;
 use crate::jsonrpc::ErrorObject;

@@ -1,7 +1,7 @@
 //! The conformance suite's resources (`test://static-text`, …), its template
 //! (`test://template/{id}/data`) and its prompts (`test_simple_prompt`, …).
 
-use super::{image, TEST_IMAGE_BASE64};
+use super::shared::{image, TEST_IMAGE_BASE64};
 use crate::catalog::{object, string_arg};
 use crate::error::Error;
 use crate::server::handler::{prompt_fn, resource_fn, template_fn};

@@ -1,6 +1,6 @@
 //! The conformance suite's tools (`test_simple_text`, `test_image_content`, …), in its order.
 
-use super::{elicitation_text, image, pause, plain, STEP, TEST_AUDIO_BASE64};
+use super::shared::{elicitation_text, image, pause, plain, STEP, TEST_AUDIO_BASE64};
 use crate::catalog::builder::tool;
 use crate::catalog::{js_string, schema, text_result};
 use crate::error::Error;

@@ -10,7 +10,7 @@
 //! them. The stateless era (2026-07-28) has no client-hosted tasks (SEP-2663 removed them, and
 //! its client capabilities have no `tasks`): there the tools are not listed.
 
-use super::{annotations, definition};
+use super::shared::{annotations, definition};
 use crate::catalog::elicitation::truthy;
 use crate::catalog::{js_string, pretty, text_result, Options};
 use crate::error::Error;

@@ -8,7 +8,7 @@
 //! client request, `get-roots-list`'s own `roots/list` goes on that request's stream; only the
 //! background sync uses the session's stream.
 
-use super::{annotations, definition};
+use super::shared::{annotations, definition};
 use crate::catalog::{pretty, text_result, Options};
 use crate::error::Error;
 use crate::jsonrpc::{ErrorObject, Message};

@@ -8,22 +8,16 @@ mod client_tools;
 mod fetch;
 mod research;
 mod resources;
+mod shared;
 mod timers;
 mod tools;
 
-use crate::catalog::builder::{tool, ToolDef};
-use crate::catalog::{session_id, Options, DRAFT_07};
+use crate::catalog::Options;
 use crate::error::Error;
 use crate::server::registry::{Registry, Tool};
-use crate::server::session::Session;
-use serde_json::{json, Value};
 
 pub use timers::{toggle_simulated_logging, trigger_long_running_operation};
 pub use tools::{echo, get_sum};
-
-/// Our own 20×20 PNG, returned where the reference returns its logo (a deliberate difference:
-/// the logo is not ours to ship).
-pub const TINY_IMAGE: &str = "iVBORw0KGgoAAAANSUhEUgAAABQAAAAUCAYAAACNiR0NAAAAKklEQVR42mPgF9f6T03MMLQMVE1+TRamv4HEglEDRw0c2QYO3rw8MgpYAAx7hFK4Zg4RAAAAAElFTkSuQmCC";
 
 /// The server instructions of this catalog (our text, with the reference's easter egg).
 pub const INSTRUCTIONS: &str = include_str!("docs/instructions.md");
@@ -45,35 +39,4 @@ pub fn load(registry: &mut Registry, options: &Options) -> Result<(), Error> {
         .instructions
         .get_or_insert_with(|| INSTRUCTIONS.to_string());
     Ok(())
-}
-
-/// `readOnlyHint, destructiveHint, idempotentHint, openWorldHint`.
-fn annotations(read_only: bool, destructive: bool, idempotent: bool, open_world: bool) -> Value {
-    json!({ "readOnlyHint": read_only, "destructiveHint": destructive, "idempotentHint": idempotent, "openWorldHint": open_world })
-}
-
-/// A tool definition with the reference's common fields: its input schema says it is
-/// draft-07, and it never runs as a task unless the tool says otherwise.
-fn definition(
-    name: &str,
-    title: &str,
-    description: &str,
-    input: Value,
-    annotations: Value,
-) -> ToolDef {
-    let mut schema = input;
-    if let Some(s) = schema.as_object_mut() {
-        s.insert("$schema".into(), DRAFT_07.into());
-    }
-    tool(name)
-        .title(title)
-        .description(description)
-        .input(schema)
-        .annotations(annotations)
-        .task_support("forbidden")
-}
-
-/// The session id as the reference server prints it: `undefined` on stdio (it has none).
-fn session_label(session: &Session) -> String {
-    session_id(session).unwrap_or("undefined").to_string()
 }

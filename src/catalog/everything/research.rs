@@ -10,7 +10,7 @@
 //! the `tasks/result` stream over HTTP, inline on stdio) or an entry of the task's
 //! `inputRequests` answered by `tasks/update` (stateless era).
 
-use super::{annotations, definition};
+use super::shared::{annotations, definition};
 use crate::catalog::elicitation::truthy;
 use crate::catalog::{js_string, string_arg, Options};
 use crate::error::Error;

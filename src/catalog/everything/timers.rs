@@ -1,7 +1,7 @@
 //! The per-session timer tools of the `everything` catalog: `toggle-simulated-logging`,
 //! `toggle-subscriber-updates`, and `trigger-long-running-operation` (progress).
 
-use super::{annotations, definition, session_label};
+use super::shared::{annotations, definition, session_label};
 use crate::catalog::{clock_seed, random_log, session_id, text_result, Options};
 use crate::error::Error;
 use crate::jsonrpc::Message;

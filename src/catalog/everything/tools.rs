@@ -3,7 +3,8 @@
 //! `get-tiny-image`, `gzip-file-as-resource`, plus the timer tools from `timers.rs`.
 
 use super::resources::{blob_resource, text_resource, BLOB_BASE, TEXT_BASE};
-use super::{annotations, definition, timers, TINY_IMAGE};
+use super::shared::{annotations, definition, TINY_IMAGE};
+use super::timers;
 use crate::catalog::{string_arg, text_result, Options, DRAFT_07};
 use crate::error::Error;
 use crate::jsnum;

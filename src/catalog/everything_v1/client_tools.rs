@@ -2,7 +2,7 @@
 //! (roots) and `startElicitation` (elicitation), the SDK's error for a client without the
 //! capability, and the roots handshake after `initialized`.
 
-use super::{fail, number, v1_tool};
+use super::shared::{fail, number, v1_tool};
 use crate::catalog::builder::tool;
 use crate::catalog::{js_string, schema, string_arg, text_result};
 use crate::error::Error;

@@ -13,27 +13,21 @@
 
 mod client_tools;
 mod resources;
+mod shared;
 mod timers;
 mod tools;
 mod zip;
 mod zod;
 
-use crate::catalog::builder::ToolDef;
-use crate::catalog::{pretty, Options, DRAFT_07};
+use crate::catalog::Options;
 use crate::error::Error;
-use crate::jsonrpc::{code, ErrorObject};
-use crate::server::handler::{tool_fn, HandlerError, ToolFn};
-use crate::server::registry::{ErrorDialect, Registry, Tool};
-use serde_json::{json, Map, Value};
+use crate::jsonrpc::ErrorObject;
+use crate::server::registry::{ErrorDialect, Registry};
 use std::sync::Arc;
 
 pub use client_tools::roots_text;
 pub use resources::{js_parse_int, resource_object, resource_page, PAGE_SIZE, RESOURCE_COUNT};
 pub use zip::zip_store;
-
-/// Our own tiny image: an 8×8 teal/orange diagonal-striped RGB PNG (91 bytes), generated for
-/// this project. The reference sends its 20×20 MCP logo instead.
-pub const TINY_IMAGE: &str = "iVBORw0KGgoAAAANSUhEUgAAAAgAAAAICAIAAABLbSncAAAAIklEQVR42mNgaGgAov89DECEwsYuCmRjF4VIYDWNgQ52AADb+VFhTLusoAAAAABJRU5ErkJggg==";
 
 /// This catalog's `instructions`: our own text, with the reference's easter-egg sentence.
 const INSTRUCTIONS: &str = "Testing and demonstration server for MCP protocol features (the legacy \"everything\" surface).\n\n\
@@ -67,49 +61,4 @@ pub fn load(registry: &mut Registry, options: &Options) -> Result<(), Error> {
             timers::start(&session, intervals);
         }));
     Ok(())
-}
-
-/// A v1 failure: JSON-RPC `-32603` with the bare message (what the low-level SDK server sends
-/// for an exception thrown in a handler).
-fn fail(text: impl Into<String>) -> HandlerError {
-    HandlerError::Rpc(ErrorObject::new(code::INTERNAL_ERROR, text))
-}
-
-/// A v1 tool: the definition gets `additionalProperties:false` and `$schema` (as
-/// zod-to-json-schema emits them); arguments are checked zod-style by the wrapper, and a
-/// failure is a `-32603` whose message is the pretty-printed zod issues.
-fn v1_tool(
-    mut definition: ToolDef,
-    trimmed: &'static [&'static str],
-    handler: ToolFn,
-) -> Result<Tool, Error> {
-    if let Some(schema) = definition.input_mut() {
-        schema.insert("additionalProperties".into(), false.into());
-        schema.insert("$schema".into(), DRAFT_07.into());
-    }
-    let schema = (definition.input_mut().cloned())
-        .map(Value::Object)
-        .unwrap_or_default();
-    let checked = tool_fn(move |ctx, mut args| {
-        let issues = zod::zod_issues(&schema, &mut args, trimmed);
-        let handler = handler.clone();
-        async move {
-            if !issues.is_empty() {
-                return Err(fail(pretty(&Value::Array(issues))));
-            }
-            handler(ctx, args).await
-        }
-    });
-    let mut tool = definition.serve(checked)?;
-    // The wrapper checks the arguments (with v1's error shape); let the core accept anything.
-    tool.validator = Arc::new(
-        jsonschema::validator_for(&json!({}))
-            .map_err(|e| Error::Definition(format!("empty schema: {e}")))?,
-    );
-    Ok(tool)
-}
-
-/// A number argument (defaults were filled in by the check).
-fn number(args: &Map<String, Value>, key: &str) -> f64 {
-    args.get(key).and_then(Value::as_f64).unwrap_or_default()
 }

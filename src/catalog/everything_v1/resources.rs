@@ -2,7 +2,7 @@
 //! `test://static/resource/1..=100` (odd ids text, even ids blob) and their template, the
 //! `resources/list` paging with `btoa` cursors, the three prompts and their completions.
 
-use super::{fail, TINY_IMAGE};
+use super::shared::{fail, TINY_IMAGE};
 use crate::catalog::{js_string, object, starts_with, user_text};
 use crate::error::Error;
 use crate::jsonrpc::{code, ErrorObject};

@@ -3,9 +3,10 @@
 //! `structuredContent`, `zip`, plus the ones that ask the client from `client_tools.rs`
 //! (`sampleLLM`, `listRoots`, `startElicitation`).
 
+use super::client_tools;
 use super::resources::{resource_object, resource_uri, RESOURCE_COUNT};
+use super::shared::{fail, number, v1_tool, TINY_IMAGE};
 use super::zip::zip_store;
-use super::{client_tools, fail, number, v1_tool, TINY_IMAGE};
 use crate::catalog::builder::tool;
 use crate::catalog::{schema, string_arg, text_result, Options, DRAFT_07};
 use crate::error::Error;

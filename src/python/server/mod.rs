@@ -6,6 +6,7 @@
 
 mod registration;
 mod serving;
+mod state;
 mod tasks;
 mod traffic;
 mod triggers;
@@ -13,28 +14,10 @@ mod triggers;
 use super::callback::Pending;
 use super::connection::Connection;
 use super::options;
-use crate::server::Server;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+pub use state::PyServer;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
-use tokio::runtime::{Handle, Runtime};
-use tokio_util::sync::CancellationToken;
-
-/// A running MCP server inside this process.
-#[pyclass(frozen, name = "Server", module = "everything_mcp._core")]
-pub struct PyServer {
-    /// The protocol core, shared with every connection.
-    core: Arc<Server>,
-    /// Runs the server's tasks; taken out (and shut down) by `stop()`.
-    runtime: Mutex<Option<Runtime>>,
-    /// A handle kept outside the lock so connections can spawn without locking.
-    handle: Handle,
-    /// Cancelled by `stop()`: every transport this server runs ends.
-    shutdown: CancellationToken,
-    /// The HTTP listener, once `start_http` ran: its address and its serving task.
-    http: Mutex<Option<serving::HttpRunning>>,
-}
 
 #[pymethods]
 impl PyServer {
@@ -274,24 +257,5 @@ impl PyServer {
         _traceback: Option<Bound<'_, PyAny>>,
     ) {
         self.stop(py);
-    }
-}
-
-impl PyServer {
-    /// Fails with `ConnectionClosedError` once `stop()` ran.
-    fn ensure_running(&self) -> PyResult<()> {
-        if self.shutdown.is_cancelled() {
-            return Err(super::errors::to_py(crate::error::Error::Stopped));
-        }
-        Ok(())
-    }
-}
-
-impl Drop for PyServer {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-        if let Some(rt) = self.runtime.get_mut().ok().and_then(Option::take) {
-            rt.shutdown_background(); // never wait here: the caller may be attached to Python
-        }
     }
 }

@@ -1,7 +1,7 @@
 //! What a [`PyServer`] offers: Python callables registered as tools, resources, templates,
 //! prompts, custom methods and completions, skills, and their removal.
 
-use super::PyServer;
+use super::state::PyServer;
 use crate::python::errors::{to_py, ConfigError};
 use crate::python::{args, handlers};
 use crate::server::registry::{CompletionKey, Prompt, Resource, ResourceTemplate, Tool};

@@ -1,15 +1,14 @@
 //! Running a [`PyServer`]: built from its options, serving stdio, HTTP, the relay socket and
 //! in-process connections, waiting, stopping.
 
-use super::PyServer;
+use super::state::{HttpRunning, PyServer};
 use crate::options::{HttpOptions, ServerOptions};
 use crate::python::connection::Connection;
 use crate::python::errors::{to_py, ConfigError};
-use crate::python::lock_attached;
+use crate::python::wait::lock_attached;
 use crate::python::wait::{run_interruptibly, wait_detached, wait_interruptibly, Waited};
 use crate::transport::{http, memory, relay, stdio};
 use pyo3::prelude::*;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -27,14 +26,6 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(1);
 /// no thread while they wait. Tokio's default (512) would let a runaway test start hundreds of
 /// threads.
 const MAX_BLOCKING_THREADS: usize = 64;
-
-/// A running HTTP listener.
-pub(super) struct HttpRunning {
-    /// Where clients reach it (loopback for a wildcard bind).
-    addr: SocketAddr,
-    /// Ends when the listener has shut down gracefully.
-    task: tokio::task::JoinHandle<std::io::Result<()>>,
-}
 
 /// A server with `options`, its catalogs loaded (GIL released), on a runtime of its own.
 pub(super) fn new(py: Python<'_>, options: ServerOptions) -> PyResult<PyServer> {

@@ -1,7 +1,7 @@
 //! A [`PyServer`]'s tasks as a test sees them: its gates, the live tasks, waiting for one (the
 //! handles themselves are `crate::python::tasks`).
 
-use super::PyServer;
+use super::state::PyServer;
 use crate::python::tasks::{info, reach, TaskGate};
 use crate::python::wait::{deadline_after, run_interruptibly, Waited};
 use pyo3::prelude::*;

@@ -1,6 +1,6 @@
 //! A [`PyServer`]'s recorded traffic, as Python reads it.
 
-use super::PyServer;
+use super::state::PyServer;
 use crate::python::wait::{deadline_after, wait_interruptibly, Waited};
 use pyo3::prelude::*;
 

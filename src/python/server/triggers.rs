@@ -1,7 +1,7 @@
 //! What a test makes a [`PyServer`] send or ask: notifications, log messages, and questions to
 //! the clients.
 
-use super::PyServer;
+use super::state::PyServer;
 use crate::python::args;
 use crate::python::callback::{call_back, Pending};
 use crate::python::errors::{to_py, ClientError, ConfigError};
