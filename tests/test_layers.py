@@ -149,7 +149,7 @@ def imports(src: Path) -> dict[tuple[str, ...], set[tuple[str, ...]]]:
                 if item:
                     segments = group.group(1).split("::") + [s for s in item.split("::") if s != "self"]
                     paths.append((group.start(), segments))
-        for path in re.finditer(r"(?<![\w:])(" + PATH + r")", code):
+        for path in re.finditer(r"(?<![\w:])(" + PATH + r")(?!\w)(?!::[A-Za-z_{])", code):
             segments = path.group(1).split("::")
             if len(segments) > 1:
                 paths.append((path.start(), segments))
@@ -246,6 +246,22 @@ TOY_LAYERS = [("low", ["low"]), ("high", ["high"]), ("root", [""])]
 def test_an_upward_import_fails(tmp_path: Path) -> None:
     src = write(tmp_path, {"lib.rs": "mod low; mod high;", "low.rs": "use crate::high::Thing;", "high.rs": ""})
     assert violations(src, TOY_LAYERS) == ["upward import: low (low) names high (high)"]
+
+
+def test_a_grouped_or_nested_upward_import_fails(tmp_path: Path) -> None:
+    src = write(
+        tmp_path,
+        {
+            "lib.rs": "mod low; mod high;",
+            "low.rs": "use crate::{high::X};\nuse crate::high::deep::{Y, Z};",
+            "high/mod.rs": "pub mod deep;",
+            "high/deep.rs": "",
+        },
+    )
+    assert violations(src, TOY_LAYERS) == [
+        "upward import: low (low) names high (high)",
+        "upward import: low (low) names high::deep (high)",
+    ]
 
 
 def test_a_cycle_fails(tmp_path: Path) -> None:
