@@ -1,8 +1,9 @@
 //! everything-mcp: a Model Context Protocol test server.
 //!
 //! Module map (one concept per module):
-//! - [`jsonrpc`]: JSON-RPC 2.0 envelope, parsing any bytes into a message or a precise error.
-//! - [`protocol`]: MCP revisions and negotiation, capabilities, log levels.
+//! - [`jsonrpc`]: JSON-RPC 2.0: ids, messages, error objects, classification, encoding.
+//! - [`protocol`]: MCP revisions and negotiation, capabilities, log levels, reading a frame
+//!   (`protocol::frame`) and a request's `_meta` (`protocol::meta`).
 //! - [`server`]: the server, its sessions, the dispatcher, `RequestContext`, the registry, and
 //!   one module per method family under `server::methods`.
 //! - [`catalog`]: built-in surfaces (`everything`, ...), e.g. `catalog::everything::echo`.
@@ -11,7 +12,6 @@
 //! - [`traffic`]: the recorder of every frame in and out.
 //! - [`error`]: failures of the server itself (protocol errors are JSON-RPC error objects).
 //! - [`field`]: members of small JSON objects found without hashing (the request path's lookups).
-//! - [`meta`]: a received request's `_meta`, kept as text and read member by member.
 //! - [`jsnum`]: numbers printed as JavaScript prints them, as the reference server's texts do.
 //! - [`python`]: the PyO3 binding, the only module that knows Python.
 
@@ -39,7 +39,6 @@ pub mod error;
 pub mod field;
 pub mod jsnum;
 pub mod jsonrpc;
-pub mod meta;
 pub mod protocol;
 mod python;
 pub mod server;

@@ -8,7 +8,7 @@ use super::session::Session;
 use super::sink::Sink;
 use crate::jsnum;
 use crate::jsonrpc::{ErrorObject, Message, RequestId};
-use crate::meta::RequestMeta;
+use crate::protocol::meta::RequestMeta;
 use crate::protocol::methods::{NotificationMethod, ServerRequest};
 use crate::protocol::{LogLevel, Revision};
 use serde_json::{Map, Value};

@@ -15,10 +15,10 @@ use super::Server;
 use crate::jsonrpc::{
     self, ErrorObject, Frame, Invalid, Message, Notification, Request, RequestId,
 };
-use crate::meta::RequestMeta;
-use crate::protocol::envelope;
+use crate::protocol::meta::RequestMeta;
 use crate::protocol::methods::{ClientRequest, NotificationMethod};
 use crate::protocol::revision::negotiate;
+use crate::protocol::{envelope, frame};
 use crate::protocol::{Era, Revision};
 use crate::traffic::{Direction, FrameMeta, HttpMeta, Kind, Parsed};
 use futures::FutureExt;
@@ -157,13 +157,13 @@ impl Server {
         let (text, exact, value) = match std::str::from_utf8(raw) {
             Ok(valid) => {
                 let text = Arc::from(valid);
-                let value = jsonrpc::parse_raw_str(&text);
+                let value = frame::parse_raw_str(&text);
                 (text, true, value)
             }
             Err(_) => (
                 Arc::from(String::from_utf8_lossy(raw)),
                 false,
-                jsonrpc::parse_json(raw).map(jsonrpc::RawFrame::from),
+                jsonrpc::parse_json(raw).map(frame::RawFrame::from),
             ),
         };
         let value = match value {
