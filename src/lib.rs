@@ -1,8 +1,9 @@
 //! everything-mcp: a Model Context Protocol test server.
 //!
 //! Module map (one concept per module):
-//! - [`jsonrpc`]: JSON-RPC 2.0 envelope, parsing any bytes into a message or a precise error.
-//! - [`protocol`]: MCP revisions and negotiation, capabilities, log levels.
+//! - [`jsonrpc`]: JSON-RPC 2.0: ids, messages, error objects, classification, encoding.
+//! - [`protocol`]: MCP revisions and negotiation, capabilities, log levels, reading a frame
+//!   (`protocol::frame`) and a request's `_meta` (`protocol::meta`).
 //! - [`server`]: the server, its sessions, the dispatcher, `RequestContext`, the registry, and
 //!   one module per method family under `server::methods`.
 //! - [`catalog`]: built-in surfaces (`everything`, ...), e.g. `catalog::everything::echo`.
@@ -13,7 +14,6 @@
 //! - [`fast_map`]: the hash maps of the request path (foldhash instead of SipHash).
 //! - [`lock`]: the one way to take a mutex (a poisoned one is taken as it is).
 //! - [`field`]: members of small JSON objects found without hashing (the request path's lookups).
-//! - [`meta`]: a received request's `_meta`, kept as text and read member by member.
 //! - [`options`]: every option a server and an HTTP listener take, each written once, and
 //!   their conversion to the configurations the core reads.
 //! - [`jsnum`]: numbers printed as JavaScript prints them, as the reference server's texts do.
@@ -32,7 +32,6 @@ pub mod field;
 pub mod jsnum;
 pub mod jsonrpc;
 pub mod lock;
-pub mod meta;
 pub mod options;
 pub mod protocol;
 mod python;

@@ -5,8 +5,10 @@
 pub mod capabilities;
 pub mod envelope;
 pub mod era;
+pub mod frame;
 pub mod header_params;
 pub mod logging;
+pub mod meta;
 pub mod methods;
 pub mod revision;
 pub mod shape;

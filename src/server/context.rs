@@ -7,7 +7,7 @@ pub use super::model::RequestContext;
 use super::rounds::Ask;
 use crate::jsnum;
 use crate::jsonrpc::{ErrorObject, Message};
-use crate::meta::RequestMeta;
+use crate::protocol::meta::RequestMeta;
 use crate::protocol::methods::missing_for_request;
 use crate::protocol::methods::{NotificationMethod, ServerRequest};
 use crate::protocol::LogLevel;

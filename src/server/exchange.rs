@@ -11,8 +11,9 @@
 use super::model::Server;
 use super::session::{Phase, Session};
 use crate::jsonrpc::{self, ErrorObject, Frame, Invalid, Message, Request};
-use crate::meta::RequestMeta;
 use crate::protocol::envelope::{self, Envelope};
+use crate::protocol::frame;
+use crate::protocol::meta::RequestMeta;
 use crate::protocol::methods::ClientRequest;
 use crate::protocol::revision::negotiate;
 use crate::protocol::{Era, Revision};
@@ -226,13 +227,13 @@ impl Server {
         let (text, exact, value) = match std::str::from_utf8(raw) {
             Ok(valid) => {
                 let text = Arc::from(valid);
-                let value = jsonrpc::parse_raw_str(&text);
+                let value = frame::parse_raw_str(&text);
                 (text, true, value)
             }
             Err(_) => (
                 Arc::from(String::from_utf8_lossy(raw)),
                 false,
-                jsonrpc::parse_json(raw).map(jsonrpc::RawFrame::from),
+                jsonrpc::parse_json(raw).map(frame::RawFrame::from),
             ),
         };
         let (phase, revision) = origin.lifecycle();

@@ -6,7 +6,6 @@
 use super::sink::Sink;
 use crate::jsonrpc::{ErrorObject, Message, RequestId};
 use crate::lock::lock;
-use crate::meta::RawJson;
 use crate::protocol::envelope::Envelope;
 use crate::protocol::methods::NotificationMethod;
 use crate::protocol::{LogFilter, LogLevel, Revision};
@@ -54,15 +53,14 @@ pub struct SessionState {
     pub subscriptions: HashSet<String>,
 }
 
-/// A client's `clientInfo`: parsed by `initialize`, or still the text of a stateless request's
-/// envelope (parsed when read: few handlers look at it, and parsing it cost every stateless
-/// request about 2,300 instructions, callgrind).
+/// A client's `clientInfo`: from `initialize`, or shared with a stateless request's envelope
+/// (copied only when read: few handlers look at it).
 #[derive(Debug, Clone)]
 pub enum ClientInfo {
     /// From `initialize`.
     Value(Value),
     /// From a stateless request's `_meta`.
-    Sent(RawJson),
+    Sent(Arc<Value>),
 }
 
 impl ClientInfo {
@@ -70,7 +68,7 @@ impl ClientInfo {
     pub fn to_value(&self) -> Value {
         match self {
             Self::Value(v) => v.clone(),
-            Self::Sent(raw) => raw.to_value(),
+            Self::Sent(sent) => Value::clone(sent),
         }
     }
 
@@ -79,7 +77,7 @@ impl ClientInfo {
         let name = |v: &Value| v.get("name").and_then(Value::as_str).map(str::to_owned);
         match self {
             Self::Value(v) => name(v),
-            Self::Sent(raw) => name(&raw.to_value()),
+            Self::Sent(sent) => name(sent),
         }
     }
 }
