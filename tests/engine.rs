@@ -624,7 +624,7 @@ async fn batches_of_notifications_and_responses_get_no_reply() {
 /// skills extension's methods are routed too.
 #[tokio::test]
 async fn every_listed_method_routes_to_a_handler() {
-    use _core::protocol::methods::ClientRequest;
+    use _core::protocol::method_names::ClientRequest;
     let s = server(None);
     for skill in _core::catalog::skills::skills().unwrap() {
         s.add_skill(skill);
@@ -668,7 +668,7 @@ async fn every_listed_method_routes_to_a_handler() {
 /// server that does not declare the extension, in both eras, as any other unknown method.
 #[tokio::test]
 async fn extension_methods_are_unknown_without_the_extension() {
-    use _core::protocol::methods::ClientRequest;
+    use _core::protocol::method_names::ClientRequest;
     let (s, mut c) = initialized("2025-11-25").await;
     let mut stateless = Client::new(&s);
     let envelope = json!({ "_meta": {

@@ -9,7 +9,7 @@ pub mod frame;
 pub mod header_params;
 pub mod logging;
 pub mod meta;
-pub mod methods;
+pub mod method_names;
 pub mod revision;
 pub mod shape;
 

@@ -8,8 +8,8 @@ use super::rounds::Ask;
 use crate::jsnum;
 use crate::jsonrpc::{ErrorObject, Message};
 use crate::protocol::meta::RequestMeta;
-use crate::protocol::methods::missing_for_request;
-use crate::protocol::methods::{NotificationMethod, ServerRequest};
+use crate::protocol::method_names::missing_for_request;
+use crate::protocol::method_names::{NotificationMethod, ServerRequest};
 use crate::protocol::LogLevel;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -307,7 +307,7 @@ impl RequestContext {
 
 #[cfg(test)]
 mod tests {
-    use crate::protocol::methods::missing_for_request;
+    use crate::protocol::method_names::missing_for_request;
     use serde_json::json;
 
     #[test]

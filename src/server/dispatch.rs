@@ -17,7 +17,7 @@ use super::sink::{Outgoing, Sink};
 use crate::jsonrpc::{
     self, ErrorObject, Frame, Invalid, Message, Notification, Request, RequestId,
 };
-use crate::protocol::methods::{ClientRequest, NotificationMethod};
+use crate::protocol::method_names::{ClientRequest, NotificationMethod};
 use crate::protocol::{Era, Revision};
 use crate::traffic::{FrameSummary, HttpMeta};
 use futures::FutureExt;

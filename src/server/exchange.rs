@@ -14,7 +14,7 @@ use crate::jsonrpc::{self, ErrorObject, Frame, Invalid, Message, Request};
 use crate::protocol::envelope::{self, Envelope};
 use crate::protocol::frame;
 use crate::protocol::meta::RequestMeta;
-use crate::protocol::methods::ClientRequest;
+use crate::protocol::method_names::ClientRequest;
 use crate::protocol::revision::negotiate;
 use crate::protocol::{Era, Revision};
 use crate::traffic::{FrameMeta, TransportKind};

@@ -10,7 +10,7 @@ use super::sink::Sink;
 use crate::jsonrpc::{Message, RequestId};
 use crate::lock::lock;
 use crate::protocol::envelope::SUBSCRIPTION_ID;
-use crate::protocol::methods::{ListKind, NotificationMethod};
+use crate::protocol::method_names::{ListKind, NotificationMethod};
 use serde_json::{json, Map, Value};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use tokio_util::sync::CancellationToken;

@@ -39,7 +39,7 @@ pub use model::Server;
 use crate::error::Error;
 use crate::jsonrpc::Message;
 use crate::protocol::envelope::SERVER_INFO;
-use crate::protocol::methods::NotificationMethod;
+use crate::protocol::method_names::NotificationMethod;
 use crate::protocol::Revision;
 use crate::traffic::{Recorder, TransportKind};
 use handler::CompleteFn;
@@ -326,7 +326,7 @@ impl Server {
     /// Adds (or replaces) a custom JSON-RPC method; a built-in method's name is refused (it
     /// would never be routed to the custom one).
     pub fn add_method(&self, name: &str, method: handler::MethodFn) -> Result<(), Error> {
-        if crate::protocol::methods::ClientRequest::parse(name).is_some() {
+        if crate::protocol::method_names::ClientRequest::parse(name).is_some() {
             return Err(Error::Config(format!("{name} is a built-in method")));
         }
         self.change_registry(None, |r| {

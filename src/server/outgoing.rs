@@ -6,7 +6,7 @@
 use super::config::ServerConfig;
 use crate::jsonrpc::{Message, RequestId};
 use crate::protocol::envelope::SERVER_INFO;
-use crate::protocol::methods::ClientRequest;
+use crate::protocol::method_names::ClientRequest;
 use crate::protocol::Revision;
 use crate::traffic::FrameSummary;
 use serde_json::{Map, Value};

@@ -17,14 +17,14 @@ use crate::jsonrpc::Message;
 use crate::lock::lock;
 use crate::protocol::capabilities::SKILLS_EXTENSION;
 use crate::protocol::header_params;
-use crate::protocol::methods::NotificationMethod;
+use crate::protocol::method_names::NotificationMethod;
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex};
 
 pub use super::model::{
     CompletionKey, ErrorDialect, Prompt, Registry, Resource, ResourceTemplate, Tool,
 };
-pub use crate::protocol::methods::ListKind;
+pub use crate::protocol::method_names::ListKind;
 
 impl Tool {
     /// Shows (and serves) the tool only to sessions whose client declared `capability` (and

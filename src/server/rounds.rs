@@ -20,7 +20,7 @@ use super::request_state::{self, Binding, Key};
 use crate::field;
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::envelope;
-use crate::protocol::methods::{ClientRequest, ServerRequest};
+use crate::protocol::method_names::{ClientRequest, ServerRequest};
 use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -261,7 +261,7 @@ impl Rounds {
                 found.push(answer["r"].clone());
                 continue;
             }
-            if let Some(missing) = crate::protocol::methods::missing_for_request(
+            if let Some(missing) = crate::protocol::method_names::missing_for_request(
                 &ask.method,
                 ask.params.as_ref(),
                 capabilities,

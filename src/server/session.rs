@@ -7,7 +7,7 @@ use super::sink::Sink;
 use crate::jsonrpc::{ErrorObject, Message, RequestId};
 use crate::lock::lock;
 use crate::protocol::envelope::Envelope;
-use crate::protocol::methods::NotificationMethod;
+use crate::protocol::method_names::NotificationMethod;
 use crate::protocol::{LogFilter, LogLevel, Revision};
 use crate::traffic::TransportKind;
 use serde_json::Value;

@@ -5,7 +5,7 @@
 use super::frame::{Direction, FrameMeta, FrameSummary, Kind};
 use super::record::{task_of, Record};
 use crate::jsonrpc::RequestId;
-use crate::protocol::methods::{ClientRequest, NotificationMethod};
+use crate::protocol::method_names::{ClientRequest, NotificationMethod};
 use crate::protocol::{Era, Revision};
 use serde_json::Value;
 use std::sync::Arc;

@@ -330,11 +330,11 @@ impl FrameSummary {
 }
 
 /// A method name as a record holds it: one shared allocation per MCP method
-/// ([`crate::protocol::methods`]) for the whole process, a fresh one for any other name.
+/// ([`crate::protocol::method_names`]) for the whole process, a fresh one for any other name.
 pub fn method_name(name: &str) -> Arc<str> {
     static SHARED: std::sync::LazyLock<crate::fast_map::FastMap<&'static str, Arc<str>>> =
         std::sync::LazyLock::new(|| {
-            crate::protocol::methods::all()
+            crate::protocol::method_names::all()
                 .map(|m| (m, Arc::from(m)))
                 .collect()
         });

@@ -5,7 +5,7 @@
 use super::frame::{Direction, FrameMeta, FrameSummary, HttpMeta, Kind, TransportKind};
 use super::FORMAT_VERSION;
 use crate::jsonrpc::RequestId;
-use crate::protocol::methods::NotificationMethod;
+use crate::protocol::method_names::NotificationMethod;
 use crate::protocol::{Era, Revision};
 use serde::Serialize;
 use serde_json::Value;

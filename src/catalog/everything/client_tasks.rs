@@ -15,7 +15,7 @@ use crate::catalog::elicitation::truthy;
 use crate::catalog::{js_string, pretty, text_result, Options};
 use crate::error::Error;
 use crate::jsonrpc::ErrorObject;
-use crate::protocol::methods::ServerRequest;
+use crate::protocol::method_names::ServerRequest;
 use crate::server::context::RequestContext;
 use crate::server::handler::{tool_fn, HandlerError};
 use crate::server::registry::Tool;

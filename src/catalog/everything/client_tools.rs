@@ -12,7 +12,7 @@ use super::shared::{annotations, definition};
 use crate::catalog::{pretty, text_result, Options};
 use crate::error::Error;
 use crate::jsonrpc::{ErrorObject, Message};
-use crate::protocol::methods::{NotificationMethod, ServerRequest};
+use crate::protocol::method_names::{NotificationMethod, ServerRequest};
 use crate::protocol::LogLevel;
 use crate::server::context::ASK_TIMEOUT;
 use crate::server::handler::{tool_fn, HandlerError};

@@ -5,7 +5,7 @@ use super::shared::{annotations, definition, session_label};
 use crate::catalog::{clock_seed, random_log, session_id, text_result, Options};
 use crate::error::Error;
 use crate::jsonrpc::Message;
-use crate::protocol::methods::NotificationMethod;
+use crate::protocol::method_names::NotificationMethod;
 use crate::server::context::RequestContext;
 use crate::server::handler::{tool_fn, HandlerError};
 use crate::server::registry::Tool;

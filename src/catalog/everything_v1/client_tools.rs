@@ -8,7 +8,7 @@ use crate::catalog::{js_string, schema, string_arg, text_result};
 use crate::error::Error;
 use crate::jsnum;
 use crate::jsonrpc::{code, ErrorObject};
-use crate::protocol::methods::ServerRequest;
+use crate::protocol::method_names::ServerRequest;
 use crate::protocol::LogLevel;
 use crate::server::handler::{tool_fn, HandlerError};
 use crate::server::registry::Tool;

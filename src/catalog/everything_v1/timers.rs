@@ -4,7 +4,7 @@
 
 use crate::catalog::{clock_seed, every, random_log, session_id, Options};
 use crate::jsonrpc::Message;
-use crate::protocol::methods::NotificationMethod;
+use crate::protocol::method_names::NotificationMethod;
 use crate::server::session::Session;
 use serde_json::{json, Value};
 use std::sync::Arc;

@@ -14,7 +14,7 @@ pub mod tools;
 use super::context::RequestContext;
 use super::handler::{handler_error, MethodFn};
 use crate::jsonrpc::ErrorObject;
-use crate::protocol::methods::ClientRequest;
+use crate::protocol::method_names::ClientRequest;
 use crate::server::model::Server;
 use list::ListRequest;
 pub use params::{optional_object, required_object, required_str, take_optional_object};

@@ -33,7 +33,7 @@ use super::session::Session;
 use super::sink::Sink;
 use crate::jsonrpc::{ErrorObject, Message};
 use crate::protocol::envelope;
-use crate::protocol::methods::NotificationMethod;
+use crate::protocol::method_names::NotificationMethod;
 use crate::traffic::TransportKind;
 use futures::FutureExt;
 use gate::{Command, Gate};

@@ -10,7 +10,8 @@
 //!
 //! [`guard`]: super::guard
 
-use super::{HttpState, Refusal};
+use super::recording::Refusal;
+use super::state::HttpState;
 use crate::server::seams::{Transport, TransportEvent};
 use crate::traffic::TransportKind;
 use axum::extract::Request;
@@ -78,7 +79,7 @@ async fn through_transport_seam(
 ) -> Result<Response, Infallible> {
     let conn = request
         .headers()
-        .get(&super::SESSION_HEADER)
+        .get(&super::negotiation::SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("-")
         .to_string();

@@ -14,7 +14,7 @@ use crate::field;
 use crate::jsonrpc::{ErrorObject, Request};
 use crate::protocol::envelope;
 use crate::protocol::header_params::HeaderParam;
-use crate::protocol::methods::ClientRequest;
+use crate::protocol::method_names::ClientRequest;
 use crate::server::registry::Registry;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use base64::Engine;
@@ -49,7 +49,7 @@ pub fn check(
     let routing = Routing::of(headers);
     let header_version = routing
         .version
-        .single(&super::VERSION_HEADER)?
+        .single(&super::negotiation::VERSION_HEADER)?
         .ok_or_else(|| mismatch("the required MCP-Protocol-Version header is absent".into()))?;
     if header_version != version {
         return Err(mismatch(format!(
@@ -169,7 +169,7 @@ impl<'a> Routing<'a> {
             name: Seen::Absent,
         };
         for (name, value) in headers {
-            let slot = if name == super::VERSION_HEADER {
+            let slot = if name == super::negotiation::VERSION_HEADER {
                 &mut routing.version
             } else if name == METHOD_HEADER {
                 &mut routing.method

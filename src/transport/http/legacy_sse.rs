@@ -3,8 +3,12 @@
 //! messages (202 `Accepted`), whose answers arrive on the stream. The session ends when the
 //! stream closes. An unknown session id is a 404 at once (the reference server hangs).
 
+use super::body::read_body;
+use super::negotiation::is_json;
+use super::recording::{record_exchange, Refusal};
 use super::sessions::{HttpSession, SessionKind};
-use super::{is_json, read_body, record_exchange, sse, HttpState, Refusal};
+use super::sse;
+use super::state::HttpState;
 use crate::server::dispatch::Work;
 use crate::server::exchange::Origin;
 use crate::traffic::{HttpMeta, TransportKind};
@@ -133,7 +137,7 @@ pub async fn post(
     } else {
         StatusCode::BAD_REQUEST
     };
-    let http = Some(super::http_meta(
+    let http = Some(super::recording::http_meta(
         &Method::POST,
         "/message",
         status,

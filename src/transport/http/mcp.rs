@@ -7,11 +7,12 @@
 //! [`Server::decode`]: crate::server::Server::decode
 //! [`Server::era_of_header`]: crate::server::Server::era_of_header
 
+use super::body::read_body;
+use super::negotiation::{accepts, header_str, is_json, version_header, SESSION_HEADER};
 use super::peer::Peer;
-use super::{
-    accepts, header_str, is_json, read_body, stateless, streamable, version_header, HttpState,
-    Refusal, SESSION_HEADER,
-};
+use super::recording::Refusal;
+use super::state::HttpState;
+use super::{stateless, streamable};
 use crate::protocol::Era;
 use crate::server::exchange::{Alone, Origin};
 use crate::traffic::TransportKind;

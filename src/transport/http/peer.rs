@@ -24,7 +24,7 @@ pub struct Peer {
     /// The client's address, for diagnostics.
     pub addr: SocketAddr,
     /// The traffic metadata of this connection's last stateless POST, shared by the next one's
-    /// record when its headers are the same ([`super::http_meta_reusing`], as a session's POSTs
+    /// record when its headers are the same ([`super::recording::http_meta_reusing`], as a session's POSTs
     /// share theirs): a client's requests on one connection mostly are, and a shared record
     /// is one allocation of about 1 KB less per request on the tape.
     pub last_post_meta: Arc<Mutex<Option<Arc<HttpMeta>>>>,

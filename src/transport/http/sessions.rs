@@ -24,7 +24,7 @@ pub const STORE_MAX_BYTES: usize = 16 * 1024 * 1024;
 
 /// What a live SSE response receives.
 #[derive(Debug, Clone)]
-pub struct Event {
+pub struct SseEvent {
     /// The event id (`None` on legacy SSE, which has none).
     pub id: Option<Arc<str>>,
     /// The JSON-RPC frame.
@@ -62,7 +62,7 @@ struct Streams {
     /// Bound of `store`.
     capacity: usize,
     /// The connected receiver of each stream, with a number that tells connections apart.
-    live: crate::fast_map::FastMap<u64, (u64, mpsc::UnboundedSender<Event>)>,
+    live: crate::fast_map::FastMap<u64, (u64, mpsc::UnboundedSender<SseEvent>)>,
     /// POST streams whose request is still being served (bounded by the requests in flight);
     /// a resumed GET on any other POST stream ends after its replay.
     open: crate::fast_map::FastSet<u64>,
@@ -88,7 +88,7 @@ pub struct HttpSession {
     /// When the client last did anything (for idle expiry).
     last_active: Mutex<Instant>,
     /// The traffic metadata of the last POST, shared by the next one's record when its
-    /// headers are the same ([`super::http_meta_reusing`]).
+    /// headers are the same ([`super::recording::http_meta_reusing`]).
     pub last_post_meta: Mutex<Option<Arc<HttpMeta>>>,
 }
 
@@ -108,9 +108,9 @@ pub enum Attach {
     /// Connected: replayed events first, then live ones on the receiver.
     Attached {
         /// Events to send first.
-        replay: Vec<Event>,
+        replay: Vec<SseEvent>,
         /// Live events; ends when the stream finishes or the session ends.
-        rx: mpsc::UnboundedReceiver<Event>,
+        rx: mpsc::UnboundedReceiver<SseEvent>,
         /// Identifies this connection for [`HttpSession::detach`].
         conn: u64,
     },
@@ -164,7 +164,7 @@ impl HttpSession {
 
     /// Opens a new POST stream with a live connection; returns its id, the receiver, and the
     /// id of a priming event (reserved, never replayed). `None` once the session ended.
-    pub fn open_post_stream(&self) -> Option<(u64, mpsc::UnboundedReceiver<Event>, Arc<str>)> {
+    pub fn open_post_stream(&self) -> Option<(u64, mpsc::UnboundedReceiver<SseEvent>, Arc<str>)> {
         let mut s = lock(&self.streams);
         if s.closed {
             return None;
@@ -208,7 +208,7 @@ impl HttpSession {
         }
         let fresh_standalone = resume.is_none();
         let mut held = Vec::new();
-        let replay: Vec<Event> = s
+        let replay: Vec<SseEvent> = s
             .store
             .iter_mut()
             .filter(|e| e.stream == stream && e.n > after && (!fresh_standalone || !e.delivered))
@@ -216,7 +216,7 @@ impl HttpSession {
                 e.delivered = true;
                 let id = event_id(e.stream, e.n);
                 held.extend(e.held.take().map(|h| (h, id.clone())));
-                Event {
+                SseEvent {
                     id: Some(id),
                     data: e.data.clone(),
                 }
@@ -327,7 +327,7 @@ impl HttpSession {
         let mut delivered = false;
         if let Some((_, tx)) = s.live.get(&stream) {
             delivered = tx
-                .send(Event {
+                .send(SseEvent {
                     id: Some(id.clone()),
                     data: data.clone(),
                 })

@@ -8,12 +8,15 @@
 //! log message): the notifications as they come, then the response, then the end of the stream.
 //! SSE events carry no ids (the era has no resumption). Closing the stream cancels the request.
 
+use super::negotiation::{accepts, version_header};
 use super::peer::Peer;
-use super::{accepts, http_meta, http_meta_reusing, sse, version_header, HttpState, Refusal};
+use super::recording::{http_meta, http_meta_reusing, Refusal};
+use super::sse;
+use super::state::HttpState;
 use crate::jsonrpc::{ErrorObject, Message};
 use crate::lock::lock;
 use crate::protocol::envelope;
-use crate::protocol::methods::ClientRequest;
+use crate::protocol::method_names::ClientRequest;
 use crate::protocol::Era;
 use crate::server::dispatch::Work;
 use crate::server::exchange::{Alone, Decoded, Origin};
@@ -259,7 +262,7 @@ pub fn status_of(out: &Outgoing) -> StatusCode {
 
 /// The answer as one `application/json` body, recorded with its status.
 fn json(sink: &Sink, out: &Outgoing) -> Response {
-    super::json_answer(sink, status_of(out), out)
+    super::recording::json_answer(sink, status_of(out), out)
 }
 
 /// An SSE answer: `first`, then every frame the request's sink delivers, until the handler

@@ -4,8 +4,10 @@
 //! refused responses, 405 for GET/DELETE, 202 for notifications. `tests/test_http_stateless.py`
 //! asserts the same over real sockets.
 
+use super::config::HttpConfig;
+use super::serving::app;
+use super::state::HttpState;
 use super::test_support::send;
-use super::{app, HttpConfig, HttpState};
 use crate::server::handler::tool_fn;
 use crate::server::registry::{Registry, Tool};
 use crate::server::{Server, ServerConfig};

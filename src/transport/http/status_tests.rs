@@ -2,8 +2,10 @@
 //! socket): each refusal's status and its JSON-RPC error body. The same table is asserted over
 //! real sockets by `tests/test_http.py`; here a wrong status fails `cargo test` already.
 
+use super::config::HttpConfig;
+use super::serving::app;
+use super::state::HttpState;
 use super::test_support::send;
-use super::{app, HttpConfig, HttpState};
 use crate::server::registry::Registry;
 use crate::server::{Server, ServerConfig};
 use axum::body::Body;
@@ -347,14 +349,20 @@ fn the_sdks_accept_value_admits_what_the_ranges_do() {
         "APPLICATION/JSON ; q=1, text/event-stream",
     ] {
         let h = with(&[value]);
-        assert!(super::accepts(&h, &both), "{value}");
-        assert!(super::accepts(&h, &["text/event-stream"]), "{value}");
-        assert!(!super::accepts(&h, &["text/html"]), "{value}");
+        assert!(super::negotiation::accepts(&h, &both), "{value}");
+        assert!(
+            super::negotiation::accepts(&h, &["text/event-stream"]),
+            "{value}"
+        );
+        assert!(!super::negotiation::accepts(&h, &["text/html"]), "{value}");
     }
     // Split over two headers, the ranges still add up.
-    assert!(super::accepts(
+    assert!(super::negotiation::accepts(
         &with(&["application/json", "text/event-stream"]),
         &both
     ));
-    assert!(!super::accepts(&with(&["application/json"]), &both));
+    assert!(!super::negotiation::accepts(
+        &with(&["application/json"]),
+        &both
+    ));
 }

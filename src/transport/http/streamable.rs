@@ -2,15 +2,17 @@
 //! an SSE stream (or JSON) back, GET opens the session's standalone stream or resumes one with
 //! `Last-Event-ID`, DELETE ends the session.
 
+use super::negotiation::{
+    accepts, header_str, header_value, LAST_EVENT_ID, SESSION_HEADER, VERSION_HEADER,
+};
+use super::recording::{http_meta, http_meta_reusing, record_exchange, Refusal};
 use super::sessions::{
-    parse_event_id, Attach, Event, HttpSession, SessionKind, StreamOutlet, STANDALONE,
+    parse_event_id, Attach, HttpSession, SessionKind, SseEvent, StreamOutlet, STANDALONE,
 };
-use super::{
-    accepts, header_str, header_value, http_meta, http_meta_reusing, record_exchange, sse,
-    HttpState, Refusal, LAST_EVENT_ID, SESSION_HEADER, VERSION_HEADER,
-};
+use super::sse;
+use super::state::HttpState;
 use crate::jsonrpc::Message;
-use crate::protocol::methods::ClientRequest;
+use crate::protocol::method_names::ClientRequest;
 use crate::protocol::Revision;
 use crate::server::dispatch::Work;
 use crate::server::exchange::{Decoded, Origin};
@@ -319,7 +321,7 @@ async fn serve_request(
 }
 
 /// The SSE body of a stream that has ended: `first`, then every event left in `rx`.
-fn complete_stream(first: Option<Bytes>, mut rx: mpsc::UnboundedReceiver<Event>) -> Bytes {
+fn complete_stream(first: Option<Bytes>, mut rx: mpsc::UnboundedReceiver<SseEvent>) -> Bytes {
     let mut events: Vec<Bytes> = first.into_iter().collect();
     while let Ok(e) = rx.try_recv() {
         events.push(sse::message(e.id.as_deref(), &e.data));
@@ -346,7 +348,7 @@ fn json_reply(
     let Some(out) = out else {
         return StatusCode::NO_CONTENT.into_response();
     };
-    let mut response = super::json_answer(&session.core.sink, status, &out);
+    let mut response = super::recording::json_answer(&session.core.sink, status, &out);
     if let Some(id) = session_header {
         response.headers_mut().insert(SESSION_HEADER.clone(), id);
     }
@@ -358,7 +360,7 @@ fn json_reply(
 fn sse_response(
     state: &HttpState,
     first: Vec<Bytes>,
-    rx: mpsc::UnboundedReceiver<Event>,
+    rx: mpsc::UnboundedReceiver<SseEvent>,
     detach: Option<DetachGuard>,
 ) -> Response {
     let mut rx = rx;

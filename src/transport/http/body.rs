@@ -1,0 +1,59 @@
+//! Reading a request body up to the size limit, and the refusal when it is too large or
+//! broken off.
+
+use super::recording::Refusal;
+use axum::body::Body;
+use axum::http::StatusCode;
+
+/// Why a request body was not taken.
+pub struct BodyRefusal {
+    /// The first bytes of the body (for the record).
+    pub prefix: Vec<u8>,
+    /// Over the size limit (413), or broken off by the client (400).
+    pub too_large: bool,
+}
+impl BodyRefusal {
+    /// The refusal to answer with.
+    pub fn into_refusal(&self, limit: usize) -> Refusal {
+        if self.too_large {
+            Refusal::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("Payload Too Large: request body exceeds the {limit}-byte limit"),
+            )
+        } else {
+            Refusal::new(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: the request body could not be read",
+            )
+        }
+    }
+}
+/// Reads a request body of at most `limit` bytes; past the limit it stops reading.
+pub async fn read_body(body: Body, limit: usize) -> Result<axum::body::Bytes, BodyRefusal> {
+    use http_body_util::BodyExt;
+    let keep = crate::traffic::OVERSIZED_PREFIX;
+    let mut body = body;
+    let mut buf = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else {
+            buf.truncate(keep);
+            return Err(BodyRefusal {
+                prefix: buf,
+                too_large: false,
+            });
+        };
+        if let Ok(data) = frame.into_data() {
+            if buf.len() + data.len() > limit {
+                buf.truncate(keep);
+                let room = keep - buf.len();
+                buf.extend_from_slice(&data[..data.len().min(room)]);
+                return Err(BodyRefusal {
+                    prefix: buf,
+                    too_large: true,
+                });
+            }
+            buf.extend_from_slice(&data);
+        }
+    }
+    Ok(buf.into())
+}

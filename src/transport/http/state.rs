@@ -1,0 +1,49 @@
+//! What every HTTP handler shares ([`HttpState`]): the server, the settings, the sessions of
+//! both HTTP transports, the shutdown token.
+
+use super::config::HttpConfig;
+use super::sessions::{HttpSession, SessionTable};
+use crate::server::Server;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Everything the HTTP handlers share.
+pub struct HttpState {
+    /// The MCP server.
+    pub server: Arc<Server>,
+    /// Transport settings.
+    pub config: HttpConfig,
+    /// Live sessions of both HTTP transports.
+    pub sessions: SessionTable,
+    /// Fired on shutdown: open SSE streams end, so graceful shutdown completes.
+    pub shutdown: CancellationToken,
+}
+impl HttpState {
+    /// State for serving `server` with `config`; `shutdown` stops everything.
+    pub fn new(server: Arc<Server>, config: HttpConfig, shutdown: CancellationToken) -> Arc<Self> {
+        Arc::new(Self {
+            server,
+            config,
+            sessions: SessionTable::default(),
+            shutdown,
+        })
+    }
+
+    /// Ends a session: its streams close, its handlers stop, its memory is released.
+    pub fn end_session(&self, id: &str) -> bool {
+        self.sessions.remove(id).map(|s| self.close(&s)).is_some()
+    }
+
+    /// Ends every session (shutdown).
+    pub fn end_all_sessions(&self) {
+        for s in self.sessions.drain() {
+            self.close(&s);
+        }
+    }
+
+    /// Closes a session already removed from the table.
+    pub(super) fn close(&self, session: &HttpSession) {
+        session.end_streams();
+        self.server.close_session(&session.core);
+    }
+}
