@@ -54,6 +54,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "server::registry",
             "server::context",
             "server::exchange",
+            "server::serve",
             "server::dispatch",
             "server::stateless",
             "server::methods",

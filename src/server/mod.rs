@@ -26,6 +26,7 @@ pub mod registry;
 pub mod request_state;
 pub mod rounds;
 pub mod seams;
+pub mod serve;
 pub mod session;
 pub mod sink;
 pub mod skills;

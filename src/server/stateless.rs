@@ -5,7 +5,7 @@
 //! completed the way every stateless result must be ([`complete`]). Handlers and
 //! `RequestContext` are the same in both eras.
 
-use super::dispatch::{split_params, Work};
+use super::serve::{begin, split_params, Work};
 
 use super::exchange::{Exchange, Origin};
 use super::methods::Route;
@@ -84,7 +84,7 @@ impl Server {
         // On a connection the request is in flight there (a client may cancel it); an
         // exchange alone is its request, and its end is the request's.
         let (conn, begun) = match origin {
-            Origin::Connection(conn) => match super::dispatch::begin(conn, &req) {
+            Origin::Connection(conn) => match begin(conn, &req) {
                 Ok(begun) => (Some(conn), begun),
                 Err(refused) => return Work::Reply(Outgoing::One(Message::error(None, refused))),
             },

@@ -1,0 +1,168 @@
+//! Serving a request that the dispatcher let through: the one future per request
+//! ([`Server::serve`]) that runs its handler until it answers, is cancelled, panics (`-32603`)
+//! or, in the stateless era, needs input it has no answer for (`input_required`); what the
+//! transport does with a frame's outcome ([`Work`]); and the small steps every request takes
+//! (in flight on its connection, its params as an object, its answer as a message).
+
+use super::context::RequestContext;
+use super::handler::{panic_message, BoxFuture};
+use super::methods::{self, Route};
+use super::model::Server;
+use super::outgoing::Outgoing;
+use super::rounds::Rounds;
+use super::session::Session;
+use super::sink::Sink;
+use crate::jsonrpc::{self, ErrorObject, Message, Request, RequestId};
+use crate::protocol::method_names::ClientRequest;
+use crate::protocol::Revision;
+use futures::FutureExt;
+use serde_json::{Map, Value};
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// What the transport must do after handing a frame to [`Server::receive`].
+pub enum Work {
+    /// Nothing to send (notifications, responses, cancelled requests).
+    Nothing,
+    /// Send this now.
+    Reply(Outgoing),
+    /// Spawn this; send what it yields (if anything) on the same sink.
+    Task(BoxFuture<Option<Outgoing>>),
+}
+
+impl Server {
+    /// The future that serves a begun request of connection `conn` (`None`: a request that
+    /// arrived outside any connection) on `session` (the connection's own in the handshake
+    /// era, the request's own in the stateless era): the handler runs until it answers or the
+    /// request is cancelled; a panic becomes `-32603`. With `stateless` (the era's rounds, the
+    /// method and revision its result is completed for) it also ends when the handler asks
+    /// the client something it has no answer for: the handler is dropped, the request answers
+    /// `input_required`, and the handler's token is cancelled so a handler blocked elsewhere
+    /// (a Python thread in `ctx.ask`) unwinds.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn serve(
+        self: &Arc<Self>,
+        conn: Option<&Arc<Session>>,
+        session: Arc<Session>,
+        sink: &Sink,
+        mut req: Request,
+        route: Route,
+        params: Map<String, Value>,
+        (generation, cancel): (u64, CancellationToken),
+        stateless: Option<(Arc<Rounds>, Option<ClientRequest>, Revision)>,
+    ) -> BoxFuture<Option<Outgoing>> {
+        // The completion is applied here, in the one future, rather than by a second boxed
+        // future around it (an allocation and about 100 instructions a stateless request).
+        let (rounds, completion) = match stateless {
+            Some((rounds, method, revision)) => (Some(rounds), Some((method, revision))),
+            None => (None, None),
+        };
+        // Handlers read `_meta` from `RequestContext::meta`, never from their params (the
+        // parser took it out of them).
+        let meta = req.meta.take();
+        let ctx = RequestContext {
+            server: self.clone(),
+            revision: session.revision(),
+            session,
+            sink: sink.clone(),
+            request_id: req.id.clone(),
+            method: req.method.clone(),
+            meta,
+            // A child, so ending a round can stop the handler without cancelling the request.
+            cancel: cancel.child_token(),
+            rounds: rounds.clone(),
+            task: None,
+            task_allowed: false,
+        };
+        let handler_cancel = ctx.cancel.clone();
+        let server = self.clone();
+        let conn = conn.cloned();
+        Box::pin(async move {
+            let id = req.id;
+            let session = ctx.session.clone();
+            let serve = AssertUnwindSafe(methods::call(&server, ctx, route, params)).catch_unwind();
+            let needed = async {
+                match &rounds {
+                    Some(r) => r.needed().await,
+                    None => std::future::pending().await,
+                }
+            };
+            // Biased: the handler is polled before `needed`, so every ask of one poll (the
+            // branches of a `join!`) has registered before the round ends.
+            let result = tokio::select! {
+                biased;
+                () = cancel.cancelled() => None,
+                r = serve => Some(r.unwrap_or_else(|panic| {
+                    let what = panic_message(panic.as_ref());
+                    tracing::error!(method = %req.method, "handler panicked: {what}");
+                    Err(ErrorObject::internal(format!("the handler of {} panicked: {what}", req.method)))
+                })),
+                () = needed => rounds.as_ref().map(|r| r.input_required(&server.state_key)),
+            };
+            // Only a round that ended stops the handler's token: after an ordinary answer,
+            // work the handler spawned with its context keeps running as before.
+            if rounds.as_ref().is_some_and(|r| r.is_over()) {
+                handler_cancel.cancel();
+            }
+            if let Some(conn) = &conn {
+                conn.end_request(&id, generation);
+            }
+            // A cancelled request gets no response (the spec: the receiver SHOULD NOT respond),
+            // even when its handler noticed the cancellation and returned.
+            let out = result
+                .filter(|_| !cancel.is_cancelled())
+                .map(|r| match (r, completion) {
+                    (Ok(value), Some((method, revision))) => {
+                        super::outgoing::complete(&server.identity(), method, revision, id, value)
+                    }
+                    (r, _) => Outgoing::One(outcome_message(id, r)),
+                });
+            if conn.as_ref().is_some_and(|c| !Arc::ptr_eq(&session, c)) {
+                session.close(); // a request's own session ends with it
+            }
+            out
+        })
+    }
+}
+
+/// Registers `req` as in flight on `conn`: its generation and cancellation token, or the
+/// refusal of an id already in flight there (answered with a null id: echoing the id would look
+/// like the answer to the request that is still running under it).
+pub(super) fn begin(
+    conn: &Session,
+    req: &Request,
+) -> Result<(u64, CancellationToken), ErrorObject> {
+    conn.begin_request(&req.id).ok_or_else(|| {
+        ErrorObject::invalid_request(format!(
+            "request id {} is already in flight on this connection",
+            req.id
+        ))
+    })
+}
+
+/// Takes `req`'s params as an object (absent → empty); arrays are not MCP params, which is
+/// `-32602` for a method that exists (`routed`) and nothing for one that does not (its
+/// `-32601` follows).
+pub(super) fn split_params(
+    req: &mut Request,
+    routed: bool,
+) -> Result<Map<String, Value>, ErrorObject> {
+    match req.params.take() {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(m)) => Ok(m),
+        Some(_) if !routed => Ok(Map::new()),
+        Some(other) => Err(ErrorObject::invalid_params(format!(
+            "\"params\" must be an object, got {}",
+            jsonrpc::json_type(&other)
+        ))),
+    }
+}
+
+/// The response (or error response) for a finished request.
+pub(super) fn outcome_message(id: RequestId, result: Result<Value, ErrorObject>) -> Message {
+    match result {
+        Ok(v) => Message::response(id, v),
+        Err(e) => Message::error(Some(id), e),
+    }
+}
