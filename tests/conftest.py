@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import subprocess
@@ -156,3 +157,42 @@ def transport(request: pytest.FixtureRequest) -> str:
 def texts(result: Any) -> list[str]:
     """The text blocks of a tool result (or of anything with `content`), in order."""
     return [c.text for c in result.content if isinstance(c, TextContent)]
+
+
+@contextlib.contextmanager
+def cli_http_server(*args: str) -> Iterator[str]:
+    """`python -m everything_mcp http --port 0 ARGS` as a subprocess: yields the `/mcp` URL its
+    first stderr line announces, and ends it afterwards."""
+    proc = subprocess.Popen(
+        [*SERVER_CMD, "http", "--port", "0", *args],
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stderr is not None
+    try:
+        line = proc.stderr.readline()
+        assert line, "the server printed nothing"
+        yield json.loads(line)["url"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=WAIT)
+        proc.stderr.close()
+
+
+@pytest.fixture
+def http_server() -> Iterator[Any]:
+    """An in-process server (the default catalog) serving HTTP."""
+    from everything_mcp import Server
+
+    with Server() as srv:
+        srv.start_http()
+        yield srv
+
+
+@pytest.fixture
+def http(http_server: Any) -> Iterator[Any]:
+    """An httpx client on `http_server`'s base URL."""
+    import httpx
+
+    with httpx.Client(base_url=http_server.base_url or "", timeout=WAIT) as client:
+        yield client

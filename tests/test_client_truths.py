@@ -5,7 +5,6 @@ everything_mcp http` subprocess, with exact statuses, bodies and traffic records
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +17,7 @@ from mcp.types import TextContent
 
 from everything_mcp import Server
 
-from conftest import SERVER_CMD, STATELESS, WAIT, envelope, init_params
+from conftest import STATELESS, WAIT, cli_http_server, envelope, init_params
 
 ACCEPT_BOTH = "application/json, text/event-stream"
 JSON = "application/json"
@@ -62,16 +61,8 @@ def sse_data(lines: Iterator[str]) -> tuple[str, dict[str, Any]]:
 
 
 @pytest.fixture
-def server() -> Iterator[Server]:
-    with Server() as srv:
-        srv.start_http()
-        yield srv
-
-
-@pytest.fixture
-def http(server: Server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.base_url or "", timeout=WAIT) as client:
-        yield client
+def server(http_server: Server) -> Server:
+    return http_server
 
 
 # --- 1. a DELETE is recorded with its session's era and revision ------------------------------
@@ -170,20 +161,8 @@ STATELESS_405 = (
 
 @pytest.fixture(scope="module")
 def stateless_url() -> Iterator[str]:
-    proc = subprocess.Popen(
-        [*SERVER_CMD, "http", "--port", "0", "--era", "stateless"],
-        stdin=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    assert proc.stderr is not None
-    try:
-        line = proc.stderr.readline()
-        assert line, "the server printed nothing"
-        yield json.loads(line)["url"]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=WAIT)
-        proc.stderr.close()
+    with cli_http_server("--era", "stateless") as url:
+        yield url
 
 
 @pytest.mark.parametrize(

@@ -25,16 +25,8 @@ JSON = "application/json"
 
 
 @pytest.fixture
-def server() -> Iterator[Server]:
-    with Server() as srv:
-        srv.start_http()
-        yield srv
-
-
-@pytest.fixture
-def http(server: Server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.base_url or "", timeout=WAIT) as client:
-        yield client
+def server(http_server: Server) -> Server:
+    return http_server
 
 
 def rpc(id: int | str, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -8,7 +8,6 @@ notifications, JSON vs SSE answers, and `X-Accel-Buffering: no` on streams."""
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,7 +15,7 @@ import anyio
 import httpx
 import pytest
 
-from conftest import SERVER_CMD, STATELESS, WAIT, StdioServer, envelope
+from conftest import STATELESS, WAIT, StdioServer, cli_http_server, envelope
 
 V2026 = STATELESS
 ACCEPT_BOTH = "application/json, text/event-stream"
@@ -25,20 +24,8 @@ ENVELOPE = envelope(client=None)
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    proc = subprocess.Popen(
-        [*SERVER_CMD, "http", "--port", "0", "--catalog", "conformance"],
-        stdin=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    assert proc.stderr is not None
-    try:
-        line = proc.stderr.readline()
-        assert line, "the server printed nothing"
-        yield json.loads(line)["url"]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=WAIT)
-        proc.stderr.close()
+    with cli_http_server("--catalog", "conformance") as url:
+        yield url
 
 
 @pytest.fixture

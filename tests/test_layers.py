@@ -94,9 +94,7 @@ def code_of(text: str) -> str:
     return re.sub(r"\bmod\s+\w+\s*;", "", text)
 
 
-def resolve(
-    mod: tuple[str, ...], segments: list[str], known: dict[tuple[str, ...], Path]
-) -> tuple[str, ...] | None:
+def resolve(mod: tuple[str, ...], segments: list[str], known: dict[tuple[str, ...], Path]) -> tuple[str, ...] | None:
     """The module a path names (its longest prefix that is a module), or None for a path that
     leaves the crate (`std::`, `serde_json::`, ...)."""
     if segments[0] == "crate":
@@ -283,7 +281,10 @@ def test_test_code_comments_and_strings_do_not_count(tmp_path: Path) -> None:
         tmp_path,
         {
             "lib.rs": "mod low; mod high;",
-            "low.rs": '// crate::high::X\nconst S: &str = "crate::high::X";\n#[cfg(test)]\nmod tests { use crate::high::X; }',
+            "low.rs": (
+                '// crate::high::X\nconst S: &str = "crate::high::X";\n'
+                "#[cfg(test)]\nmod tests { use crate::high::X; }"
+            ),
             "high.rs": "use crate::low::S;",
         },
     )
