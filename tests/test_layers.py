@@ -282,8 +282,7 @@ def test_test_code_comments_and_strings_do_not_count(tmp_path: Path) -> None:
         {
             "lib.rs": "mod low; mod high;",
             "low.rs": (
-                '// crate::high::X\nconst S: &str = "crate::high::X";\n'
-                "#[cfg(test)]\nmod tests { use crate::high::X; }"
+                '// crate::high::X\nconst S: &str = "crate::high::X";\n#[cfg(test)]\nmod tests { use crate::high::X; }'
             ),
             "high.rs": "use crate::low::S;",
         },
