@@ -40,7 +40,5 @@ pub mod traffic;
 pub mod transport;
 
 pub use error::Error;
-pub use fast_map::{FastIndexMap, FastMap, FastSet};
-pub use lock::lock;
 
 pub use server::{Server, ServerConfig};

@@ -354,7 +354,7 @@ impl Server {
                 Work::Task(self.serve(
                     Some(conn),
                     request_session,
-                    sink,
+                    sink.clone(),
                     req,
                     route,
                     params,

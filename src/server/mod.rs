@@ -89,6 +89,7 @@ impl Server {
                     .unwrap_or_else(|| std::path::Path::new(""));
                 Error::Config(format!("cannot open record file {}: {e}", path.display()))
             })?;
+        let (recorder, seams) = (Arc::new(recorder), Arc::new(seams::Seams::default()));
         let stateless_info = config.implementation(Revision::V2026_07_28);
         let stateless_meta =
             format!("\"_meta\":{}", json!({ SERVER_INFO: &stateless_info })).into();
@@ -104,8 +105,12 @@ impl Server {
             tasks: Default::default(),
             gates: Default::default(),
             registry: RwLock::new(Arc::new(registry)),
-            recorder: Arc::new(recorder),
-            seams: Arc::default(),
+            wire: Arc::new(seams::Wire {
+                recorder: recorder.clone(),
+                seams: seams.clone(),
+            }),
+            recorder,
+            seams,
             sessions: Mutex::default(),
             listeners: listeners::Listeners::default(),
             next_conn: AtomicU64::new(1),
@@ -114,11 +119,8 @@ impl Server {
     }
 
     /// What this server's sinks pass every outgoing frame through: the seams, then the recorder.
-    pub fn wire(&self) -> seams::Wire {
-        seams::Wire {
-            recorder: self.recorder.clone(),
-            seams: self.seams.clone(),
-        }
+    pub fn wire(&self) -> Arc<seams::Wire> {
+        self.wire.clone()
     }
 
     /// The current registry snapshot.

@@ -10,7 +10,7 @@ use super::listeners::Listeners;
 use super::pagination::Pager;
 use super::request_state::Key;
 use super::rounds::Rounds;
-use super::seams::Seams;
+use super::seams::{Seams, Wire};
 use super::session::Session;
 use super::sink::Sink;
 use super::skills::Skill;
@@ -42,6 +42,8 @@ pub struct Server {
     pub recorder: Arc<Recorder>,
     /// Where fault rules and the like plug in (inbound, outbound, transport); none by default.
     pub seams: Arc<Seams>,
+    /// The seams and the recorder as every sink of this server shares them.
+    pub(super) wire: Arc<Wire>,
     /// Live sessions, for broadcasts (`list_changed`, `resources/updated`).
     pub(super) sessions: Mutex<crate::fast_map::FastMap<Arc<str>, Weak<Session>>>,
     /// Open `subscriptions/listen` streams (the stateless era's broadcast audience).
@@ -52,7 +54,7 @@ pub struct Server {
     /// server, and no earlier run, can mint a state this one accepts).
     pub(crate) state_key: Key,
     /// `serverInfo` for the stateless revision, built once: every stateless result carries it
-    /// (`super::stateless::complete`), most as the text of `stateless_meta`, and the few with a
+    /// (`super::outgoing::complete`), most as the text of `stateless_meta`, and the few with a
     /// `_meta` of their own get this value cloned into it instead of rebuilt.
     pub(super) stateless_info: Value,
     /// Every live task (both eras), with its expiry.

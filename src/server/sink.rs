@@ -87,7 +87,7 @@ pub struct Sink {
     outlet: Arc<dyn Outlet>,
     /// The outbound seam, then the recorder: every frame passes the seam and is recorded as
     /// it is handed to the outlet.
-    wire: Wire,
+    wire: Arc<Wire>,
     /// Recorded with each frame.
     meta: FrameMeta,
 }
@@ -96,7 +96,7 @@ impl Sink {
     /// A sink feeding `outlet`, recording under `conn` (and the outlet's stream, for SSE).
     pub fn new(
         outlet: Arc<dyn Outlet>,
-        wire: Wire,
+        wire: Arc<Wire>,
         transport: TransportKind,
         conn: Arc<str>,
     ) -> Self {

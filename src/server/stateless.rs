@@ -106,7 +106,7 @@ impl Server {
         Work::Task(self.serve(
             conn,
             session,
-            &tagged,
+            tagged,
             req,
             route,
             params,
