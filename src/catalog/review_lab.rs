@@ -23,7 +23,8 @@ use crate::error::Error;
 use crate::server::handler::{resource_fn, tool_fn};
 use crate::server::listeners::{tell, Event};
 use crate::server::registry::{ListKind, Registry, Resource, Tool};
-use crate::server::session::{ClientInfo, Session};
+use crate::server::scope::ClientInfo;
+use crate::server::session::{Phase, Session};
 use crate::traffic::TransportKind;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -63,16 +64,18 @@ struct ReviewInner {
 struct Clients(Mutex<HashMap<String, Arc<ReviewState>>>);
 
 impl Clients {
-    /// The review state of `session`'s client: the session's own in the handshake era; in the
-    /// stateless era, where each request has a session of its own, the one of its stdio
-    /// connection (shared by all its requests) or, over HTTP, of its `clientInfo.name`.
-    fn state(&self, session: &Session) -> Arc<ReviewState> {
-        if session.revision().has_handshake() {
+    /// The review state of `session`'s client (`client`: as its request declared it): the
+    /// session's own in the handshake era; in the stateless era, where a connection holds no
+    /// declarations, the one of its stdio connection (shared by all its requests) or, over
+    /// HTTP, of its `clientInfo.name`.
+    fn state(&self, session: &Session, client: Option<ClientInfo>) -> Arc<ReviewState> {
+        if session.phase() != Phase::Stateless {
             return session.extension::<ReviewState>();
         }
         let key = match session.transport {
             TransportKind::Http | TransportKind::Sse => {
-                format!("client {}", client_name(session))
+                let name = client.as_ref().and_then(ClientInfo::name);
+                format!("client {}", name.as_deref().unwrap_or("?"))
             }
             TransportKind::Stdio | TransportKind::Memory => session.id.to_string(),
         };
@@ -100,13 +103,6 @@ fn status_text(version: u8) -> &'static str {
     }
 }
 
-/// The `clientInfo.name` of `session`'s client, `?` when it gave none.
-fn client_name(session: &Session) -> String {
-    session
-        .read(|s| s.client_info.as_ref().and_then(ClientInfo::name))
-        .unwrap_or_else(|| "?".into())
-}
-
 /// Writes one line to stderr in a single write, so lines from concurrent sessions (and the
 /// core's own diagnostics) do not interleave.
 fn trace(line: std::fmt::Arguments<'_>) {
@@ -124,7 +120,9 @@ pub fn load(registry: &mut Registry, options: &Options) -> Result<(), Error> {
     let tool = status_tool(clients.clone())?;
     registry.tools.insert(tool.name().to_string(), tool);
     registry.on_initialized.push(Arc::new(|_server, session| {
-        let client = client_name(&session);
+        let client = session
+            .read(|s| s.declared.client_info.as_ref().and_then(ClientInfo::name))
+            .unwrap_or_else(|| "?".into());
         trace(format_args!(
             "[initialize] client connected session={} client={client}",
             session.id
@@ -134,7 +132,8 @@ pub fn load(registry: &mut Registry, options: &Options) -> Result<(), Error> {
     registry
         .on_subscribe
         .push(Arc::new(move |_server, session, uri, subscribed| {
-            let state = clients.state(&session);
+            let client = session.read(|s| s.declared.client_info.clone());
+            let state = clients.state(&session, client);
             on_subscribe(session, state, uri, subscribed, delay, list_changed);
         }));
     Ok(())
@@ -155,7 +154,7 @@ fn status_resource(clients: Arc<Clients>) -> Resource {
     Resource {
         definition,
         handler: resource_fn(move |ctx, uri| {
-            let version = clients.state(&ctx.session).version();
+            let version = clients.state(&ctx.session, ctx.client_info()).version();
             async move {
                 trace(format_args!(
                     "[resources/read] uri={uri} version={version} session={}",
@@ -178,7 +177,7 @@ fn status_tool(clients: Arc<Clients>) -> Result<Tool, Error> {
         .description("Returns the current text of test://review/status for this session (the same text resources/read returns).")
         .no_input();
     definition.serve(tool_fn(move |ctx, _args| {
-        let version = clients.state(&ctx.session).version();
+        let version = clients.state(&ctx.session, ctx.client_info()).version();
         async move {
             trace(format_args!(
                 "[tools/call] name={STATUS_TOOL} version={version} session={}",

@@ -53,7 +53,7 @@ impl Context {
     /// The negotiated protocol revision.
     #[getter]
     fn protocol_version(&self) -> &'static str {
-        self.ctx.revision.as_str()
+        self.ctx.scope.revision.as_str()
     }
 
     /// `params._meta` as JSON text.
@@ -366,7 +366,7 @@ pub fn call_invoker(
 ) -> BoxFuture<HandlerResult<Value>> {
     Box::pin(async move {
         let (tx, answer) = oneshot::channel();
-        let cancelled = ctx.cancel.clone();
+        let cancelled = ctx.scope.cancel.clone();
         let context = Context {
             ctx,
             handle: handle.clone(),
@@ -399,7 +399,7 @@ fn start(
     context: Context,
     tx: oneshot::Sender<Answer>,
 ) -> Option<Py<PyAny>> {
-    let cancelled = context.ctx.cancel.clone();
+    let cancelled = context.ctx.scope.cancel.clone();
     let reply = Py::new(
         py,
         Reply {

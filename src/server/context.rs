@@ -5,6 +5,7 @@
 
 pub use super::model::RequestContext;
 use super::rounds::Ask;
+use super::scope::{log_message, ClientInfo, Declarations, Declared};
 use crate::jsnum;
 use crate::jsonrpc::{ErrorObject, Message};
 use crate::protocol::meta::RequestMeta;
@@ -43,7 +44,7 @@ impl RequestContext {
         if let Some(t) = total {
             params.insert("total".into(), jsnum::to_json(t));
         }
-        if let (Some(m), true) = (message, self.revision.has_progress_message()) {
+        if let (Some(m), true) = (message, self.scope.revision.has_progress_message()) {
             params.insert("message".into(), m.into());
         }
         self.sink.send(&Message::notification(
@@ -54,17 +55,26 @@ impl RequestContext {
 
     /// Sends `notifications/message` unless the client's level filters it out.
     pub fn log(&self, level: LogLevel, data: Value, logger: Option<&str>) {
-        self.session.log_to(&self.sink, level, data, logger);
+        match &self.scope.declared {
+            Declared::Connection => {
+                self.session.log_to(&self.sink, level, data, logger);
+            }
+            Declared::Request(d) => {
+                if d.log_filter.allows(level) {
+                    self.sink.send(&log_message(level, data, logger));
+                }
+            }
+        }
     }
 
     /// Whether the request was cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.cancel.is_cancelled()
+        self.scope.cancel.is_cancelled()
     }
 
     /// Resolves when the request is cancelled.
     pub async fn cancelled(&self) {
-        self.cancel.cancelled().await;
+        self.scope.cancel.cancelled().await;
     }
 
     /// Asks the client something (`sampling/createMessage`, `elicitation/create`,
@@ -126,7 +136,7 @@ impl RequestContext {
             None => {
                 // The round is over: the serving future answers input_required and drops this
                 // future; a handler running elsewhere (Python) is released by the cancellation.
-                self.cancel.cancelled().await;
+                self.scope.cancel.cancelled().await;
                 Err(ErrorObject::internal(
                     "this round of the request is over: the client must answer the input requests",
                 ))
@@ -234,7 +244,7 @@ impl RequestContext {
                 let receivers = task.request_input(asks);
                 let answers = tokio::select! {
                     a = futures::future::join_all(receivers) => a,
-                    () = self.cancel.cancelled() => {
+                    () = self.scope.cancel.cancelled() => {
                         return Err(ErrorObject::internal("the task was cancelled"));
                     }
                 };
@@ -270,7 +280,7 @@ impl RequestContext {
             r = tokio::time::timeout(ASK_TIMEOUT, self.session.request(&self.sink, method, params)) => {
                 r.unwrap_or_else(|_| Err(ErrorObject::internal(format!("the client did not answer {method} within {} s", ASK_TIMEOUT.as_secs()))))
             }
-            () = self.cancel.cancelled() => Err(ErrorObject::internal("the request was cancelled")),
+            () = self.scope.cancel.cancelled() => Err(ErrorObject::internal("the request was cancelled")),
         }
     }
 
@@ -301,7 +311,28 @@ impl RequestContext {
 
     /// The client's declared capabilities.
     pub fn client_capabilities(&self) -> Arc<Value> {
-        self.session.read(|s| s.client_capabilities.clone())
+        match &self.scope.declared {
+            Declared::Connection => self
+                .session
+                .read(|s| s.declared.client_capabilities.clone()),
+            Declared::Request(d) => d.client_capabilities.clone(),
+        }
+    }
+
+    /// The client's `clientInfo`, if it sent one.
+    pub fn client_info(&self) -> Option<ClientInfo> {
+        match &self.scope.declared {
+            Declared::Connection => self.session.read(|s| s.declared.client_info.clone()),
+            Declared::Request(d) => d.client_info.clone(),
+        }
+    }
+
+    /// Everything the client declared for this request, as of now.
+    pub fn declarations(&self) -> Declarations {
+        match &self.scope.declared {
+            Declared::Connection => self.session.read(|s| s.declared.clone()),
+            Declared::Request(d) => Declarations::clone(d),
+        }
     }
 }
 

@@ -8,6 +8,7 @@
 use super::exchange::{Alone, Decoded, Exchange, Origin};
 use super::methods::{self, Route};
 use super::model::Server;
+use super::scope::{Declarations, Declared};
 use super::seams::{Inbound, InboundFrame};
 pub use super::serve::Work;
 use super::serve::{begin, outcome_message, split_params};
@@ -278,12 +279,13 @@ impl Server {
                 self.handle_stateless(Origin::Alone(alone), sink, req, exchange, frame)
             }
             Message::Notification(n) => {
-                let stand_in = Arc::new(Session::new(
+                let stand_in = Arc::new(Session::standing(
                     alone.conn.clone(),
                     alone.transport,
                     sink.clone(),
+                    alone.ended.clone(),
+                    Declarations::none(),
                 ));
-                stand_in.update(|s| s.phase = Phase::Stateless);
                 self.handle_notification(&stand_in, n);
                 Work::Nothing
             }
@@ -349,19 +351,16 @@ impl Server {
             return reply(Message::error(Some(req.id), e));
         }
         match begin(conn, &req) {
-            Ok(begun) => {
-                let request_session = conn.clone();
-                Work::Task(self.serve(
-                    Some(conn),
-                    request_session,
-                    sink.clone(),
-                    req,
-                    route,
-                    params,
-                    begun,
-                    None,
-                ))
-            }
+            Ok(begun) => Work::Task(self.serve(
+                Some(conn),
+                (conn.clone(), Declared::Connection),
+                sink.clone(),
+                req,
+                route,
+                params,
+                begun,
+                None,
+            )),
             Err(refused) => reply(Message::error(None, refused)),
         }
     }

@@ -10,6 +10,7 @@
 use super::listeners::{Filter, Listener};
 use super::methods::params::required_object;
 use super::model::{RequestContext, Server};
+use super::session::Session;
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::envelope::SUBSCRIPTION_ID;
 use serde_json::{json, Map, Value};
@@ -96,24 +97,32 @@ pub async fn listen(
         ctx.request_id.clone(),
         filter,
         ctx.sink.clone(),
-        ctx.cancel.clone(),
+        ctx.scope.cancel.clone(),
     ));
-    // The stream carries only what its filter names: nothing a hook logs goes on it.
+    // The stream is a connection of its own to the hooks that act on a subscription: it
+    // serves the client that opened it, holds its subscriptions, ends with it, and carries
+    // only what its filter names (nothing a hook logs goes on it).
     let uris = listener.filter.resource_subscriptions.clone();
-    ctx.session.update(|s| {
-        s.log_filter = crate::protocol::LogFilter::Off;
-        s.subscriptions = uris.iter().cloned().collect();
-    });
-    listener.serve_on(&ctx.session);
+    let ends = ctx.scope.cancel.child_token();
+    let _ended = ends.clone().drop_guard();
+    let stream = Arc::new(Session::standing(
+        ctx.session.id.clone(),
+        ctx.session.transport,
+        ctx.sink.clone(),
+        ends,
+        ctx.declarations().without_logs(),
+    ));
+    stream.update(|s| s.subscriptions = uris.iter().cloned().collect());
+    listener.serve_on(&stream);
     if !server.listeners.open(&listener) {
         return Err(ErrorObject::internal("the connection is closed"));
     }
     // `resourceSubscriptions` is the era's `resources/subscribe`: catalogs that act on a
-    // subscription (review-lab's timer) see one, made by this stream's own session.
+    // subscription (review-lab's timer) see one, made by the stream.
     let registry = server.registry();
     for uri in uris {
         for hook in &registry.on_subscribe {
-            hook(server.clone(), ctx.session.clone(), uri.clone(), true);
+            hook(server.clone(), stream.clone(), uri.clone(), true);
         }
     }
     listener.ended().await;

@@ -244,12 +244,12 @@ impl Listeners {
     }
 }
 
-/// The listen stream a request's own session serves, if it serves one (a session extension).
+/// The listen stream a session stands for, if it stands for one (a session extension).
 #[derive(Default)]
 struct Serving(Mutex<Option<Weak<Listener>>>);
 
-/// Tells `session` of `event` the way its era delivers it: the session of a listen request
-/// gets it on its stream, tagged, if its filter asks for it; a handshake-era session gets
+/// Tells `session` of `event` the way its era delivers it: the session that stands for a listen
+/// stream gets it on that stream, tagged, if its filter asks for it; a handshake-era session gets
 /// `resources/updated` for a URI it subscribed to and every list change. For code that keeps
 /// per-client state and must reach that one client (a catalog's timer), where
 /// [`Server::notify_resource_updated`] would reach everyone. Returns whether it was sent.

@@ -25,6 +25,7 @@ pub mod pagination;
 pub mod registry;
 pub mod request_state;
 pub mod rounds;
+pub mod scope;
 pub mod seams;
 pub mod serve;
 pub mod session;

@@ -10,6 +10,7 @@ use super::listeners::Listeners;
 use super::pagination::Pager;
 use super::request_state::Key;
 use super::rounds::Rounds;
+use super::scope::Scope;
 use super::seams::{Seams, Wire};
 use super::session::Session;
 use super::sink::Sink;
@@ -22,14 +23,12 @@ use crate::fast_map::FastIndexMap;
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::protocol::header_params::HeaderParam;
 use crate::protocol::meta::RequestMeta;
-use crate::protocol::Revision;
 use crate::traffic::Recorder;
 use serde_json::{Map, Value};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, RwLock, Weak};
-use tokio_util::sync::CancellationToken;
 
 /// An MCP server: shared by all its connections and transports.
 pub struct Server {
@@ -78,8 +77,8 @@ pub struct Server {
 pub struct RequestContext {
     /// The server serving the request (its settings, registry and broadcasts).
     pub server: Arc<Server>,
-    /// The session the request belongs to. In the stateless era this is a per-request session
-    /// built from the request's `_meta` (revision, client capabilities, log level).
+    /// The connection the request came on (in the stateless era, a connection of its own when
+    /// the request came alone: an HTTP POST without a session).
     pub session: Arc<Session>,
     /// Where messages related to this request go: the connection for stdio, the request's own
     /// SSE stream for Streamable HTTP.
@@ -88,15 +87,13 @@ pub struct RequestContext {
     pub request_id: RequestId,
     /// The method being served.
     pub method: String,
-    /// The revision the request is served under.
-    pub revision: Revision,
+    /// What the request is served under: its revision, where its client's declarations are
+    /// read, and its cancellation.
+    pub scope: Scope,
     /// `params._meta` as sent (`None` when absent or not an object), kept as its text: a
     /// member is parsed when it is read ([`RequestContext::progress_token`]), the whole of it
     /// when a handler asks ([`RequestMeta::to_map`]).
     pub meta: Option<RequestMeta>,
-    /// Cancelled by `notifications/cancelled`, or when the connection ends (and, in the
-    /// stateless era, when a round ends because input is needed).
-    pub cancel: CancellationToken,
     /// The multi-round-trip state of a stateless request (answers so far, questions pending);
     /// `None` in the handshake era, where asking is a real server → client request.
     pub rounds: Option<Arc<Rounds>>,

@@ -10,6 +10,7 @@ use super::methods::{self, Route};
 use super::model::Server;
 use super::outgoing::Outgoing;
 use super::rounds::Rounds;
+use super::scope::{Declared, Scope};
 use super::session::Session;
 use super::sink::Sink;
 use crate::jsonrpc::{self, ErrorObject, Message, Request, RequestId};
@@ -33,18 +34,19 @@ pub enum Work {
 
 impl Server {
     /// The future that serves a begun request of connection `conn` (`None`: a request that
-    /// arrived outside any connection) on `session` (the connection's own in the handshake
-    /// era, the request's own in the stateless era): the handler runs until it answers or the
-    /// request is cancelled; a panic becomes `-32603`. With `stateless` (the era's rounds, the
-    /// method and revision its result is completed for) it also ends when the handler asks
-    /// the client something it has no answer for: the handler is dropped, the request answers
-    /// `input_required`, and the handler's token is cancelled so a handler blocked elsewhere
-    /// (a Python thread in `ctx.ask`) unwinds.
+    /// arrived outside any connection) on `session` (the connection, or the one that stands
+    /// for an exchange alone) under `declared` (the connection's declarations, or the
+    /// request's own): the handler runs until it answers or the request is cancelled; a panic
+    /// becomes `-32603`. With `stateless` (the era's rounds, the method and revision its
+    /// result is completed for) it also ends when the handler asks the client something it
+    /// has no answer for: the handler is dropped, the request answers `input_required`, and
+    /// the handler's token is cancelled so a handler blocked elsewhere (a Python thread in
+    /// `ctx.ask`) unwinds.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn serve(
         self: &Arc<Self>,
         conn: Option<&Arc<Session>>,
-        session: Arc<Session>,
+        (session, declared): (Arc<Session>, Declared),
         sink: Sink,
         mut req: Request,
         route: Route,
@@ -54,33 +56,36 @@ impl Server {
     ) -> BoxFuture<Option<Outgoing>> {
         // The completion is applied here, in the one future, rather than by a second boxed
         // future around it (an allocation and about 100 instructions a stateless request).
-        let (rounds, completion) = match stateless {
-            Some((rounds, method, revision)) => (Some(rounds), Some((method, revision))),
-            None => (None, None),
+        let (rounds, completion, revision) = match stateless {
+            Some((rounds, method, revision)) => (Some(rounds), Some((method, revision)), revision),
+            None => (None, None, session.revision()),
         };
         // Handlers read `_meta` from `RequestContext::meta`, never from their params (the
         // parser took it out of them).
         let meta = req.meta.take();
         let ctx = RequestContext {
             server: self.clone(),
-            revision: session.revision(),
+            scope: Scope {
+                revision,
+                declared,
+                // A child, so ending a round can stop the handler without cancelling the
+                // request.
+                cancel: cancel.child_token(),
+            },
             session,
             sink,
             request_id: req.id.clone(),
             method: req.method.clone(),
             meta,
-            // A child, so ending a round can stop the handler without cancelling the request.
-            cancel: cancel.child_token(),
             rounds: rounds.clone(),
             task: None,
             task_allowed: false,
         };
-        let handler_cancel = ctx.cancel.clone();
+        let handler_cancel = ctx.scope.cancel.clone();
         let server = self.clone();
         let conn = conn.cloned();
         Box::pin(async move {
             let id = req.id;
-            let session = ctx.session.clone();
             let serve = AssertUnwindSafe(methods::call(&server, ctx, route, params)).catch_unwind();
             let needed = async {
                 match &rounds {
@@ -118,9 +123,6 @@ impl Server {
                     }
                     (r, _) => Outgoing::One(outcome_message(id, r)),
                 });
-            if conn.as_ref().is_some_and(|c| !Arc::ptr_eq(&session, c)) {
-                session.close(); // a request's own session ends with it
-            }
             out
         })
     }

@@ -1,13 +1,13 @@
-//! Per-connection state in the handshake era: lifecycle phase, negotiated revision, what the
-//! client declared, its log level and subscriptions, the requests it has in flight (so
-//! `notifications/cancelled` can stop them), and the requests the server sent it (so their
-//! responses find their way back).
+//! A connection's state: its lifecycle phase, the requests it has in flight (so
+//! `notifications/cancelled` can stop them), the requests the server sent it (so their
+//! responses find their way back), its subscriptions and, in the handshake era, what
+//! `initialize` settled (revision, the client's declarations). What a single request is served
+//! under is its [`super::scope::Scope`].
 
+use super::scope::{log_message, Declarations};
 use super::sink::Sink;
 use crate::jsonrpc::{ErrorObject, Message, RequestId};
 use crate::lock::lock;
-use crate::protocol::envelope::Envelope;
-use crate::protocol::method_names::NotificationMethod;
 use crate::protocol::{LogFilter, LogLevel, Revision};
 use crate::traffic::TransportKind;
 use serde_json::Value;
@@ -28,9 +28,10 @@ pub enum Phase {
     Initializing,
     /// `notifications/initialized` arrived.
     Ready,
-    /// A connection that serves the stateless era (its first request carried a 2026 envelope):
-    /// each request brings its own client description and is served by a session of its own
-    /// ([`Session::for_request`]); the connection itself gets no broadcasts.
+    /// A connection that serves the stateless era (its first request carried a 2026 envelope),
+    /// or one that stands for a single stateless exchange, listen stream or task
+    /// ([`Session::standing`]): each request brings its own declarations
+    /// ([`super::scope::Scope`]); the connection itself gets no broadcasts.
     Stateless,
 }
 
@@ -41,70 +42,23 @@ pub struct SessionState {
     pub phase: Phase,
     /// The negotiated revision (set by `initialize`).
     pub revision: Option<Revision>,
-    /// `clientInfo` as the client sent it.
-    pub client_info: Option<ClientInfo>,
-    /// `capabilities` as the client sent it (an object; `{}` before `initialize`). Shared:
-    /// every `tools/call` reads it to decide which tools the client can see.
-    pub client_capabilities: Arc<Value>,
-    /// Which `notifications/message` go out: all until `logging/setLevel` (as the reference
-    /// server does); for a stateless request, what its envelope asked for.
-    pub log_filter: LogFilter,
-    /// URIs the client subscribed to with `resources/subscribe`.
+    /// What the client declared in `initialize` (its log level changed by
+    /// `logging/setLevel`); for a standing connection, what the request it stands for declared.
+    pub declared: Declarations,
+    /// URIs the client subscribed to with `resources/subscribe` (a listen stream: its
+    /// `resourceSubscriptions`).
     pub subscriptions: HashSet<String>,
 }
 
-/// A client's `clientInfo`: from `initialize`, or shared with a stateless request's envelope
-/// (copied only when read: few handlers look at it).
-#[derive(Debug, Clone)]
-pub enum ClientInfo {
-    /// From `initialize`.
-    Value(Value),
-    /// From a stateless request's `_meta`.
-    Sent(Arc<Value>),
-}
-
-impl ClientInfo {
-    /// The identity, as a value.
-    pub fn to_value(&self) -> Value {
-        match self {
-            Self::Value(v) => v.clone(),
-            Self::Sent(sent) => Value::clone(sent),
-        }
-    }
-
-    /// The client's `name`, if it gave one (a string).
-    pub fn name(&self) -> Option<String> {
-        let name = |v: &Value| v.get("name").and_then(Value::as_str).map(str::to_owned);
-        match self {
-            Self::Value(v) => name(v),
-            Self::Sent(sent) => name(sent),
-        }
-    }
-}
-
 impl SessionState {
-    /// Before `initialize` (or a stateless request's envelope): nothing declared, every log
-    /// message wanted (as the reference server does until `logging/setLevel`).
+    /// Before `initialize`: nothing declared.
     fn fresh() -> Self {
         Self {
             phase: Phase::New,
             revision: None,
-            client_info: None,
-            client_capabilities: crate::protocol::capabilities::declared_none(),
-            log_filter: LogFilter::All,
+            declared: Declarations::none(),
             subscriptions: HashSet::new(),
         }
-    }
-
-    /// Takes on what a stateless request's envelope declares: its revision, the client's
-    /// capabilities and identity, and the log level it asked for (none: no log messages).
-    fn take_envelope(&mut self, envelope: Envelope) {
-        self.revision = Some(envelope.revision);
-        self.client_info = envelope.client_info.map(ClientInfo::Sent);
-        self.client_capabilities = envelope.client_capabilities;
-        self.log_filter = envelope
-            .log_level
-            .map_or(LogFilter::Off, LogFilter::AtLeast);
     }
 }
 
@@ -161,38 +115,23 @@ impl Session {
         Self::with_state(id, transport, sink, CancellationToken::new(), state)
     }
 
-    /// The session of one stateless request on connection `id`: ready at once, with the
-    /// revision, capabilities, identity and log filter of the request's envelope. It is not
-    /// registered with the server (a stateless client hears of changes only through
-    /// `subscriptions/listen`), and it closes when `closed` fires (the request ends), which
-    /// stops anything a handler started for it. The envelope is taken, not borrowed, and its
-    /// `clientInfo` stays text ([`ClientInfo::Sent`]) until someone reads it.
-    pub fn for_request(
+    /// A connection that stands for one stateless exchange (an HTTP POST without a session),
+    /// listen stream or task on connection `id`: in phase [`Phase::Stateless`], serving the
+    /// client as `declared` (what the request that opened it declared), and ending when
+    /// `closed` fires (the exchange, the stream or the task ends), which stops anything a
+    /// handler started on it. It is not registered with the server: a stateless client hears
+    /// of changes only through `subscriptions/listen`.
+    pub fn standing(
         id: Arc<str>,
         transport: TransportKind,
         sink: Sink,
-        envelope: Envelope,
         closed: CancellationToken,
+        declared: Declarations,
     ) -> Self {
         let mut state = SessionState::fresh();
-        state.phase = Phase::Ready;
-        state.take_envelope(envelope);
+        state.phase = Phase::Stateless;
+        state.declared = declared;
         Self::with_state(id, transport, sink, closed, state)
-    }
-
-    /// A copy of this (per-request) session that lives on after the request, closing with
-    /// `closed` instead: a stateless task's work runs in it. It sends no log messages (the
-    /// tasks extension: none for a task).
-    pub fn detached(&self, closed: CancellationToken) -> Self {
-        let mut state = self.state();
-        state.log_filter = LogFilter::Off;
-        Self::with_state(
-            self.id.clone(),
-            self.transport,
-            self.sink.clone(),
-            closed,
-            state,
-        )
     }
 
     /// A session with this state and close token, nothing in flight.
@@ -239,7 +178,7 @@ impl Session {
 
     /// Which log messages the client receives.
     pub fn log_filter(&self) -> LogFilter {
-        lock(&self.state).log_filter
+        lock(&self.state).declared.log_filter
     }
 
     /// The negotiated revision, or the newest handshake revision before `initialize`.
@@ -323,19 +262,7 @@ impl Session {
 
     /// Sends `notifications/message` on `sink` unless the client's level filters it out.
     pub fn log_to(&self, sink: &Sink, level: LogLevel, data: Value, logger: Option<&str>) -> bool {
-        if !self.log_filter().allows(level) {
-            return false;
-        }
-        let mut params = serde_json::Map::new();
-        params.insert("level".into(), level.as_str().into());
-        if let Some(l) = logger {
-            params.insert("logger".into(), l.into());
-        }
-        params.insert("data".into(), data);
-        sink.send(&Message::notification(
-            NotificationMethod::Message.as_str(),
-            Some(Value::Object(params)),
-        ))
+        self.log_filter().allows(level) && sink.send(&log_message(level, data, logger))
     }
 
     /// Per-session state of type `T` owned by whoever defines `T` (a catalog's timers, say),

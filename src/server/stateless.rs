@@ -1,7 +1,7 @@
 //! The stateless era's gate (2026-07-28). A request is served statelessly when its `_meta`
 //! carries the envelope (`io.modelcontextprotocol/protocolVersion`), or when it arrives on a
 //! connection that already serves that era; it is then described by its own envelope instead of
-//! a handshake, served by a session of its own ([`Session::for_request`]), and its result is
+//! a handshake (its [`super::scope::Scope`] holds what the envelope declares), and its result is
 //! completed the way every stateless result must be ([`complete`]). Handlers and
 //! `RequestContext` are the same in both eras.
 
@@ -11,6 +11,7 @@ use super::exchange::{Exchange, Origin};
 use super::methods::Route;
 use super::model::Server;
 use super::rounds::Rounds;
+use super::scope::{Declarations, Declared};
 use super::session::{Phase, Session};
 use super::sink::{Outgoing, Sink};
 use crate::jsonrpc::{ErrorObject, Message, Request};
@@ -30,8 +31,8 @@ impl Server {
     }
 
     /// Serves a stateless request from `origin`: params, method, then the envelope the
-    /// [`Exchange`] read, then the handler on a session of the request's own, which ends with
-    /// it. `frame` is the request's wire text (`None` inside a batch), which its rounds re-read
+    /// [`Exchange`] read, then the handler under the envelope's declarations (on its
+    /// connection, or on one that stands for the exchange and ends with it). `frame` is the request's wire text (`None` inside a batch), which its rounds re-read
     /// if they need the arguments.
     pub(super) fn handle_stateless(
         self: &Arc<Self>,
@@ -91,21 +92,26 @@ impl Server {
             Origin::Alone(alone) => (None, (0, alone.ended.clone())),
         };
         // Everything the request's handler sends is recorded as of the request's revision.
-        let revision = envelope.revision;
+        let (revision, declarations) = Declarations::of_envelope(envelope);
         let tagged = sink.clone().tagged(revision);
-        let session = Arc::new(Session::for_request(
-            origin.conn().clone(),
-            origin.transport(),
-            tagged.clone(),
-            envelope,
-            match conn {
-                Some(_) => begun.1.child_token(),
-                None => begun.1.clone(),
-            },
-        ));
+        // On a connection the declarations are the request's own; an exchange alone is a
+        // connection of its own that serves the client as its request declared, and ends with it.
+        let served = match origin {
+            Origin::Connection(conn) => (conn.clone(), Declared::Request(Arc::new(declarations))),
+            Origin::Alone(alone) => (
+                Arc::new(Session::standing(
+                    alone.conn.clone(),
+                    alone.transport,
+                    tagged.clone(),
+                    begun.1.clone(),
+                    declarations,
+                )),
+                Declared::Connection,
+            ),
+        };
         Work::Task(self.serve(
             conn,
-            session,
+            served,
             tagged,
             req,
             route,

@@ -17,8 +17,8 @@ use crate::protocol::LogLevel;
 use crate::server::context::ASK_TIMEOUT;
 use crate::server::handler::{tool_fn, HandlerError};
 use crate::server::registry::{Registry, Tool};
-use crate::server::session::{ClientInfo, Session};
-use crate::server::sink::Sink;
+use crate::server::scope::ClientInfo;
+use crate::server::session::Session;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -38,8 +38,8 @@ pub fn tools() -> Result<Vec<Tool>, Error> {
 #[derive(Default)]
 struct Roots(Mutex<Option<Vec<Value>>>);
 
-/// Keeps the roots of a `roots/list` result and says so in a log message on `sink`.
-fn remember_roots(session: &Session, sink: &Sink, result: &Value) -> Vec<Value> {
+/// The roots of a `roots/list` result, and the log message that says what arrived.
+fn roots_received(result: &Value) -> (Vec<Value>, Value) {
     let roots = result
         .get("roots")
         .and_then(Value::as_array)
@@ -53,15 +53,11 @@ fn remember_roots(session: &Session, sink: &Sink, result: &Value) -> Vec<Value> 
             roots.len()
         )
     };
-    session.log_to(
-        sink,
-        LogLevel::Info,
-        Value::String(text),
-        Some("everything-server"),
-    );
-    *crate::lock::lock(&session.extension::<Roots>().0) = Some(roots.clone());
-    roots
+    (roots, Value::String(text))
 }
+
+/// The logger the roots messages name.
+const ROOTS_LOGGER: &str = "everything-server";
 
 /// The roots sync outside any client request (after `initialized`, on `list_changed`): asked on
 /// the session's own stream — over HTTP the standalone stream, which a client may never open.
@@ -76,7 +72,9 @@ async fn sync_roots(session: Arc<Session>) {
     .await;
     match asked {
         Ok(Ok(result)) => {
-            remember_roots(&session, &sink, &result);
+            let (roots, said) = roots_received(&result);
+            session.log_to(&sink, LogLevel::Info, said, Some(ROOTS_LOGGER));
+            *crate::lock::lock(&session.extension::<Roots>().0) = Some(roots);
         }
         Ok(Err(e)) => {
             tracing::warn!(session = %session.id, "Failed to request roots from client: {}", e.message);
@@ -94,7 +92,7 @@ pub fn hooks(registry: &mut Registry, options: &Options, announced: Vec<String>)
     registry
         .on_initialized
         .push(Arc::new(move |server, session| {
-            let capabilities = session.read(|s| s.client_capabilities.clone());
+            let capabilities = session.read(|s| s.declared.client_capabilities.clone());
             let registry = server.registry();
             let visible = announced
                 .iter()
@@ -120,7 +118,7 @@ pub fn hooks(registry: &mut Registry, options: &Options, announced: Vec<String>)
         .on_notification
         .push(Arc::new(|_server, session, method, _params| {
             if method == NotificationMethod::RootsListChanged.as_str()
-                && session.read(|s| s.client_capabilities.get("roots").is_some())
+                && session.read(|s| s.declared.client_capabilities.get("roots").is_some())
             {
                 // What we knew is stale now: until the sync is answered (if ever, see
                 // `sync_roots`), `get-roots-list` asks the client itself.
@@ -138,13 +136,28 @@ fn get_roots_list() -> Result<Tool, Error> {
             json!({ "type": "object", "properties": {} }),
             annotations(true, false, true, false),
         ).serve(tool_fn(|ctx, _| async move {
-            let cached = crate::lock::lock(&ctx.session.extension::<Roots>().0).clone();
+            // The roots are the session's in the handshake era; a stateless request is asked
+            // for its own every time.
+            let handshake = ctx.scope.revision.has_handshake();
+            let cached = if handshake {
+                crate::lock::lock(&ctx.session.extension::<Roots>().0).clone()
+            } else {
+                None
+            };
             let roots = match cached {
                 Some(r) if !r.is_empty() => r,
                 // Asked on this request's stream (over HTTP the POST's), like sampling and
                 // elicitation: a client need not open the standalone stream.
                 _ => match ctx.list_roots().await {
-                    Ok(result) => remember_roots(&ctx.session, &ctx.sink, &result),
+                    Ok(result) => {
+                        let (roots, said) = roots_received(&result);
+                        ctx.log(LogLevel::Info, said, Some(ROOTS_LOGGER));
+                        if handshake {
+                            *crate::lock::lock(&ctx.session.extension::<Roots>().0) =
+                                Some(roots.clone());
+                        }
+                        roots
+                    }
                     Err(e) => {
                         tracing::warn!(session = %ctx.session.id, "Failed to request roots from client: {}", e.message);
                         Vec::new()
@@ -216,8 +229,9 @@ fn trigger_url_elicitation() -> Result<Tool, Error> {
             // outlive it so the retry proceeds (kept per client identity, process-wide).
             let (owner, markers) = if ctx.rounds.is_some() {
                 let who = ctx
-                    .session
-                    .read(|s| s.client_info.as_ref().map(ClientInfo::to_value))
+                    .client_info()
+                    .as_ref()
+                    .map(ClientInfo::to_value)
                     .unwrap_or_default();
                 (who.to_string(), STATELESS_URL_ERROR_MARKERS.clone())
             } else {

@@ -133,14 +133,14 @@ pub fn toggle_subscriber_updates(options: &Options) -> Result<Tool, Error> {
 }
 
 /// What a toggle answers in the stateless era (2026-07-28): there is no session to keep its
-/// timer in (each request has a session of its own that ends with it), so it starts nothing
+/// timer in (a connection holds nothing for its requests' client), so it starts nothing
 /// and says so, with where the era delivers such notifications instead. An error result, so a
 /// client cannot mistake it for a timer that runs.
 fn sessionless(ctx: &RequestContext, tool: &str, instead: &str) -> Option<Value> {
-    if ctx.revision.has_handshake() {
+    if ctx.scope.revision.has_handshake() {
         return None;
     }
-    let text = format!("{tool} needs a session, and protocol {} has none (each request stands alone): nothing was started. {instead}", ctx.revision);
+    let text = format!("{tool} needs a session, and protocol {} has none (each request stands alone): nothing was started. {instead}", ctx.scope.revision);
     Some(json!({ "content": [{ "type": "text", "text": text }], "isError": true }))
 }
 

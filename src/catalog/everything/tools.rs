@@ -312,12 +312,12 @@ fn gzip_file_as_resource() -> Result<Tool, Error> {
             let blob = base64::engine::general_purpose::STANDARD.encode(gzip(&content));
             let uri = format!("demo://resource/session/{name}");
             let contents = json!({ "uri": uri, "mimeType": "application/gzip", "blob": blob });
-            if !ctx.revision.has_handshake() {
+            if !ctx.scope.revision.has_handshake() {
                 // The stateless era has no session to keep the resource for a later read: a
                 // link would point at nothing, so the file comes inline, and the answer says why.
                 let mut content = vec![json!({ "type": "resource", "resource": contents })];
                 if output != "resource" {
-                    let why = format!("Returned inline instead of as a resource link: protocol {} has no session in which {uri} could be kept for a later read.", ctx.revision);
+                    let why = format!("Returned inline instead of as a resource link: protocol {} has no session in which {uri} could be kept for a later read.", ctx.scope.revision);
                     content.push(json!({ "type": "text", "text": why }));
                 }
                 return Ok(json!({ "content": content }));

@@ -127,7 +127,7 @@ pub fn start_elicitation() -> Result<Tool, Error> {
 /// After `initialized`: ask a client with roots for them (logging what came back), or log that
 /// it has none.
 pub fn initial_roots(session: &Arc<Session>) {
-    let capabilities = session.read(|s| s.client_capabilities.clone());
+    let capabilities = session.read(|s| s.declared.client_capabilities.clone());
     if capabilities.get("roots").is_some() {
         let session = session.clone();
         // Not made for a client request, so on the session's (standalone) stream, bounded by

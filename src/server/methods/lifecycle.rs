@@ -6,7 +6,8 @@ use crate::protocol::envelope;
 use crate::protocol::revision::negotiate;
 use crate::protocol::Revision;
 use crate::server::model::Server;
-use crate::server::session::{ClientInfo, Phase, Session};
+use crate::server::scope::ClientInfo;
+use crate::server::session::{Phase, Session};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -78,8 +79,8 @@ pub fn initialize(
     session.update(|s| {
         s.phase = Phase::Initializing;
         s.revision = Some(revision);
-        s.client_info = Some(ClientInfo::Value(client_info));
-        s.client_capabilities = Arc::new(capabilities);
+        s.declared.client_info = Some(ClientInfo::Value(client_info));
+        s.declared.client_capabilities = Arc::new(capabilities);
     });
     let mut result = Map::new();
     result.insert("protocolVersion".into(), revision.as_str().into());

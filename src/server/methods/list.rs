@@ -43,7 +43,7 @@ impl<'a> ListRequest<'a> {
         definitions: impl ExactSizeIterator<Item = &'d Map<String, Value>>,
         pager: Option<&Pager>,
     ) -> Result<Value, ErrorObject> {
-        let revision = self.ctx.revision;
+        let revision = self.ctx.scope.revision;
         match pager {
             Some(pager) => list_page_with(key, definitions, self.params, pager, shape, revision),
             None => {

@@ -11,6 +11,6 @@ pub fn set_level(ctx: &RequestContext, params: &Map<String, Value>) -> Result<Va
         .parse()
         .map_err(ErrorObject::invalid_params)?;
     ctx.session
-        .update(|s| s.log_filter = LogFilter::AtLeast(level));
+        .update(|s| s.declared.log_filter = LogFilter::AtLeast(level));
     Ok(Value::Object(Map::new()))
 }

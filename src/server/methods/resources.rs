@@ -65,7 +65,7 @@ pub async fn read(
     } else {
         // SEP-2164: the stateless era standardizes on -32602 (with the URI in `data`); the
         // handshake era keeps the -32002 its clients know.
-        let code = if ctx.revision.has_handshake() {
+        let code = if ctx.scope.revision.has_handshake() {
             RESOURCE_NOT_FOUND
         } else {
             crate::jsonrpc::code::INVALID_PARAMS

@@ -22,14 +22,14 @@ const PAGE: usize = 10;
 /// Who is asking: the session in the handshake era; nobody in particular in the stateless era
 /// (the task id is the key).
 fn scope(ctx: &RequestContext) -> Option<&str> {
-    ctx.revision.has_handshake().then(|| &*ctx.session.id)
+    ctx.scope.revision.has_handshake().then(|| &*ctx.session.id)
 }
 
 /// Refuses the tasks methods to a client that cannot have tasks: before 2025-11-25 they do not
 /// exist (`-32601`); a stateless request must declare the extension (`-32021`).
 fn gate(ctx: &RequestContext) -> Result<(), ErrorObject> {
-    if ctx.revision.has_handshake() {
-        if !ctx.revision.has_tasks() {
+    if ctx.scope.revision.has_handshake() {
+        if !ctx.scope.revision.has_tasks() {
             return Err(ErrorObject::method_not_found(&ctx.method));
         }
         return Ok(());
@@ -52,7 +52,7 @@ fn find_or(
     gate(ctx)?;
     let id = required_str(params, "taskId")?;
     server.tasks.get(id, scope(ctx)).ok_or_else(|| {
-        invalid(if ctx.revision.has_handshake() {
+        invalid(if ctx.scope.revision.has_handshake() {
             not_found(id)
         } else {
             format!("Invalid params: unknown task {id}")
@@ -96,7 +96,7 @@ pub async fn result(
     task.mailbox.attach(ctx.sink.outlet());
     let settled = tokio::select! {
         () = task.settled() => true,
-        () = ctx.cancel.cancelled() => false,
+        () = ctx.scope.cancel.cancelled() => false,
     };
     task.mailbox.detach();
     if !settled {
@@ -165,7 +165,7 @@ pub fn cancel(
     ctx: &RequestContext,
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
-    let handshake = ctx.revision.has_handshake();
+    let handshake = ctx.scope.revision.has_handshake();
     let task = find(server, ctx, params)?;
     let cancelled = task.cancel(CANCELLED_BY_CLIENT);
     if !handshake {

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 pub fn list(request: &ListRequest<'_>) -> Result<Value, ErrorObject> {
     let registry = request.server.registry();
     let capabilities = request.ctx.client_capabilities();
-    let handshake = request.ctx.revision.has_handshake();
+    let handshake = request.ctx.scope.revision.has_handshake();
     let visible: Vec<_> = registry
         .tools
         .values()
@@ -42,7 +42,7 @@ pub async fn call(
     let tool = registry
         .tools
         .get(name)
-        .filter(|t| t.visible_to(&capabilities, ctx.revision.has_handshake()));
+        .filter(|t| t.visible_to(&capabilities, ctx.scope.revision.has_handshake()));
     let Some(tool) = tool else {
         return Err(match registry.dialect {
             Some(d) => (d.unknown_tool)(name),
@@ -104,7 +104,7 @@ async fn run(
     arguments: Map<String, Value>,
     name: &str,
 ) -> Result<Value, ErrorObject> {
-    let revision = ctx.revision;
+    let revision = ctx.scope.revision;
     match handler(ctx, arguments).await {
         Ok(Value::Object(mut result)) => {
             if !revision.has_structured_output() {

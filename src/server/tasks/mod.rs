@@ -29,6 +29,7 @@ pub use store::TaskStore;
 pub use task::{Status, Task, TaskEra, TaskSupport};
 
 use super::context::RequestContext;
+use super::scope::{Declared, Scope};
 use super::session::Session;
 use super::sink::Sink;
 use crate::jsonrpc::{ErrorObject, Message};
@@ -89,7 +90,7 @@ pub fn decide(
     if ctx.task.is_some() {
         return Decision::Call; // already inside a task (a tool calling a tool)
     }
-    if !ctx.revision.has_handshake() {
+    if !ctx.scope.revision.has_handshake() {
         // The extension: the server decides; a legacy `task` param changes nothing.
         return match (support, client_declares_extension(ctx)) {
             (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => Decision::Call,
@@ -101,7 +102,7 @@ pub fn decide(
     }
     // Before 2025-11-25 nobody can ask for a task (a `task` param means nothing), so a tool
     // that runs only as one is refused as the reference refuses it, whatever the revision.
-    let asked = ctx.revision.has_tasks() && task_param.is_some_and(Value::is_object);
+    let asked = ctx.scope.revision.has_tasks() && task_param.is_some_and(Value::is_object);
     match (support, asked) {
         (TaskSupport::Forbidden, false) | (TaskSupport::Optional, false) => Decision::Call,
         (TaskSupport::Optional | TaskSupport::Required, true) => Decision::Task,
@@ -132,7 +133,7 @@ where
     Fut: Future<Output = Result<Value, ErrorObject>> + Send + 'static,
 {
     let server = ctx.server.clone();
-    let handshake = ctx.revision.has_handshake();
+    let handshake = ctx.scope.revision.has_handshake();
     let (era, scope, cancel) = if handshake {
         (
             TaskEra::Handshake,
@@ -162,7 +163,7 @@ where
             session.id.clone(),
         )
     };
-    let (session, sink) = if handshake {
+    let (session, sink, declared) = if handshake {
         let session = ctx.session.clone();
         // Over Streamable HTTP the call's stream is answered and gone: the work's messages wait
         // in the task's mailbox for a `tasks/result` stream. Elsewhere the connection carries
@@ -172,13 +173,20 @@ where
         } else {
             session.sink.clone()
         };
-        (session, sink)
+        (session, sink, ctx.scope.declared.clone())
     } else {
-        // Progress and log messages are not sent for a stateless task (SEP-2663): its session
-        // logs nothing and its sink is a mailbox nobody opens.
-        let session = Arc::new(ctx.session.detached(cancel.clone()));
-        let sink = mailbox_sink(&session);
-        (session, sink)
+        // Progress and log messages are not sent for a stateless task (SEP-2663): it runs on a
+        // connection of its own that logs nothing, ends with the task, and whose sink is a
+        // mailbox nobody opens.
+        let sink = mailbox_sink(&ctx.session);
+        let session = Arc::new(Session::standing(
+            ctx.session.id.clone(),
+            ctx.session.transport,
+            sink.clone(),
+            cancel.clone(),
+            ctx.declarations().without_logs(),
+        ));
+        (session, sink, Declared::Connection)
     };
     let meta = if handshake {
         ctx.meta.clone()
@@ -191,9 +199,12 @@ where
         sink,
         request_id: ctx.request_id.clone(),
         method: ctx.method.clone(),
-        revision: ctx.revision,
+        scope: Scope {
+            revision: ctx.scope.revision,
+            declared,
+            cancel: cancel.clone(),
+        },
         meta,
-        cancel: cancel.clone(),
         rounds: None,
         task: Some(task.clone()),
         task_allowed: false,

@@ -1,7 +1,7 @@
 //! Streamable HTTP in the stateless era (2026-07-28): a POST that carries the envelope (or the
 //! `MCP-Protocol-Version: 2026-07-28` header) is served on its own, with no session: an exchange
-//! alone ([`Alone`]), whose request the dispatcher serves on a session of its own, and whose
-//! end (the answer sent, or its stream dropped) is the request's.
+//! alone ([`Alone`]), whose request the dispatcher serves on a connection that stands for the
+//! exchange, and whose end (the answer sent, or its stream dropped) is the request's.
 //!
 //! The answer is `application/json` when the handler emitted nothing before its result (as both
 //! official SDKs answer), and an SSE stream once it emits a related notification (progress, a
