@@ -859,6 +859,69 @@ async fn handlers_see_the_meta_that_was_sent_in_the_stateless_era() {
     assert_eq!(r["result"]["token"], "p1");
 }
 
+/// Returns what the client declared for this request: its capabilities and identity.
+fn declared_tool() -> Tool {
+    test_tool(
+        "declared",
+        tool_fn(|ctx, _| async move {
+            let info = ctx.client_info().map(|i| i.to_value());
+            Ok(json!({ "content": [], "capabilities": *ctx.client_capabilities(), "client": info }))
+        }),
+    )
+}
+
+/// Stateless requests on one connection are each served under their own envelope: the
+/// connection keeps no declarations between them (capabilities, identity, log level).
+#[tokio::test]
+async fn each_stateless_request_on_a_connection_is_served_under_its_own_envelope() {
+    let s = server(None);
+    s.add_tool(declared_tool());
+    let mut c = Client::new(&s);
+    let envelope = |caps: Value, name: &str, level: Option<&str>| {
+        let mut meta = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": caps,
+            "io.modelcontextprotocol/clientInfo": { "name": name, "version": "1" },
+        });
+        if let Some(level) = level {
+            meta["io.modelcontextprotocol/logLevel"] = json!(level);
+        }
+        meta
+    };
+    let asks = [
+        (1, json!({ "sampling": {} }), "a"),
+        (2, json!({}), "b"),
+        (3, json!({ "roots": {} }), "a"),
+    ];
+    for (id, caps, name) in asks {
+        let params = json!({ "name": "declared", "arguments": {}, "_meta": envelope(caps.clone(), name, None) });
+        let r = c.request(id, "tools/call", params).await;
+        assert_eq!(r["result"]["capabilities"], caps, "request {id}");
+        assert_eq!(r["result"]["client"]["name"], name, "request {id}");
+    }
+    // The log level is the request's own too: debug and up, none, error and up.
+    for (id, level, expected) in [
+        (4, Some("debug"), vec!["quiet", "loud"]),
+        (5, None, vec![]),
+        (6, Some("error"), vec!["loud"]),
+    ] {
+        let params =
+            json!({ "name": "log", "arguments": {}, "_meta": envelope(json!({}), "a", level) });
+        c.send_json(
+            json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params }),
+        );
+        let mut logged = Vec::new();
+        loop {
+            let m = c.recv().await;
+            if m["id"] == id {
+                break;
+            }
+            logged.push(m["params"]["data"].as_str().unwrap_or_default().to_string());
+        }
+        assert_eq!(logged, expected, "request {id} (logLevel {level:?})");
+    }
+}
+
 /// Requests answered on one handshake-era (2025-11-25) connection, in order: unknown names and
 /// bad params; a panicking handler (`-32603`, and its id is free again); an ask the client
 /// cannot answer; the `_meta` a handler sees. Each row: what it shows, the request's id, method

@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "server::config",
             "server::sink",
             "server::outgoing",
+            "server::scope",
             "server::session",
             "server::request_state",
             "server::rounds",
