@@ -909,7 +909,7 @@ service in front of the router instead of two `from_fn` middlewares, which clone
 inner service, boxed a `Next` and a future per layer per request (17 of a request's 88
 allocations, about 2.5k instructions), and a request's recorded headers are found in one pass
 over its headers instead of six hashed lookups. The stateless era: a request's `_meta` is kept
-as its text and read member by member (`src/meta.rs`: no `preserve_order` maps for the
+as its text and read member by member (`src/protocol/meta.rs`: no `preserve_order` maps for the
 envelope, `clientInfo` parsed only when a handler reads it; about 4k); a result's
 `resultType`, cache hints and `serverInfo` `_meta` are written as prepared text around the
 handler's members when the answer is encoded, not merged into its value (about 5k); and an HTTP
@@ -924,6 +924,19 @@ walking the ~200 extra bytes), the header checks (about 1k), the connection's se
 1k), against the stateful answer's SSE framing and event ids. Interleaved A/B rounds on a quiet
 machine at 56.5k (16 connections, 4 s each): stateless / stateful 0.97-1.06, stateful
 0.58-0.68 and stateless 0.61-0.69 of bare axum.
+
+The structure issue (2026-12-02: one exchange decision, a request's `Scope` apart from its
+connection, layers, one JSON parse path, the seams) was a refactor held to +3% of its base
+commit's instructions (`python -m bench.callgrind`): stateful 52.7k (+0.3%), stateless 55.5k
+(+1.3%), the Python-registered echo 136.2k (+0.8%). The machine of this run is not the one of
+the runs above: side by side on it, the base commit (6d73070) and the refactor measure alike,
+run for run interleaved (16 connections, tape on): 0.76 / 0.72 and 0.73 / 0.71 of the ceiling
+stateful, 0.72 / 0.69 and 0.75 / 0.69 stateless, stateless / stateful 1.00 / 1.00 / 1.04 and
+1.01 / 0.95 / 0.96; against the reference the base reads 18.4x and the refactor 19.0x. On this
+machine the reference answers relatively faster than on the earlier one (28.5x there), so the
+20x bound and the stateless / stateful >= 1 bound (a ratio of two figures within a few percent of
+each other) miss in this run for both commits alike. The tasks memory figure is as noisy:
+1.09 and 1.15 for the base commit, 1.04 for the refactor, in consecutive runs.
 """
 """How the figures are taken and what the profile showed; appended to the report."""
 
