@@ -10,6 +10,9 @@ pub enum Error {
     /// A configuration value is wrong (unknown catalog, unknown revision, bad limit).
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// A fault rule (or fault file) is malformed.
+    #[error("invalid fault rule: {0}")]
+    Fault(String),
     /// The server was stopped and cannot serve any more.
     #[error("the server is stopped")]
     Stopped,

@@ -28,6 +28,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 pub mod catalog;
 pub mod error;
 pub mod fast_map;
+pub mod faults;
 pub mod field;
 pub mod jsnum;
 pub mod jsonrpc;

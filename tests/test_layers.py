@@ -64,6 +64,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         ],
     ),
     ("server", ["server"]),
+    ("faults", ["faults"]),
     ("catalogs", ["catalog"]),
     ("transports", ["transport"]),
     ("options", ["options"]),

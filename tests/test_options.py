@@ -15,7 +15,8 @@ from everything_mcp.options import HttpOptions, Options, ServerOptions
 def test_the_typed_dicts_name_exactly_the_rust_options() -> None:
     assert ServerOptions.__optional_keys__ == set(_core.SERVER_OPTIONS)
     assert HttpOptions.__optional_keys__ == set(_core.HTTP_OPTIONS)
-    assert Options.__optional_keys__ == set(_core.SERVER_OPTIONS) | set(_core.HTTP_OPTIONS)
+    # The fixtures take the fault rules to put in force too.
+    assert Options.__optional_keys__ == set(_core.SERVER_OPTIONS) | set(_core.HTTP_OPTIONS) | {"faults"}
     assert not ServerOptions.__required_keys__ and not HttpOptions.__required_keys__
 
 

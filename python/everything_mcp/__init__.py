@@ -23,6 +23,7 @@ from ._core import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .authoring import Call, Context, Handle, RpcError, content
+    from .faults import FaultRule, Faults
     from .options import HttpOptions, ServerOptions
     from .server import Server
     from .tasks import GatedTask, TaskEnded, TaskGate, TaskInfo
@@ -37,6 +38,8 @@ _LAZY = {
     "HttpOptions": "options",
     "ServerOptions": "options",
     "Server": "server",
+    "FaultRule": "faults",
+    "Faults": "faults",
     "GatedTask": "tasks",
     "TaskEnded": "tasks",
     "TaskGate": "tasks",
@@ -55,6 +58,8 @@ __all__ = [
     "ConnectionClosedError",
     "Context",
     "EverythingMcpError",
+    "FaultRule",
+    "Faults",
     "GatedTask",
     "Handle",
     "HttpOptions",

@@ -153,6 +153,18 @@ class Server:
         """How many frames were recorded so far."""
     def clear_traffic(self) -> None:
         """Forget the in-memory traffic."""
+    def add_fault(self, rule: str) -> str:
+        """Put a fault rule (JSON text) in force; return its id."""
+    def load_faults(self, text: str) -> list[str]:
+        """Put every rule of a fault file's text in force (all or none); return their ids."""
+    def faults(self) -> list[str]:
+        """The fault rules in force, each JSON text with its hits."""
+    def fault_hits(self, id: str) -> int | None:
+        """How many frames rule id acted on; None when it is not in force."""
+    def remove_fault(self, id: str) -> bool:
+        """Take fault rule id out; whether it was in force."""
+    def clear_faults(self) -> None:
+        """Take every fault rule out."""
     def notify_resource_updated(self, uri: str) -> int:
         """Send notifications/resources/updated to subscribers of uri; return how many."""
     def notify_list_changed(self, kind: str) -> None:

@@ -51,6 +51,7 @@ def _server_defaults() -> dict[str, Any]:
     list_changed = os.environ.get("MCP_TEST_SEND_LIST_CHANGED")
     defaults: dict[str, Any] = {name: None for name in _core.SERVER_OPTIONS if name not in _FIXED}
     defaults["log_level"] = "warn"
+    defaults["faults"] = None
     defaults["update_delay"] = float(delay) if delay else None
     defaults["send_list_changed"] = list_changed.lower() == "true" if list_changed else None
     return defaults
@@ -153,6 +154,11 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
     defaults = _core.DEFAULTS
     p.set_defaults(**_server_defaults())
     p.add_argument("--record", metavar="FILE", help="append every frame in and out to FILE as JSON lines")
+    p.add_argument(
+        "--faults",
+        metavar="FILE",
+        help='put the fault rules of FILE in force (a JSON array of rules, or {"rules": [...]}; docs/faults.md)',
+    )
     p.add_argument(
         "--log-level",
         metavar="LEVEL",
@@ -347,6 +353,19 @@ def _client_config(client: str, name: str, port: int) -> dict[str, Any]:
     return {"stdio": stdio, "http": {"url": url, "start": [sys.executable, "-m", "everything_mcp", "http"]}}
 
 
+def _load_faults(server: _core.Server, path: str) -> None:
+    """Puts the rules of the fault file at ``path`` in force; its errors name the file."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise _core.ConfigError(f"--faults {path}: {e.strerror or e}") from e
+    try:
+        server.load_faults(text)
+    except _core.ConfigError as e:
+        raise _core.ConfigError(f"--faults {path}: {e}") from e
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -369,6 +388,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The binding itself, not `Server`: the authoring machinery `Server` brings along would
         # add a third to the start-up time of every stdio client's spawn.
         server = _core.Server(**_given(ns, _core.SERVER_OPTIONS), **_FIXED)
+        if ns.faults:
+            _load_faults(server, ns.faults)
         if ns.command != "stdio":
             server.start_http(ns.host, ns.port, **_given(ns, _core.HTTP_OPTIONS))
     except (_core.EverythingMcpError, OSError) as e:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TypedDict
+from typing import Any, TypedDict
 
 __all__ = ["HttpOptions", "Options", "ServerOptions"]
 
@@ -59,4 +59,7 @@ class HttpOptions(TypedDict, total=False):
 
 class Options(ServerOptions, HttpOptions, total=False):
     """Both groups, as the pytest fixtures and ``@pytest.mark.everything_mcp(...)`` take them (each
-    server they start serves HTTP on an ephemeral loopback port)."""
+    server they start serves HTTP on an ephemeral loopback port), plus the fault rules to put in
+    force before the test (``faults=[{"match": ..., "action": ...}]``, docs/faults.md)."""
+
+    faults: list[dict[str, Any]] | None

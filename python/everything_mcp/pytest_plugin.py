@@ -86,7 +86,10 @@ def _start(item: pytest.Item, options: dict[str, Any]) -> Server:
 
     # The listener's options go to `start_http`, the rest (unknown ones too) to `Server`.
     http = {k: options.pop(k) for k in list(options) if k in _core.HTTP_OPTIONS}
+    faults = options.pop("faults", None) or []
     srv = Server(**options)
+    for rule in faults:
+        srv.faults.add_rule(rule)
     srv.start_http(**http)
     item.stash.setdefault(_SERVERS, []).append(srv)
     return srv

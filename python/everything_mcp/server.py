@@ -18,6 +18,7 @@ from .authoring import input_schema as schema_of  # `tool()` has an `input_schem
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from .faults import Faults
     from .options import HttpOptions, ServerOptions
     from .tasks import TaskGate, TaskInfo
     from .traffic import TrafficRecord, TrafficView
@@ -171,6 +172,14 @@ class Server:
     def clear_traffic(self) -> None:
         """Forget the in-memory traffic (a record file keeps everything)."""
         self._core.clear_traffic()
+
+    @property
+    def faults(self) -> Faults:
+        """The fault rules in force: ``add(match=..., action=...)`` returns a rule handle
+        (``hits``, ``remove()``, a context manager); see docs/faults.md."""
+        from .faults import Faults
+
+        return Faults(self._core)
 
     @property
     def session_count(self) -> int:

@@ -5,12 +5,12 @@
 //! era of every frame so a test can tell the two apart on one server.
 
 use super::revision::Revision;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
 /// The era a revision (and so a frame) belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Era {
     /// Sessions opened with `initialize` (every revision before 2026-07-28).

@@ -39,7 +39,9 @@ pyo3::create_exception!(
 /// Maps a core error to its Python exception.
 pub fn to_py(e: Error) -> PyErr {
     match e {
-        Error::Definition(_) | Error::Config(_) => ConfigError::new_err(e.to_string()),
+        Error::Definition(_) | Error::Config(_) | Error::Fault(_) => {
+            ConfigError::new_err(e.to_string())
+        }
         Error::Stopped => ConnectionClosedError::new_err(e.to_string()),
         // pyo3's own conversion: the `OSError` subclass and `errno` the error's kind has.
         Error::Io(io) => io.into(),

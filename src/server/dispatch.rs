@@ -91,8 +91,14 @@ impl Server {
                 let frame = text.clone();
                 self.recorder.record(&meta, text, parsed);
                 if self.seams.armed() {
-                    if let Some(work) = self.inbound_seam(origin, &meta, &exchange, &message) {
-                        return work;
+                    match self.inbound_seam(origin, &meta, &exchange, &message) {
+                        Seamed::Instead(work) => return work,
+                        Seamed::Late(by) => {
+                            let work =
+                                self.handle_message(origin, sink, message, exchange, Some(frame));
+                            return later(work, by);
+                        }
+                        Seamed::Pass => {}
                     }
                 }
                 self.handle_message(origin, sink, message, exchange, Some(frame))
@@ -105,15 +111,16 @@ impl Server {
         }
     }
 
-    /// The inbound seam ([`super::seams`]): what replaces serving `message`, if its hooks say
-    /// so (a drop is nothing; an answer is the error, for a request).
+    /// The inbound seam ([`super::seams`]): what becomes of serving `message`, if its hooks
+    /// say so (a drop is nothing; an answer is the error, for a request; a delay serves it, or
+    /// answers its error, late).
     fn inbound_seam(
         &self,
         origin: Origin<'_>,
         meta: &crate::traffic::FrameMeta,
         exchange: &Exchange,
         message: &Message,
-    ) -> Option<Work> {
+    ) -> Seamed {
         let frame = InboundFrame {
             conn: origin.conn(),
             transport: origin.transport(),
@@ -121,15 +128,32 @@ impl Server {
             revision: meta.revision,
             message,
         };
+        let answer = |error: ErrorObject| match message {
+            Message::Request(r) => {
+                Work::Reply(Outgoing::One(Message::error(Some(r.id.clone()), error)))
+            }
+            _ => Work::Nothing,
+        };
         match self.seams.inbound(&frame) {
-            Inbound::Pass => None,
-            Inbound::Drop => Some(Work::Nothing),
-            Inbound::Answer(error) => Some(match message {
-                Message::Request(r) => {
-                    Work::Reply(Outgoing::One(Message::error(Some(r.id.clone()), error)))
+            Inbound::Pass => Seamed::Pass,
+            // A dropped request is never answered: its exchange stays open (an HTTP POST is not
+            // answered `202`) until its connection ends.
+            Inbound::Drop => Seamed::Instead(match message {
+                Message::Request(_) => {
+                    let ended = match origin {
+                        Origin::Connection(conn) => conn.closed.clone(),
+                        Origin::Alone(alone) => alone.ended.clone(),
+                    };
+                    Work::Task(Box::pin(async move {
+                        ended.cancelled().await;
+                        None
+                    }))
                 }
                 _ => Work::Nothing,
             }),
+            Inbound::Answer(error) => Seamed::Instead(answer(error)),
+            Inbound::Delay(by, Some(error)) => Seamed::Instead(later(answer(error), by)),
+            Inbound::Delay(by, None) => Seamed::Late(by),
         }
     }
 
@@ -419,4 +443,29 @@ impl Server {
 /// The recorder's view of a frame that is not a valid message.
 fn invalid_parsed(invalid: &Invalid, exact: bool) -> FrameSummary {
     FrameSummary::invalid(invalid.error.message.clone(), invalid.id.clone()).text_exact(exact)
+}
+
+/// What the inbound seam made of a frame.
+enum Seamed {
+    /// Served as usual.
+    Pass,
+    /// This instead of serving it.
+    Instead(Work),
+    /// Served, this much later.
+    Late(std::time::Duration),
+}
+
+/// `work`, done `by` later: a reply sent late, a serving future started late.
+fn later(work: Work, by: std::time::Duration) -> Work {
+    match work {
+        Work::Nothing => Work::Nothing,
+        Work::Reply(out) => Work::Task(Box::pin(async move {
+            tokio::time::sleep(by).await;
+            Some(out)
+        })),
+        Work::Task(serve) => Work::Task(Box::pin(async move {
+            tokio::time::sleep(by).await;
+            serve.await
+        })),
+    }
 }

@@ -3,7 +3,7 @@
 //!
 //! - **inbound** ([`Hooks::inbound`]): a frame from the client, decoded, its era decided and
 //!   recorded, before it is dispatched. It may pass, be dropped (never served, never answered),
-//!   or be answered with an error instead of being served.
+//!   be answered with an error instead of being served, or be served late.
 //! - **outbound** ([`Hooks::outbound`]): a frame on its way to a sink (every response,
 //!   notification and server request), before it is recorded and handed to the transport. It
 //!   may pass or be dropped (neither recorded nor sent).
@@ -20,6 +20,7 @@ use crate::protocol::{Era, Revision};
 use crate::traffic::TransportKind;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 /// What the inbound seam sees of a frame.
 pub struct InboundFrame<'a> {
@@ -44,6 +45,10 @@ pub enum Inbound {
     Drop,
     /// A request answered with this error instead of being served (other messages: dropped).
     Answer(ErrorObject),
+    /// Served this much later (with an error: a request answered with it, that late). The
+    /// frame-ordered decisions (lifecycle, cancellation) are made at once; what is late is the
+    /// serving and the answer.
+    Delay(Duration, Option<ErrorObject>),
 }
 
 /// What the outbound seam sees of a frame.

@@ -4,7 +4,7 @@
 
 use crate::jsonrpc::{Message, RequestId};
 use crate::protocol::{Era, Revision};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -29,7 +29,7 @@ impl Direction {
 }
 
 /// The transport a frame used (a record's `transport`), so a reader can tell stdio from HTTP.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TransportKind {
     /// Newline-delimited JSON on stdin/stdout.

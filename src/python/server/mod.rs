@@ -2,8 +2,9 @@
 //! calls are delegations, one module per concept: running and serving ([`serving`]: the
 //! options, stdio, HTTP, the relay, in-process connections, stopping), what it offers
 //! ([`registration`]), what the test triggers or asks ([`triggers`]), the recorded traffic
-//! ([`traffic`]) and tasks ([`tasks`]).
+//! ([`traffic`]), tasks ([`tasks`]) and fault rules ([`faults`]).
 
+mod faults;
 mod registration;
 mod serving;
 mod state;
@@ -76,6 +77,38 @@ impl PyServer {
     #[pyo3(signature = (since=0))]
     fn traffic(&self, py: Python<'_>, since: u64) -> Vec<String> {
         traffic::since(self, py, since)
+    }
+
+    /// Adds a fault rule (JSON text, `docs/faults.md`); returns its id. A malformed rule raises
+    /// `ConfigError` naming the member and the problem.
+    fn add_fault(&self, rule: &str) -> PyResult<String> {
+        faults::add(self, rule)
+    }
+
+    /// Adds every rule of a fault file's text (a JSON array, or `{"rules": [...]}`), all or
+    /// none; returns their ids. An error names the line.
+    fn load_faults(&self, text: &str) -> PyResult<Vec<String>> {
+        faults::load(self, text)
+    }
+
+    /// The fault rules in force, in order, each as JSON text with its `hits`.
+    fn faults(&self) -> Vec<String> {
+        faults::list(self)
+    }
+
+    /// How many frames fault rule `id` acted on; `None` when no such rule is in force.
+    fn fault_hits(&self, id: &str) -> Option<u64> {
+        faults::hits(self, id)
+    }
+
+    /// Takes fault rule `id` out; whether it was in force.
+    fn remove_fault(&self, id: &str) -> bool {
+        self.faults.remove(id)
+    }
+
+    /// Takes every fault rule out.
+    fn clear_faults(&self) {
+        self.faults.clear();
     }
 
     /// How many frames were recorded so far.

@@ -1,0 +1,254 @@
+//! The fault rule format: a match, an action and an optional id, as JSON. Python's
+//! `srv.faults.add(match=..., action=...)`, the CLI's `--faults FILE` and the control API all
+//! read this one shape (`docs/faults.md`), e.g.
+//! `{"match": {"method": "tools/call", "name": "echo", "nth": 2}, "action": {"error": {"code": -32000, "message": "boom"}}}`.
+//!
+//! Unknown members are refused, naming the member and where it is, so a typo never turns a rule
+//! into one that silently matches everything.
+
+use crate::protocol::Era;
+use crate::traffic::TransportKind;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// Which frames a rule applies to. Every member given must hold; none given: every frame from
+/// the client. The counting members (`nth`, `every`, `first`, `after`) and `probability` apply
+/// to the frames the other members let through, in the order they arrive.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Match {
+    /// The JSON-RPC method (`tools/call`, `notifications/cancelled`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// The tool's or prompt's name (`params.name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The resource URI (`params.uri`); `*` matches any run of characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uri: Option<String>,
+    /// The connection (a record's `conn`: the `Mcp-Session-Id` over HTTP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conn: Option<String>,
+    /// The era serving the frame (`handshake` or `stateless`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub era: Option<Era>,
+    /// The revision the frame's record names (`2025-11-25`, `2026-07-28`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
+    /// The transport (`stdio`, `http`, `sse`, `memory`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportKind>,
+    /// Only the nth matching frame (from 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nth: Option<u64>,
+    /// Every nth matching frame (the nth, the 2nth, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every: Option<u64>,
+    /// Only the first N matching frames.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<u64>,
+    /// Only the matching frames after the first N.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<u64>,
+    /// The chance (0 to 1) that a matching frame is hit, drawn from `seed`: the same seed hits
+    /// the same frames on every run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probability: Option<f64>,
+    /// The seed of `probability` (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+}
+
+/// The JSON-RPC error an `error` action answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorAction {
+    /// The error's code.
+    pub code: i64,
+    /// The error's message.
+    pub message: String,
+    /// The error's `data`, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+/// What a rule does to a frame it hits: answer an error instead of serving it, drop it (never
+/// served, never answered), or serve it late. `delay_ms` may come with `error` (the error,
+/// late); `error` and `drop` exclude each other.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Action {
+    /// Answer this error instead of serving the request (a notification is dropped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorAction>,
+    /// Wait this long before serving (or answering `error`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_ms: Option<u64>,
+    /// Neither serve nor answer the frame (`true`; `false` is no action).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop: Option<bool>,
+}
+
+impl Action {
+    /// The action's name in a rule listing and a record's mark (`error`, `drop`, `delay`).
+    pub fn kind(&self) -> &'static str {
+        if self.error.is_some() {
+            "error"
+        } else if self.drop == Some(true) {
+            "drop"
+        } else {
+            "delay"
+        }
+    }
+}
+
+/// One fault rule as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSpec {
+    /// The rule's id (given, or assigned when it is added: `r1`, `r2`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Which frames it applies to (absent: every frame from the client).
+    #[serde(default, rename = "match")]
+    pub matches: Match,
+    /// What it does to them.
+    pub action: Action,
+}
+
+impl RuleSpec {
+    /// Reads one rule from JSON text; the error names the member and the problem.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let spec: Self = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let (path, inner) = (e.path().to_string(), e.into_inner());
+            if path == "." {
+                inner.to_string()
+            } else {
+                format!("{path}: {inner}")
+            }
+        })?;
+        de.end().map_err(|e| e.to_string())?;
+        spec.check()?;
+        Ok(spec)
+    }
+
+    /// What makes a rule meaningless, if anything does.
+    pub fn check(&self) -> Result<(), String> {
+        let a = &self.action;
+        let acts = a.error.is_some() || a.drop == Some(true) || a.delay_ms.is_some();
+        if !acts {
+            return Err("action: needs one of \"error\", \"drop\": true or \"delay_ms\"".into());
+        }
+        if a.error.is_some() && a.drop == Some(true) {
+            return Err("action: \"error\" and \"drop\" exclude each other".into());
+        }
+        let m = &self.matches;
+        for (key, value) in [("nth", m.nth), ("every", m.every)] {
+            if value == Some(0) {
+                return Err(format!("match.{key}: counts from 1, got 0"));
+            }
+        }
+        if let Some(p) = m.probability {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(format!(
+                    "match.probability: must be between 0 and 1, got {p}"
+                ));
+            }
+        }
+        if let Some(id) = &self.id {
+            if id.is_empty() {
+                return Err("id: must not be empty".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads a fault file: a JSON array of rules, or `{"rules": [...]}`. An error names the line
+/// of the rule (or of the syntax error) and the problem.
+pub fn parse_file(text: &str) -> Result<Vec<RuleSpec>, String> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Wrapped<'a> {
+        #[serde(borrow)]
+        rules: Vec<&'a RawValue>,
+    }
+    let syntax = |e: serde_json::Error| format!("line {}, column {}: {e}", e.line(), e.column());
+    let whole: &RawValue = serde_json::from_str(text).map_err(syntax)?;
+    let rules = match whole.get().as_bytes().first() {
+        Some(b'[') => serde_json::from_str::<Vec<&RawValue>>(whole.get()).map_err(syntax)?,
+        Some(b'{') => {
+            serde_json::from_str::<Wrapped<'_>>(whole.get())
+                .map_err(|e| format!("line {}: {e}", line_of(text, whole.get())))?
+                .rules
+        }
+        _ => {
+            return Err(format!(
+                "line {}: a fault file is a JSON array of rules, or {{\"rules\": [...]}}",
+                line_of(text, whole.get())
+            ))
+        }
+    };
+    rules
+        .iter()
+        .enumerate()
+        .map(|(i, raw)| {
+            let line = line_of(text, raw.get());
+            RuleSpec::parse(raw.get()).map_err(|e| format!("line {line}, rule {}: {e}", i + 1))
+        })
+        .collect()
+}
+
+/// The line (from 1) of `text` on which `part`, a slice of it, starts.
+fn line_of(text: &str, part: &str) -> usize {
+    let offset = (part.as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_issue_s_shapes_are_read() {
+        for text in [
+            r#"{"match": {"method": "tools/call", "name": "echo", "nth": 2}, "action": {"error": {"code": -32000, "message": "boom"}}}"#,
+            r#"{"match": {"method": "tools/list"}, "action": {"delay_ms": 500}}"#,
+            r#"{"match": {"method": "tools/call", "first": 1}, "action": {"drop": true}}"#,
+        ] {
+            RuleSpec::parse(text).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_bad_rule_names_its_member() {
+        let e =
+            RuleSpec::parse(r#"{"match": {"methd": "x"}, "action": {"drop": true}}"#).unwrap_err();
+        assert!(e.starts_with("match.methd: unknown field `methd`"), "{e}");
+        let e =
+            RuleSpec::parse(r#"{"match": {"nth": "2"}, "action": {"drop": true}}"#).unwrap_err();
+        assert!(e.starts_with("match.nth: invalid type"), "{e}");
+        let e = RuleSpec::parse(r#"{"action": {}}"#).unwrap_err();
+        assert!(e.starts_with("action: needs one of"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_file_names_the_line() {
+        let text = "[\n  {\"action\": {\"drop\": true}},\n  {\"action\": {\"dorp\": true}}\n]";
+        let e = parse_file(text).unwrap_err();
+        assert!(
+            e.starts_with("line 3, rule 2: action.dorp: unknown field"),
+            "{e}"
+        );
+        let e = parse_file("[\n  {\"action\": \n").unwrap_err();
+        assert!(e.starts_with("line 3, column 0: EOF"), "{e}");
+        let rules = parse_file(r#"{"rules": [{"action": {"delay_ms": 5}}]}"#).unwrap();
+        assert_eq!(rules[0].action.delay_ms, Some(5));
+    }
+}

@@ -1,0 +1,51 @@
+//! A [`PyServer`]'s fault rules, as Python adds, reads and removes them (each rule as its JSON
+//! text: `python/everything_mcp/faults.py` is the Pythonic face).
+
+use super::state::PyServer;
+use crate::error::Error;
+use crate::faults::{parse_file, RuleSpec};
+use crate::python::errors::to_py;
+use pyo3::prelude::*;
+
+/// Adds the rule `rule` (JSON text); its id.
+pub(super) fn add(server: &PyServer, rule: &str) -> PyResult<String> {
+    let spec = RuleSpec::parse(rule).map_err(|e| to_py(Error::Fault(e)))?;
+    let rule = server
+        .faults
+        .add(spec)
+        .map_err(|e| to_py(Error::Fault(e)))?;
+    Ok(rule.id.to_string())
+}
+
+/// Adds every rule of a fault file's text (all or none); their ids.
+pub(super) fn load(server: &PyServer, text: &str) -> PyResult<Vec<String>> {
+    let specs = parse_file(text).map_err(|e| to_py(Error::Fault(e)))?;
+    let mut ids = Vec::with_capacity(specs.len());
+    for spec in specs {
+        match server.faults.add(spec) {
+            Ok(rule) => ids.push(rule.id.to_string()),
+            Err(e) => {
+                for id in &ids {
+                    server.faults.remove(id);
+                }
+                return Err(to_py(Error::Fault(e)));
+            }
+        }
+    }
+    Ok(ids)
+}
+
+/// The rules in force, each as its JSON text with its `hits`.
+pub(super) fn list(server: &PyServer) -> Vec<String> {
+    server
+        .faults
+        .rules()
+        .iter()
+        .map(|r| r.to_json().to_string())
+        .collect()
+}
+
+/// How many frames rule `id` acted on (`None`: no such rule in force).
+pub(super) fn hits(server: &PyServer, id: &str) -> Option<u64> {
+    server.faults.get(id).map(|r| r.hits())
+}
