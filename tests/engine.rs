@@ -973,8 +973,8 @@ impl _core::server::seams::Hooks for Faulty {
     fn inbound(
         &self,
         frame: &_core::server::seams::InboundFrame<'_>,
-    ) -> _core::server::seams::Inbound {
-        use _core::server::seams::Inbound;
+    ) -> _core::server::seams::Verdict {
+        use _core::server::seams::{Inbound, Verdict};
         let method = frame.message.method().unwrap_or_default();
         let args = match frame.message {
             _core::jsonrpc::Message::Request(r) => {
@@ -983,13 +983,13 @@ impl _core::server::seams::Hooks for Faulty {
             _ => None,
         };
         let id = frame.message.id().map(|i| i.to_string());
-        if method == "ping" && id.as_deref() == Some("3") {
+        Verdict::unmarked(if method == "ping" && id.as_deref() == Some("3") {
             Inbound::Drop
         } else if method == "tools/call" && args == Some(json!("echo")) {
             Inbound::Answer(_core::jsonrpc::ErrorObject::new(-32000, "injected"))
         } else {
             Inbound::Pass
-        }
+        })
     }
 
     fn outbound(

@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
 from everything_mcp import ConfigError, Server
 
-from conftest import SERVER_CMD, WAIT, texts
+from conftest import SERVER_CMD, WAIT, envelope, texts
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
 
@@ -54,6 +55,8 @@ async def test_an_error_on_the_nth_call_only(mode: str, transport: str) -> None:
         answers = {r.id: r for r in srv.traffic if r.dir == "out" and r.kind == "error"}
         assert [c.id for c in calls if c.id in answers] == [calls[1].id]
         assert answers[calls[1].id].msg["error"] == BOOM["error"]
+        # The frame the rule acted on carries its mark; the others none.
+        assert [c.fault for c in calls] == [None, {"rule": rule.id, "action": "error"}, None, None]
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -69,6 +72,49 @@ async def test_a_dropped_request_is_never_answered_and_the_next_is(mode: str) ->
         assert rule.hits == 1
         dropped = next(r for r in srv.traffic if r.method == "tools/call")
         assert not [r for r in srv.traffic if r.dir == "out" and r.id == dropped.id]
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_an_http_status_answers_the_post_instead(mode: str) -> None:
+    """`http_status` answers the POST (headers and body as given, recorded with that status and
+    the rule's mark); the client sees the failure and its next call is served."""
+    with Server(catalogs=["everything"]) as srv:
+        busy = {"http_status": 503, "headers": {"Retry-After": "1"}, "body": "busy"}
+        rule = srv.faults.add(match={"method": "tools/call", "first": 1}, action=busy)
+        with anyio.fail_after(WAIT):
+            async with Client(srv.start_http(), mode=mode) as client:  # type: ignore[arg-type]
+                with pytest.raises(Exception) as raised:
+                    await client.call_tool("echo", {"message": "x"})
+                # The SDK's words for it differ by mode: the 503 itself, or "an error response".
+                assert "503" in repr(raised.value) or "error response" in repr(raised.value)
+                assert texts(await client.call_tool("echo", {"message": "y"})) == ["Echo: y"]
+        assert rule.hits == 1
+        hit = next(r for r in srv.traffic if r.method == "tools/call")
+        assert hit.http is not None and hit.http["status"] == 503
+        assert hit.fault == {"rule": rule.id, "action": "http_status"}
+
+
+async def test_an_http_status_on_the_wire_and_not_on_stdio() -> None:
+    with Server(catalogs=["everything"]) as srv:
+        url = srv.start_http()
+        unauthorized = {"http_status": 401, "headers": {"WWW-Authenticate": 'Bearer realm="lab"'}}
+        srv.faults.add(match={"method": "tools/list"}, action=unauthorized)
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": "tools/list",
+        }
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/list",
+            "params": {"_meta": envelope()},
+        }
+        answer = httpx.post(url, json=body, headers=headers, timeout=WAIT)
+        assert (answer.status_code, answer.headers["www-authenticate"], answer.text) == (401, 'Bearer realm="lab"', "")
+        # An HTTP rule matches no stdio frame: the relayed stdio client is served.
+        async with Client(StdioServerParameters(**srv.stdio_params), mode="legacy") as client:
+            assert (await client.list_tools()).tools
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -149,7 +195,7 @@ def test_bad_rules_name_the_member_and_the_problem() -> None:
             ({"match": {"methd": "x"}, "action": {"drop": True}}, "match.methd: unknown field `methd`"),
             ({"match": {"nth": "2"}, "action": {"drop": True}}, "match.nth: invalid type: string"),
             ({"match": {"nth": 0}, "action": {"drop": True}}, "match.nth: counts from 1, got 0"),
-            ({"action": {}}, 'action: needs one of "error", "drop": true or "delay_ms"'),
+            ({"action": {}}, 'action: needs one of "error", "drop": true, "delay_ms" or "http_status"'),
             ({"action": {"error": {"code": 1}}}, "action.error: missing field `message`"),
             ({"match": {"era": "modern"}, "action": {"drop": True}}, "match.era: unknown variant `modern`"),
             ({"match": {"probability": 2}, "action": {"drop": True}}, "match.probability: must be between 0 and 1"),

@@ -68,6 +68,9 @@ class TrafficRecord:
     ``notifications/tasks/status``, the ``CreateTaskResult`` that started it, and a
     handshake-era task's requests to the client (related-task ``_meta``); None otherwise (and
     in files written before the field existed)."""
+    fault: dict[str, str] | None = None
+    """The fault rule that acted on the frame, ``{"rule": id, "action": "error" | "drop" |
+    "delay" | "http_status"}`` (None when none did: the field is absent from the JSON then)."""
 
     @property
     def result(self) -> Any:

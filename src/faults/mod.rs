@@ -11,7 +11,8 @@ pub mod rule;
 
 use crate::jsonrpc::{ErrorObject, Message};
 use crate::lock::lock;
-use crate::server::seams::{Hooks, Inbound, InboundFrame, Seams};
+use crate::server::seams::{Hooks, HttpAnswer, Inbound, InboundFrame, Seams, Verdict};
+use crate::traffic::{FaultMark, TransportKind};
 use regex::Regex;
 pub use rule::{parse_file, Action, Match, RuleSpec};
 use serde_json::Value;
@@ -27,6 +28,8 @@ pub struct Rule {
     pub spec: RuleSpec,
     /// `match.uri` compiled (`*` → any run of characters).
     uri: Option<Regex>,
+    /// What the rule does to a frame it hits, built once.
+    verdict: Verdict,
     /// Frames its match let through so far (what `nth`, `first`, … count).
     seen: AtomicU64,
     /// Frames it acted on.
@@ -59,7 +62,9 @@ impl Rule {
     ) -> bool {
         let m = &self.spec.matches;
         let param = |key: &str| params.and_then(|p| p.get(key)).and_then(Value::as_str);
-        m.method.as_deref().is_none_or(|want| method == Some(want))
+        let over_http = matches!(frame.transport, TransportKind::Http | TransportKind::Sse);
+        (over_http || self.spec.action.http_status.is_none())
+            && m.method.as_deref().is_none_or(|want| method == Some(want))
             && m.name
                 .as_deref()
                 .is_none_or(|want| param("name") == Some(want))
@@ -97,9 +102,9 @@ impl Rule {
         (z >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    /// What the seam does to a frame this rule hit.
-    fn inbound(&self) -> Inbound {
-        let a = &self.spec.action;
+    /// What the seam does to a frame a rule written as `spec` hit, marked with its id.
+    fn verdict(id: &Arc<str>, spec: &RuleSpec) -> Verdict {
+        let a = &spec.action;
         let error = a.error.as_ref().map(|e| {
             let error = ErrorObject::new(e.code, e.message.clone());
             match &e.data {
@@ -107,11 +112,29 @@ impl Rule {
                 None => error,
             }
         });
-        match (a.delay_ms, error) {
+        let inbound = match (a.delay_ms, error) {
             _ if a.drop == Some(true) => Inbound::Drop,
+            _ if a.http_status.is_some() => Inbound::Http(Arc::new(HttpAnswer {
+                status: a.http_status.unwrap_or(500),
+                headers: a
+                    .headers
+                    .iter()
+                    .flatten()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+                body: a.body.clone().unwrap_or_default(),
+            })),
             (Some(ms), error) => Inbound::Delay(Duration::from_millis(ms), error),
             (None, Some(error)) => Inbound::Answer(error),
             (None, None) => Inbound::Pass,
+        };
+        let mark = FaultMark {
+            rule: id.clone(),
+            action: a.kind(),
+        };
+        Verdict {
+            inbound,
+            mark: Some(Arc::new(mark)),
         }
     }
 }
@@ -162,6 +185,7 @@ impl Faults {
         spec.id = Some(id.to_string());
         let seed = spec.matches.seed.unwrap_or(0);
         let rule = Arc::new(Rule {
+            verdict: Rule::verdict(&id, &spec),
             id,
             spec,
             uri,
@@ -209,23 +233,24 @@ impl Faults {
 }
 
 impl Hooks for Faults {
-    fn inbound(&self, frame: &InboundFrame<'_>) -> Inbound {
+    fn inbound(&self, frame: &InboundFrame<'_>) -> Verdict {
         let (method, params) = match frame.message {
             Message::Request(r) => (Some(r.method.as_str()), r.params.as_ref()),
             Message::Notification(n) => (Some(n.method.as_str()), n.params.as_ref()),
             _ => (None, None),
         };
-        let mut decided = Inbound::Pass;
-        for rule in self.rules().iter() {
+        let mut decided: Option<&Verdict> = None;
+        let rules = self.rules();
+        for rule in rules.iter() {
             if !rule.admits(frame, method, params) || !rule.fires() {
                 continue;
             }
-            if decided == Inbound::Pass {
+            if decided.is_none() {
                 rule.hits.fetch_add(1, Ordering::Relaxed);
-                decided = rule.inbound();
+                decided = Some(&rule.verdict);
             }
         }
-        decided
+        decided.cloned().unwrap_or(Verdict::PASS)
     }
 }
 

@@ -74,8 +74,9 @@ pub struct ErrorAction {
 }
 
 /// What a rule does to a frame it hits: answer an error instead of serving it, drop it (never
-/// served, never answered), or serve it late. `delay_ms` may come with `error` (the error,
-/// late); `error` and `drop` exclude each other.
+/// served, never answered), serve it late, or (over HTTP) answer the POST with a status instead.
+/// `delay_ms` may come with `error` (the error, late); `error`, `drop` and `http_status`
+/// exclude each other.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Action {
@@ -88,6 +89,16 @@ pub struct Action {
     /// Neither serve nor answer the frame (`true`; `false` is no action).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drop: Option<bool>,
+    /// Over HTTP (Streamable HTTP and legacy SSE's POSTs): answer the POST with this status
+    /// instead of serving the frame (a rule with it matches no other transport's frames).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_status: Option<u16>,
+    /// With `http_status`: the answer's headers (`{"Retry-After": "2"}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
+    /// With `http_status`: the answer's body (`text/plain`; default empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
 }
 
 impl Action {
@@ -95,6 +106,8 @@ impl Action {
     pub fn kind(&self) -> &'static str {
         if self.error.is_some() {
             "error"
+        } else if self.http_status.is_some() {
+            "http_status"
         } else if self.drop == Some(true) {
             "drop"
         } else {
@@ -137,12 +150,34 @@ impl RuleSpec {
     /// What makes a rule meaningless, if anything does.
     pub fn check(&self) -> Result<(), String> {
         let a = &self.action;
-        let acts = a.error.is_some() || a.drop == Some(true) || a.delay_ms.is_some();
+        let acts = a.error.is_some()
+            || a.drop == Some(true)
+            || a.delay_ms.is_some()
+            || a.http_status.is_some();
         if !acts {
-            return Err("action: needs one of \"error\", \"drop\": true or \"delay_ms\"".into());
+            return Err(
+                "action: needs one of \"error\", \"drop\": true, \"delay_ms\" or \"http_status\""
+                    .into(),
+            );
         }
-        if a.error.is_some() && a.drop == Some(true) {
-            return Err("action: \"error\" and \"drop\" exclude each other".into());
+        let answers = [
+            a.error.is_some(),
+            a.drop == Some(true),
+            a.http_status.is_some(),
+        ];
+        if answers.iter().filter(|&&x| x).count() > 1 {
+            return Err(
+                "action: \"error\", \"drop\" and \"http_status\" exclude each other".into(),
+            );
+        }
+        if let Some(status) = a.http_status {
+            if !(100..=599).contains(&status) {
+                return Err(format!(
+                    "action.http_status: must be an HTTP status (100-599), got {status}"
+                ));
+            }
+        } else if a.headers.is_some() || a.body.is_some() {
+            return Err("action: \"headers\" and \"body\" go with \"http_status\"".into());
         }
         let m = &self.matches;
         for (key, value) in [("nth", m.nth), ("every", m.every)] {

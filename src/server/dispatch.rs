@@ -9,7 +9,7 @@ use super::exchange::{Alone, Decoded, Exchange, Origin};
 use super::methods::{self, Route};
 use super::model::Server;
 use super::scope::{Declarations, Declared};
-use super::seams::{Inbound, InboundFrame};
+use super::seams::{Inbound, InboundFrame, Verdict};
 pub use super::serve::Work;
 use super::serve::{begin, outcome_message, split_params};
 use super::session::{Phase, Session};
@@ -85,23 +85,36 @@ impl Server {
             }
             Ok(Frame::Single(message)) => {
                 let parsed = FrameSummary::of_message(&message);
-                let meta = exchange.tag(meta);
+                let mut meta = exchange.tag(meta);
                 // Kept (a count, not a copy) for a stateless request's rounds, which re-read
                 // the request's arguments from it only if they ever seal or open a state.
                 let frame = text.clone();
+                if !self.seams.armed() {
+                    self.recorder.record(&meta, text, parsed);
+                    return self.handle_message(origin, sink, message, exchange, Some(frame));
+                }
+                // The inbound seam decides before the frame is recorded, so that its record
+                // carries the mark of the rule that acted on it (and an HTTP answer's status).
+                let verdict = self.inbound_seam(origin, &meta, &exchange, &message);
+                meta.fault = verdict.mark;
+                if let (Inbound::Http(answer), Some(http)) = (&verdict.inbound, &meta.http) {
+                    meta.http = Some(Arc::new(HttpMeta {
+                        status: answer.status,
+                        ..HttpMeta::clone(http)
+                    }));
+                }
                 self.recorder.record(&meta, text, parsed);
-                if self.seams.armed() {
-                    match self.inbound_seam(origin, &meta, &exchange, &message) {
-                        Seamed::Instead(work) => return work,
-                        Seamed::Late(by) => {
-                            let work =
-                                self.handle_message(origin, sink, message, exchange, Some(frame));
-                            return later(work, by);
-                        }
-                        Seamed::Pass => {}
+                match self.instead(origin, &message, verdict.inbound) {
+                    Seamed::Instead(work) => work,
+                    Seamed::Late(by) => {
+                        let work =
+                            self.handle_message(origin, sink, message, exchange, Some(frame));
+                        later(work, by)
+                    }
+                    Seamed::Pass => {
+                        self.handle_message(origin, sink, message, exchange, Some(frame))
                     }
                 }
-                self.handle_message(origin, sink, message, exchange, Some(frame))
             }
             Ok(Frame::Batch(items)) => {
                 let batch = FrameSummary::batch();
@@ -111,16 +124,14 @@ impl Server {
         }
     }
 
-    /// The inbound seam ([`super::seams`]): what becomes of serving `message`, if its hooks
-    /// say so (a drop is nothing; an answer is the error, for a request; a delay serves it, or
-    /// answers its error, late).
+    /// The inbound seam ([`super::seams`]): what its hooks decide for `message`.
     fn inbound_seam(
         &self,
         origin: Origin<'_>,
         meta: &crate::traffic::FrameMeta,
         exchange: &Exchange,
         message: &Message,
-    ) -> Seamed {
+    ) -> Verdict {
         let frame = InboundFrame {
             conn: origin.conn(),
             transport: origin.transport(),
@@ -128,16 +139,22 @@ impl Server {
             revision: meta.revision,
             message,
         };
+        self.seams.inbound(&frame)
+    }
+
+    /// What becomes of serving `message` from `origin` after the inbound seam decided
+    /// `inbound`: a drop is nothing (a request's exchange stays open until its connection
+    /// ends); an answer is the error, for a request; a delay serves it, or answers its error,
+    /// late; an HTTP answer replaces the POST's.
+    fn instead(&self, origin: Origin<'_>, message: &Message, inbound: Inbound) -> Seamed {
         let answer = |error: ErrorObject| match message {
             Message::Request(r) => {
                 Work::Reply(Outgoing::One(Message::error(Some(r.id.clone()), error)))
             }
             _ => Work::Nothing,
         };
-        match self.seams.inbound(&frame) {
+        match inbound {
             Inbound::Pass => Seamed::Pass,
-            // A dropped request is never answered: its exchange stays open (an HTTP POST is not
-            // answered `202`) until its connection ends.
             Inbound::Drop => Seamed::Instead(match message {
                 Message::Request(_) => {
                     let ended = match origin {
@@ -154,6 +171,7 @@ impl Server {
             Inbound::Answer(error) => Seamed::Instead(answer(error)),
             Inbound::Delay(by, Some(error)) => Seamed::Instead(later(answer(error), by)),
             Inbound::Delay(by, None) => Seamed::Late(by),
+            Inbound::Http(http) => Seamed::Instead(Work::Http(http)),
         }
     }
 
@@ -222,7 +240,8 @@ impl Server {
                 item.map(|m| self.handle_message(origin, sink, m, Exchange::batch_item(), None));
             match work {
                 Err(invalid) => replies.push(invalid.into_message()),
-                Ok(Work::Nothing) => {}
+                // Batch items do not pass the inbound seam: no scripted HTTP answer here.
+                Ok(Work::Nothing | Work::Http(_)) => {}
                 Ok(Work::Reply(out)) => out.add_to(&mut replies),
                 Ok(Work::Task(t)) => tasks.push(t),
             }
@@ -459,6 +478,7 @@ enum Seamed {
 fn later(work: Work, by: std::time::Duration) -> Work {
     match work {
         Work::Nothing => Work::Nothing,
+        Work::Http(http) => Work::Http(http),
         Work::Reply(out) => Work::Task(Box::pin(async move {
             tokio::time::sleep(by).await;
             Some(out)

@@ -1,8 +1,8 @@
 //! The seams where behaviour can be changed from outside without touching the protocol code:
 //! the points fault rules (and anything like them) plug into. There are three:
 //!
-//! - **inbound** ([`Hooks::inbound`]): a frame from the client, decoded, its era decided and
-//!   recorded, before it is dispatched. It may pass, be dropped (never served, never answered),
+//! - **inbound** ([`Hooks::inbound`]): a frame from the client, decoded and its era decided,
+//!   before it is recorded and dispatched. It may pass, be dropped (never served, never answered),
 //!   be answered with an error instead of being served, or be served late.
 //! - **outbound** ([`Hooks::outbound`]): a frame on its way to a sink (every response,
 //!   notification and server request), before it is recorded and handed to the transport. It
@@ -17,7 +17,7 @@
 
 use crate::jsonrpc::{ErrorObject, Message};
 use crate::protocol::{Era, Revision};
-use crate::traffic::TransportKind;
+use crate::traffic::{FaultMark, TransportKind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -49,6 +49,46 @@ pub enum Inbound {
     /// frame-ordered decisions (lifecycle, cancellation) are made at once; what is late is the
     /// serving and the answer.
     Delay(Duration, Option<ErrorObject>),
+    /// Over HTTP: this answer to the POST instead (a status such as 503, its headers and body);
+    /// the frame is not served.
+    Http(Arc<HttpAnswer>),
+}
+
+/// An HTTP answer given instead of serving a frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpAnswer {
+    /// The status (`401`, `429`, `503`, …).
+    pub status: u16,
+    /// Its headers (`Retry-After`, `WWW-Authenticate`, …), as given.
+    pub headers: Vec<(String, String)>,
+    /// Its body (`text/plain` when not empty).
+    pub body: String,
+}
+
+/// What the inbound hooks decided for a frame, and the mark its record carries when a fault
+/// rule decided it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// What happens to the frame.
+    pub inbound: Inbound,
+    /// Who decided it (a record's `fault`), if anyone.
+    pub mark: Option<Arc<FaultMark>>,
+}
+
+impl Verdict {
+    /// Served as usual, unmarked.
+    pub const PASS: Self = Self {
+        inbound: Inbound::Pass,
+        mark: None,
+    };
+
+    /// `inbound`, unmarked.
+    pub fn unmarked(inbound: Inbound) -> Self {
+        Self {
+            inbound,
+            mark: None,
+        }
+    }
 }
 
 /// What the outbound seam sees of a frame.
@@ -97,9 +137,10 @@ pub enum Transport {
 
 /// Behaviour plugged into the seams. Every method passes by default.
 pub trait Hooks: Send + Sync {
-    /// An inbound frame before dispatch.
-    fn inbound(&self, _frame: &InboundFrame<'_>) -> Inbound {
-        Inbound::Pass
+    /// An inbound frame before dispatch (and before it is recorded, so its record can carry
+    /// the verdict's mark).
+    fn inbound(&self, _frame: &InboundFrame<'_>) -> Verdict {
+        Verdict::PASS
     }
 
     /// An outbound frame before it is recorded and delivered.
@@ -144,8 +185,8 @@ impl Seams {
     }
 
     /// The inbound seam.
-    pub fn inbound(&self, frame: &InboundFrame<'_>) -> Inbound {
-        self.hooks().map_or(Inbound::Pass, |h| h.inbound(frame))
+    pub fn inbound(&self, frame: &InboundFrame<'_>) -> Verdict {
+        self.hooks().map_or(Verdict::PASS, |h| h.inbound(frame))
     }
 
     /// The outbound seam.

@@ -30,6 +30,8 @@ pub enum Work {
     Reply(Outgoing),
     /// Spawn this; send what it yields (if anything) on the same sink.
     Task(BoxFuture<Option<Outgoing>>),
+    /// Over HTTP: answer the POST with this instead (an inbound hook's scripted status).
+    Http(Arc<super::seams::HttpAnswer>),
 }
 
 impl Server {

@@ -84,6 +84,18 @@ pub struct FrameMeta {
     pub era: Option<Era>,
     /// The revision the frame belongs to, likewise.
     pub revision: Option<Revision>,
+    /// The fault rule that acted on the frame, if one did (a record's `fault`).
+    pub fault: Option<Arc<FaultMark>>,
+}
+
+/// Which fault rule acted on a frame and how (a record's `fault`): what a test asserts to tell
+/// a scripted failure from a real one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FaultMark {
+    /// The rule's id.
+    pub rule: Arc<str>,
+    /// What it did (`error`, `drop`, `delay`, `http_status`).
+    pub action: &'static str,
 }
 
 impl FrameMeta {
@@ -98,6 +110,7 @@ impl FrameMeta {
             http: None,
             era: None,
             revision: None,
+            fault: None,
         }
     }
 

@@ -22,7 +22,8 @@ pub mod recorder;
 mod tests;
 
 pub use frame::{
-    method_name, Direction, FrameMeta, FrameSummary, HttpMeta, Kind, RecordedHeaders, TransportKind,
+    method_name, Direction, FaultMark, FrameMeta, FrameSummary, HttpMeta, Kind, RecordedHeaders,
+    TransportKind,
 };
 pub use record::{task_of, FrameText, Record};
 pub use recorder::Recorder;

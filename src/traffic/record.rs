@@ -2,7 +2,7 @@
 //! written by a hand-made [`Serialize`] so that `msg` and `task` are worked out from the frame's
 //! text as the record is written or read, never on the request path.
 
-use super::frame::{Direction, FrameMeta, FrameSummary, HttpMeta, Kind, TransportKind};
+use super::frame::{Direction, FaultMark, FrameMeta, FrameSummary, HttpMeta, Kind, TransportKind};
 use super::FORMAT_VERSION;
 use crate::jsonrpc::RequestId;
 use crate::protocol::method_names::NotificationMethod;
@@ -59,6 +59,8 @@ pub struct Record {
     /// name it (`tasks/update`'s empty result, an error), is marked too. Other frames' `task` is
     /// read from the frame when the record is written ([`task_of`]).
     pub task: Option<Arc<str>>,
+    /// The fault rule that acted on the frame (absent from the JSON when none did).
+    pub fault: Option<Arc<FaultMark>>,
 }
 
 impl Record {
@@ -93,6 +95,7 @@ impl Record {
             era: meta.era,
             revision: meta.revision,
             task,
+            fault: meta.fault.clone(),
         }
     }
 
@@ -152,6 +155,9 @@ impl Serialize for Record {
         map.serialize_entry("era", &self.era)?;
         map.serialize_entry("revision", &self.revision)?;
         map.serialize_entry("task", &task)?;
+        if let Some(fault) = &self.fault {
+            map.serialize_entry("fault", &**fault)?;
+        }
         map.end()
     }
 }

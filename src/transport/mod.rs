@@ -65,7 +65,9 @@ pub async fn drive<S>(
             }
         };
         match work {
-            Work::Nothing => {}
+            // An HTTP answer is for HTTP frames only (a fault rule's `http_status` matches no
+            // others).
+            Work::Nothing | Work::Http(_) => {}
             Work::Reply(out) => {
                 session.sink.send_outgoing(&out);
             }

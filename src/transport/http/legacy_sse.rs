@@ -167,6 +167,7 @@ pub async fn post(
                 }
             });
         }
+        Work::Http(answer) => return super::scripted::response(&answer),
         Work::Nothing => {}
     }
     (StatusCode::ACCEPTED, "Accepted").into_response()

@@ -12,6 +12,7 @@ pub mod mcp;
 pub mod negotiation;
 pub mod peer;
 pub mod recording;
+pub mod scripted;
 pub mod serving;
 pub mod sessions;
 pub mod sse;

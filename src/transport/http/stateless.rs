@@ -137,6 +137,9 @@ pub async fn post(
     });
     let out = match server.accept(origin, &sink, decoded, http) {
         Work::Nothing => return answered(&alone, &outlet, StatusCode::ACCEPTED.into_response()),
+        Work::Http(answer) => {
+            return answered(&alone, &outlet, super::scripted::response(&answer));
+        }
         Work::Reply(out) => out,
         Work::Task(fut) => {
             let mut fut = fut;

@@ -117,7 +117,9 @@ pub async fn post_in_session(state: &Arc<HttpState>, headers: &HeaderMap, body: 
             .accept(origin, &session.core.sink, decoded, Some(http))
         {
             Work::Reply(out) => Some(out),
-            Work::Task(_) | Work::Nothing => unreachable!("an invalid frame is answered at once"),
+            Work::Task(_) | Work::Nothing | Work::Http(_) => {
+                unreachable!("an invalid frame is answered at once")
+            }
         };
         return json_reply(&session, StatusCode::BAD_REQUEST, out, None);
     }
@@ -237,6 +239,12 @@ async fn serve_request(
                 }
             }
             Work::Nothing => None,
+            Work::Http(answer) => {
+                if opens_session {
+                    state.end_session(&session.core.id);
+                }
+                return super::scripted::response(&answer);
+            }
         };
         if opens_session && initialize_failed(out.as_ref()) {
             state.end_session(&session.core.id);
@@ -302,6 +310,13 @@ async fn serve_request(
             }
         }
         Work::Nothing => session.finish_stream(stream),
+        Work::Http(answer) => {
+            session.finish_stream(stream);
+            if opens_session {
+                state.end_session(&session.core.id);
+            }
+            return super::scripted::response(&answer);
+        }
     }
     // SEP-1699 (2025-11-25): a priming event (id, empty data) and the reconnection delay first,
     // so a client that loses the stream can resume it with Last-Event-ID.
