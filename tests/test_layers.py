@@ -47,6 +47,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "server::tasks::wire",
         ],
     ),
+    ("faults", ["faults"]),
     ("server model", ["server::model"]),
     (
         "serving",
@@ -64,7 +65,6 @@ LAYERS: list[tuple[str, list[str]]] = [
         ],
     ),
     ("server", ["server"]),
-    ("faults", ["faults"]),
     ("catalogs", ["catalog"]),
     ("transports", ["transport"]),
     ("options", ["options"]),

@@ -334,6 +334,19 @@ def _add_http_options(p: argparse.ArgumentParser) -> None:
         dest="standalone_stream",
         help="answer GET /mcp with 405 instead of opening a standalone SSE stream",
     )
+    p.add_argument(
+        "--no-control",
+        action="store_const",
+        const=False,
+        dest="control",
+        help="do not serve the control API at /_control/ (docs/control-api.md)",
+    )
+    p.add_argument(
+        "--control-token",
+        metavar="TOKEN",
+        dest="control_token",
+        help="every control API call must carry Authorization: Bearer TOKEN",
+    )
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:

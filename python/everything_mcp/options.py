@@ -55,6 +55,8 @@ class HttpOptions(TypedDict, total=False):
     sse_retry: float | None
     keepalive: float | None
     standalone_stream: bool | None
+    control: bool | None
+    control_token: str | None
 
 
 class Options(ServerOptions, HttpOptions, total=False):

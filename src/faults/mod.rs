@@ -14,7 +14,7 @@ use crate::lock::lock;
 use crate::server::seams::{Hooks, HttpAnswer, Inbound, InboundFrame, Seams, Verdict};
 use crate::traffic::{FaultMark, TransportKind};
 use regex::Regex;
-pub use rule::{parse_file, Action, Match, RuleSpec};
+pub use rule::{parse_file, Action, Match, RuleError, RuleSpec};
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -162,7 +162,7 @@ impl Faults {
     }
 
     /// Adds a rule (checked again here, whatever its source); an id already in use is refused.
-    pub fn add(self: &Arc<Self>, mut spec: RuleSpec) -> Result<Arc<Rule>, String> {
+    pub fn add(self: &Arc<Self>, mut spec: RuleSpec) -> Result<Arc<Rule>, RuleError> {
         spec.check()?;
         let uri = match &spec.matches.uri {
             Some(pattern) => Some(glob(pattern)?),
@@ -171,7 +171,10 @@ impl Faults {
         let mut rules = self.rules.write().unwrap_or_else(|e| e.into_inner());
         let id: Arc<str> = match &spec.id {
             Some(id) if rules.iter().any(|r| &*r.id == id) => {
-                return Err(format!("id: a rule {id:?} is already in force"));
+                return Err(RuleError::at(
+                    "id",
+                    format!("a rule {id:?} is already in force"),
+                ));
             }
             Some(id) => id.as_str().into(),
             None => loop {
@@ -255,8 +258,8 @@ impl Hooks for Faults {
 }
 
 /// A URI pattern as a regex: `*` is any run of characters, the rest literal.
-fn glob(pattern: &str) -> Result<Regex, String> {
+fn glob(pattern: &str) -> Result<Regex, RuleError> {
     let body: Vec<String> = pattern.split('*').map(regex::escape).collect();
     Regex::new(&format!("^{}$", body.join(".*")))
-        .map_err(|e| format!("match.uri: not a usable pattern: {e}"))
+        .map_err(|e| RuleError::at("match.uri", format!("not a usable pattern: {e}")))
 }

@@ -40,6 +40,10 @@ pub struct HttpOptions {
     pub keepalive: Seconds,
     /// Whether `GET /mcp` opens a standalone SSE stream (otherwise 405).
     pub standalone_stream: bool,
+    /// Whether the control API is served at `/_control/` (docs/control-api.md).
+    pub control: bool,
+    /// A bearer token every control API call must carry (empty: none).
+    pub control_token: Option<String>,
 }
 
 impl Group for HttpOptions {}
@@ -59,6 +63,8 @@ impl Default for HttpOptions {
             sse_retry: Seconds::of(http.sse_retry),
             keepalive: Seconds::of(http.keepalive),
             standalone_stream: http.standalone_stream,
+            control: http.control,
+            control_token: http.control_token,
         }
     }
 }
@@ -79,6 +85,8 @@ impl HttpOptions {
             sse_retry: self.sse_retry.duration("sse_retry")?,
             keepalive: self.keepalive.duration("keepalive")?.max(MIN_KEEPALIVE),
             standalone_stream: self.standalone_stream,
+            control: self.control,
+            control_token: self.control_token.clone().filter(|t| !t.is_empty()),
         })
     }
 

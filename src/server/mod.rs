@@ -111,6 +111,7 @@ impl Server {
                 seams: seams.clone(),
             }),
             recorder,
+            faults: crate::faults::Faults::new(seams.clone()),
             seams,
             sessions: Mutex::default(),
             listeners: listeners::Listeners::default(),

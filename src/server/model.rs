@@ -41,6 +41,9 @@ pub struct Server {
     pub recorder: Arc<Recorder>,
     /// Where fault rules and the like plug in (inbound, outbound, transport); none by default.
     pub seams: Arc<Seams>,
+    /// The fault rules in force (none by default): Python's `srv.faults`, `--faults FILE` and
+    /// the control API all change this one set, which arms `seams` while it holds a rule.
+    pub faults: Arc<crate::faults::Faults>,
     /// The seams and the recorder as every sink of this server shares them.
     pub(super) wire: Arc<Wire>,
     /// Live sessions, for broadcasts (`list_changed`, `resources/updated`).

@@ -9,26 +9,27 @@ use pyo3::prelude::*;
 
 /// Adds the rule `rule` (JSON text); its id.
 pub(super) fn add(server: &PyServer, rule: &str) -> PyResult<String> {
-    let spec = RuleSpec::parse(rule).map_err(|e| to_py(Error::Fault(e)))?;
+    let spec = RuleSpec::parse(rule).map_err(|e| to_py(Error::Fault(e.to_string())))?;
     let rule = server
+        .core
         .faults
         .add(spec)
-        .map_err(|e| to_py(Error::Fault(e)))?;
+        .map_err(|e| to_py(Error::Fault(e.to_string())))?;
     Ok(rule.id.to_string())
 }
 
 /// Adds every rule of a fault file's text (all or none); their ids.
 pub(super) fn load(server: &PyServer, text: &str) -> PyResult<Vec<String>> {
-    let specs = parse_file(text).map_err(|e| to_py(Error::Fault(e)))?;
+    let specs = parse_file(text).map_err(|e| to_py(Error::Fault(e.to_string())))?;
     let mut ids = Vec::with_capacity(specs.len());
     for spec in specs {
-        match server.faults.add(spec) {
+        match server.core.faults.add(spec) {
             Ok(rule) => ids.push(rule.id.to_string()),
             Err(e) => {
                 for id in &ids {
-                    server.faults.remove(id);
+                    server.core.faults.remove(id);
                 }
-                return Err(to_py(Error::Fault(e)));
+                return Err(to_py(Error::Fault(e.to_string())));
             }
         }
     }
@@ -38,6 +39,7 @@ pub(super) fn load(server: &PyServer, text: &str) -> PyResult<Vec<String>> {
 /// The rules in force, each as its JSON text with its `hits`.
 pub(super) fn list(server: &PyServer) -> Vec<String> {
     server
+        .core
         .faults
         .rules()
         .iter()
@@ -47,5 +49,5 @@ pub(super) fn list(server: &PyServer) -> Vec<String> {
 
 /// How many frames rule `id` acted on (`None`: no such rule in force).
 pub(super) fn hits(server: &PyServer, id: &str) -> Option<u64> {
-    server.faults.get(id).map(|r| r.hits())
+    server.core.faults.get(id).map(|r| r.hits())
 }

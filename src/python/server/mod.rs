@@ -103,12 +103,12 @@ impl PyServer {
 
     /// Takes fault rule `id` out; whether it was in force.
     fn remove_fault(&self, id: &str) -> bool {
-        self.faults.remove(id)
+        self.core.faults.remove(id)
     }
 
     /// Takes every fault rule out.
     fn clear_faults(&self) {
-        self.faults.clear();
+        self.core.faults.clear();
     }
 
     /// How many frames were recorded so far.

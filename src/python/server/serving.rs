@@ -38,7 +38,6 @@ pub(super) fn new(py: Python<'_>, options: ServerOptions) -> PyResult<PyServer> 
         .build()?;
     let handle = runtime.handle().clone();
     Ok(PyServer {
-        faults: crate::faults::Faults::new(core.seams.clone()),
         core,
         runtime: Mutex::new(Some(runtime)),
         handle,

@@ -22,8 +22,6 @@ pub struct PyServer {
     pub(super) shutdown: CancellationToken,
     /// The HTTP listener, once `start_http` ran: its address and its serving task.
     pub(super) http: Mutex<Option<HttpRunning>>,
-    /// The fault rules in force (plugged into `core`'s seams while there are any).
-    pub(super) faults: Arc<crate::faults::Faults>,
 }
 impl PyServer {
     /// Fails with `ConnectionClosedError` once `stop()` ran.

@@ -22,6 +22,11 @@ pub struct HttpConfig {
     pub keepalive: Duration,
     /// Whether `GET /mcp` opens a standalone stream (otherwise 405).
     pub standalone_stream: bool,
+    /// Whether the control API is served at `/_control/` (otherwise 404 there).
+    pub control: bool,
+    /// The bearer token every control API call must carry (`None`: none needed; the API is
+    /// behind the loopback Host/Origin guard either way).
+    pub control_token: Option<String>,
 }
 impl Default for HttpConfig {
     fn default() -> Self {
@@ -34,6 +39,8 @@ impl Default for HttpConfig {
             sse_retry: Duration::from_millis(1000),
             keepalive: Duration::from_secs(15),
             standalone_stream: true,
+            control: true,
+            control_token: None,
         }
     }
 }

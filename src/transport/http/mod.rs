@@ -4,6 +4,7 @@
 
 pub mod body;
 pub mod config;
+pub mod control;
 pub mod front;
 pub mod guard;
 pub mod headers;

@@ -29,7 +29,7 @@ pub fn app(state: Arc<HttpState>) -> Router {
         .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
         .allow_headers(AllowHeaders::mirror_request())
         .expose_headers(mcp_headers);
-    let routes = Router::new()
+    let mut routes = Router::new()
         .route(
             "/mcp",
             get(super::mcp::get)
@@ -40,6 +40,9 @@ pub fn app(state: Arc<HttpState>) -> Router {
         .route("/message", axum::routing::post(super::legacy_sse::post))
         .route("/health", get(health))
         .with_state(state.clone());
+    if state.config.control {
+        routes = routes.merge(super::control::routes(state.clone()));
+    }
     Router::new().fallback_service(super::front::Front {
         state,
         cors: Arc::new(cors),

@@ -1,0 +1,147 @@
+"""The control API (`/_control/`, docs/control-api.md): a test suite in any language scripts the
+server over plain HTTP — fault rules in, their hits out, notifications, the traffic, a reset —
+while a real client (the official `mcp` client, in both eras) talks to `/mcp`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from mcp import Client, MCPError
+from mcp.types import LoggingMessageNotificationParams
+
+from everything_mcp import Server
+
+from conftest import WAIT, texts
+
+pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
+
+BOOM = {"error": {"code": -32000, "message": "boom"}}
+
+
+def control(srv: Server) -> httpx.Client:
+    """A plain HTTP client of the server's control API."""
+    return httpx.Client(base_url=f"{srv.base_url}/_control", timeout=WAIT)
+
+
+def test_the_index_names_the_api_and_its_endpoints() -> None:
+    with Server(catalogs=["none"], name="lab") as srv:
+        srv.start_http()
+        with control(srv) as api:
+            index = api.get("/").json()
+            assert index["api"] == 1 and index["server"]["name"] == "lab"
+            assert "POST /_control/faults" in index["endpoints"]
+            missing = api.get("/nothing")
+            assert missing.status_code == 404 and "GET /_control/ lists them" in missing.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_fault_posted_over_http_is_what_the_client_sees(mode: str) -> None:
+    with Server(catalogs=["everything"]) as srv:
+        url = srv.start_http()
+        with control(srv) as api:
+            rule = {"match": {"method": "tools/call", "name": "echo", "first": 1}, "action": BOOM}
+            added = api.post("/faults", json=rule)
+            assert added.status_code == 201
+            rule_id = added.json()["id"]
+            assert added.json()["rule"] == {**rule, "id": rule_id, "hits": 0}
+            with anyio.fail_after(WAIT):
+                async with Client(url, mode=mode) as client:  # type: ignore[arg-type]
+                    with pytest.raises(MCPError, match="boom"):
+                        await client.call_tool("echo", {"message": "one"})
+                    assert texts(await client.call_tool("echo", {"message": "two"})) == ["Echo: two"]
+            assert api.get(f"/faults/{rule_id}").json()["hits"] == 1
+            assert api.get("/faults").json()["rules"][0]["hits"] == 1
+            # The traffic, as JSON lines: the hit frame carries the rule's mark.
+            lines = api.get("/traffic", params={"since": 0})
+            assert lines.headers["content-type"] == "application/x-ndjson"
+            records = [json.loads(line) for line in lines.text.splitlines()]
+            calls = [r for r in records if r["method"] == "tools/call" and r["dir"] == "in"]
+            assert [c.get("fault") for c in calls] == [{"rule": rule_id, "action": "error"}, None]
+            last = records[-1]["seq"]
+            assert api.get("/traffic", params={"since": last}).text == ""
+            assert api.delete(f"/faults/{rule_id}").status_code == 204
+            gone = api.delete(f"/faults/{rule_id}")
+            assert gone.status_code == 404 and gone.json()["error"]["field"] == "id"
+
+
+def test_bad_bodies_get_a_400_naming_the_field_and_the_server_goes_on() -> None:
+    with Server(catalogs=["everything"]) as srv:
+        srv.start_http()
+        with control(srv) as api:
+            cases: list[tuple[Any, str, str]] = [
+                ({"match": {"methd": "x"}, "action": {"drop": True}}, "match.methd", "unknown field `methd`"),
+                ({"match": {"nth": 0}, "action": {"drop": True}}, "match.nth", "counts from 1"),
+                ({"action": {"error": {"code": "x", "message": "m"}}}, "action.error.code", "invalid type"),
+                ({"match": {}}, "action", "missing field `action`"),
+                ("not json", "", "expected"),
+            ]
+            for body, field, message in cases:
+                answer = api.post("/faults", content=body if isinstance(body, str) else json.dumps(body))
+                assert answer.status_code == 400, body
+                error = answer.json()["error"]
+                assert error["field"] == field and message in error["message"], (body, error)
+            for body, field in [
+                ({"log": {"level": "loud", "data": 1}}, "log.level"),
+                ({"list_changed": "widgets"}, "list_changed"),
+                ({"shout": 1}, "shout"),
+                ([], ""),
+            ]:
+                answer = api.post("/notify", json=body)
+                assert answer.status_code == 400 and answer.json()["error"]["field"] == field, body
+            assert api.get("/traffic", params={"since": "x"}).json()["error"]["field"] == "since"
+            assert api.get("/faults").json() == {"rules": []}
+        assert httpx.get(f"{srv.base_url}/health", timeout=WAIT).json() == {"status": "ok"}
+
+
+async def test_notify_reaches_the_connected_client() -> None:
+    with Server(catalogs=["everything"]) as srv:
+        url = srv.start_http()
+        logged = anyio.Event()
+        seen: list[Any] = []
+
+        async def on_log(params: LoggingMessageNotificationParams) -> None:
+            seen.append(params.data)
+            logged.set()
+
+        with control(srv) as api:
+            with anyio.fail_after(WAIT):
+                async with Client(url, mode="legacy", logging_callback=on_log) as client:
+                    await client.list_tools()
+                    sent = api.post("/notify", json={"log": {"level": "warning", "data": {"n": 1}, "logger": "lab"}})
+                    assert sent.json() == {"sent": 1}
+                    await logged.wait()
+            assert seen == [{"n": 1}]
+            assert api.post("/notify", json={"resource_updated": "demo://nothing"}).json() == {"sent": 0}
+
+
+def test_reset_takes_rules_and_traffic_back_to_the_start() -> None:
+    with Server(catalogs=["none"]) as srv:
+        srv.start_http()
+        with control(srv) as api:
+            api.post("/faults", json={"action": {"drop": True}})
+            assert len(srv.traffic) == 0 and len(srv.faults) == 1
+            conn = srv.connect()
+            conn.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            srv.traffic.wait_for("notifications/initialized", timeout=WAIT)
+            assert api.post("/reset").status_code == 204
+            assert len(srv.faults) == 0 and len(srv.traffic) == 0
+
+
+def test_a_token_guards_the_api_and_the_api_can_be_off() -> None:
+    with Server(catalogs=["none"]) as srv:
+        srv.start_http(control_token="s3cret")
+        with control(srv) as api:
+            refused = api.get("/faults")
+            assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
+            assert api.get("/faults", headers={"Authorization": "Bearer wrong"}).status_code == 401
+            assert api.get("/faults", headers={"Authorization": "Bearer s3cret"}).json() == {"rules": []}
+            # The Host/Origin guard stands in front of it as of /mcp.
+            foreign = api.get("/faults", headers={"Authorization": "Bearer s3cret", "Origin": "https://evil.example"})
+            assert foreign.status_code == 403
+    with Server(catalogs=["none"]) as srv:
+        srv.start_http(control=False)
+        assert httpx.get(f"{srv.base_url}/_control/", timeout=WAIT).status_code == 404
