@@ -145,3 +145,43 @@ def test_a_token_guards_the_api_and_the_api_can_be_off() -> None:
     with Server(catalogs=["none"]) as srv:
         srv.start_http(control=False)
         assert httpx.get(f"{srv.base_url}/_control/", timeout=WAIT).status_code == 404
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_canned_tool_answers_its_results_in_turn(mode: str) -> None:
+    with Server(catalogs=["none"]) as srv:
+        url = srv.start_http()
+        sunny = {"content": [{"type": "text", "text": "sunny"}]}
+        rain = {"content": [{"type": "text", "text": "rain"}]}
+        weather = {
+            "name": "weather",
+            "description": "The weather, canned.",
+            "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}},
+            "results": [sunny, {"error": {"code": -32000, "message": "no forecast", "data": {"retry": True}}}, rain],
+        }
+        with control(srv) as api:
+            assert api.post("/tools", json=weather).json() == {"name": "weather"}
+            with anyio.fail_after(WAIT):
+                async with Client(url, mode=mode) as client:  # type: ignore[arg-type]
+                    (listed,) = (await client.list_tools()).tools
+                    assert (listed.name, listed.description) == ("weather", "The weather, canned.")
+                    assert texts(await client.call_tool("weather", {"city": "Oslo"})) == ["sunny"]
+                    with pytest.raises(MCPError) as raised:
+                        await client.call_tool("weather", {"city": "Oslo"})
+                    error = raised.value.error
+                    assert (error.code, error.message, error.data) == (-32000, "no forecast", {"retry": True})
+                    for _ in range(2):  # the last answer repeats
+                        assert texts(await client.call_tool("weather", {"city": "Oslo"})) == ["rain"]
+                    assert api.delete("/tools/weather").status_code == 204
+                    assert (await client.list_tools()).tools == []
+            assert api.delete("/tools/weather").status_code == 404
+            for body, field in [
+                ({"name": "t"}, ""),
+                ({"name": "t", "results": []}, "results"),
+                ({"name": "t", "results": [sunny, 3]}, "results[1]"),
+                ({"name": "t", "result": sunny, "results": [sunny]}, "results"),
+                ({"name": "t", "result": {"error": {"code": "x", "message": "m"}}}, "results[0]"),
+                ({"nme": "t", "result": sunny}, "nme"),
+            ]:
+                answer = api.post("/tools", json=body)
+                assert answer.status_code == 400 and answer.json()["error"]["field"] == field, (body, answer.text)

@@ -4,6 +4,7 @@
 //! `ServerConfig`.
 
 pub mod builder;
+pub mod canned;
 pub mod conformance;
 pub mod data_url;
 pub mod elicitation;

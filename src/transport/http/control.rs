@@ -32,6 +32,8 @@ pub fn routes(state: Arc<HttpState>) -> Router {
             get(list_faults).post(add_fault).delete(clear_faults),
         )
         .route("/_control/faults/{id}", get(one_fault).delete(remove_fault))
+        .route("/_control/tools", post(add_tool))
+        .route("/_control/tools/{name}", delete(remove_tool))
         .route("/_control/traffic", get(traffic))
         .route("/_control/notify", post(notify))
         .route("/_control/reset", post(reset))
@@ -105,6 +107,7 @@ async fn index(State(state): State<Arc<HttpState>>) -> Response {
                 "GET /_control/",
                 "GET /_control/faults", "POST /_control/faults", "DELETE /_control/faults",
                 "GET /_control/faults/{id}", "DELETE /_control/faults/{id}",
+                "POST /_control/tools", "DELETE /_control/tools/{name}",
                 "GET /_control/traffic?since=SEQ",
                 "POST /_control/notify",
                 "POST /_control/reset",
@@ -175,6 +178,36 @@ fn no_rule(id: &str) -> Response {
         StatusCode::NOT_FOUND,
         json!({ "error": { "field": "id", "message": message } }),
     )
+}
+
+/// `POST /_control/tools` (`{"name", "description", "inputSchema", "results": [...]}`, see
+/// [`crate::catalog::canned`]): registers a canned tool (clients get `list_changed`), `201`
+/// with its name. A tool of that name is replaced.
+async fn add_tool(State(state): State<Arc<HttpState>>, body: Bytes) -> Response {
+    let Ok(text) = std::str::from_utf8(&body) else {
+        return bad("", "the body is not UTF-8");
+    };
+    match crate::catalog::canned::tool(text) {
+        Ok(tool) => {
+            let name = tool.name().to_string();
+            state.server.add_tool(tool);
+            answer(StatusCode::CREATED, json!({ "name": name }))
+        }
+        Err((field, message)) => bad(&field, message),
+    }
+}
+
+/// `DELETE /_control/tools/{name}`: `204` (clients get `list_changed`), or `404`.
+async fn remove_tool(State(state): State<Arc<HttpState>>, Path(name): Path<String>) -> Response {
+    if state.server.remove_tool(&name) {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        let message = format!("no tool {name:?} is registered");
+        answer(
+            StatusCode::NOT_FOUND,
+            json!({ "error": { "field": "name", "message": message } }),
+        )
+    }
 }
 
 /// `GET /_control/traffic`'s query.
