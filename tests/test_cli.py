@@ -109,7 +109,7 @@ def test_bare_stdio_without_a_parser_has_every_option_the_parser_gives() -> None
     from everything_mcp import cli
 
     parsed = vars(cli._parser("stdio").parse_args(["stdio"]))
-    assert parsed == {"command": "stdio", **cli._server_defaults()}
+    assert parsed == {"command": "stdio", **cli._server_defaults(), **cli._STDIO_ONLY}
 
 
 def test_cli_help_prints_the_core_defaults() -> None:

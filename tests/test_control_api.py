@@ -185,3 +185,25 @@ async def test_a_canned_tool_answers_its_results_in_turn(mode: str) -> None:
             ]:
                 answer = api.post("/tools", json=body)
                 assert answer.status_code == 400 and answer.json()["error"]["field"] == field, (body, answer.text)
+
+
+def test_a_stdio_server_serves_the_api_on_a_loopback_port() -> None:
+    """`stdio --control-port 0` announces its control URL on stderr; a rule posted there acts on
+    the stdio client's frames."""
+    from conftest import StdioServer
+
+    server = StdioServer("stdio", "--catalog", "none", "--control-port", "0", "--control-token", "t")
+    try:
+        assert server.proc.stderr is not None
+        announced = json.loads(server.proc.stderr.readline())
+        assert announced["event"] == "control" and announced["url"].startswith("http://127.0.0.1:")
+        auth = {"Authorization": "Bearer t"}
+        rule = {"match": {"method": "ping", "transport": "stdio"}, "action": BOOM}
+        added = httpx.post(announced["url"] + "faults", json=rule, headers=auth, timeout=WAIT)
+        assert added.status_code == 201
+        server.initialize()
+        assert server.request(1, "ping")["error"] == BOOM["error"]
+        hits = httpx.get(announced["url"] + "faults", headers=auth, timeout=WAIT).json()["rules"][0]["hits"]
+        assert hits == 1
+    finally:
+        server.stop()

@@ -30,6 +30,8 @@ DEFAULT_PORT = 3001
 """The reference server's default port (also read from ``PORT``)."""
 
 _COMMANDS = ("stdio", "http", "streamableHttp", "sse", "config")
+_STDIO_ONLY: dict[str, Any] = {"control_port": None, "control_token": None}
+"""The defaults of the flags only `stdio` has (its control API's listener)."""
 
 
 class _Terminated(Exception):
@@ -125,6 +127,17 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     stdio = commands.add_parser("stdio", help="serve newline-delimited JSON-RPC on stdin/stdout (default)")
     if command in (None, "stdio"):
         _add_server_options(stdio)
+        stdio.add_argument(
+            "--control-port",
+            metavar="N",
+            type=_port,
+            help="also serve the control API on 127.0.0.1:N (0: any free port; announced on stderr)",
+        )
+        stdio.add_argument(
+            "--control-token",
+            metavar="TOKEN",
+            help="with --control-port: every control API call must carry Authorization: Bearer TOKEN",
+        )
     for name, aliases, text in [
         ("http", ["streamableHttp"], "serve Streamable HTTP at /mcp (and legacy SSE at /sse)"),
         ("sse", [], "serve the legacy HTTP+SSE transport at /sse (and Streamable HTTP at /mcp)"),
@@ -388,7 +401,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args == ["stdio"]:
         from types import SimpleNamespace
 
-        ns: Any = SimpleNamespace(command="stdio", **_server_defaults())
+        ns: Any = SimpleNamespace(command="stdio", **_server_defaults(), **_STDIO_ONLY)
     else:
         ns = _parser(args[0] if args and args[0] in _COMMANDS else None).parse_args(args)
     if ns.command == "config":
@@ -405,6 +418,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             _load_faults(server, ns.faults)
         if ns.command != "stdio":
             server.start_http(ns.host, ns.port, **_given(ns, _core.HTTP_OPTIONS))
+        elif ns.control_port is not None:
+            # The control API of a stdio server: its HTTP listener, on loopback only.
+            server.start_http("127.0.0.1", ns.control_port, strict_port=True, control_token=ns.control_token)
+            import json
+
+            control = {"event": "control", "url": f"{server.base_url()}/_control/"}
+            print(json.dumps(control), file=sys.stderr, flush=True)
     except (_core.EverythingMcpError, OSError) as e:
         print(f"everything-mcp: {e}", file=sys.stderr)
         return 2
