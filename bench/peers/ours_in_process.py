@@ -1,9 +1,12 @@
 """Our server the way a test suite holds it: an in-process `Server` with the traffic tape on.
 
-    python bench/peers/ours_in_process.py [--python-echo] [--keep-traffic N] [--max-sessions N] [--port P]
+    python bench/peers/ours_in_process.py [--python-echo] [--keep-traffic N] [--max-sessions N]
+        [--fault-rules N] [--port P]
 
 `--python-echo` serves `echo` from a plain Python function (`@srv.tool()`) instead of the
-built-in catalog's. Prints `{"event": "listening", "url": ...}` on stderr, serves until
+built-in catalog's. `--fault-rules N` puts N fault rules in force that match no request of the
+load (a `tools/call` of a tool that does not exist), so every frame is checked against them
+all. Prints `{"event": "listening", "url": ...}` on stderr, serves until
 SIGTERM/SIGINT, then stops cleanly.
 """
 
@@ -23,6 +26,7 @@ def main() -> None:
     parser.add_argument("--python-echo", action="store_true")
     parser.add_argument("--keep-traffic", type=int, default=None, help="records kept in memory (default: the Server's)")
     parser.add_argument("--max-sessions", type=int, default=1000)
+    parser.add_argument("--fault-rules", type=int, default=0)
     parser.add_argument("--port", type=int, default=0)
     ns = parser.parse_args()
 
@@ -35,6 +39,8 @@ def main() -> None:
             """Echoes back the input string."""
             return f"Echo: {message}"
 
+    for i in range(ns.fault_rules):
+        srv.faults.add(match={"method": "tools/call", "name": f"never-{i}"}, action={"drop": True})
     url = srv.start_http(port=ns.port, strict_port=ns.port != 0, max_sessions=ns.max_sessions)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

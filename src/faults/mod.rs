@@ -1,7 +1,8 @@
 //! Scripted faults: rules that make the server misbehave exactly when a test says
 //! (`docs/faults.md`). A rule is a match (which frames), an action (what happens to them) and
-//! its counts; the live set of a server is [`Faults`], which plugs into the server's inbound
-//! seam ([`crate::server::seams`]) while it holds a rule and leaves it untouched otherwise.
+//! its counts. The live set of a server is [`Faults`], whose snapshot ([`RuleSet`]) plugs into
+//! the server's inbound seam ([`crate::server::seams`]) while it holds a rule and leaves it
+//! untouched otherwise.
 //!
 //! The rules are evaluated in the order they were added; the first that hits a frame decides
 //! what happens to it. A rule's counting members (`nth`, `first`, …) count the frames its
@@ -16,8 +17,9 @@ use crate::traffic::{FaultMark, TransportKind};
 use regex::Regex;
 pub use rule::{parse_file, Action, Match, RuleError, RuleSpec};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// A rule in force: what was written, and what it has seen.
@@ -53,25 +55,22 @@ impl Rule {
         v
     }
 
-    /// Whether the members other than the counting ones hold for `frame`.
-    fn admits(
-        &self,
-        frame: &InboundFrame<'_>,
-        method: Option<&str>,
-        params: Option<&Value>,
-    ) -> bool {
+    /// Whether the members other than the counting ones hold for `frame` (whose `facts` were
+    /// read once for every rule).
+    fn admits(&self, frame: &InboundFrame<'_>, facts: &Facts<'_>) -> bool {
         let m = &self.spec.matches;
-        let param = |key: &str| params.and_then(|p| p.get(key)).and_then(Value::as_str);
         let over_http = matches!(frame.transport, TransportKind::Http | TransportKind::Sse);
         (over_http || self.spec.action.http_status.is_none())
-            && m.method.as_deref().is_none_or(|want| method == Some(want))
+            && m.method
+                .as_deref()
+                .is_none_or(|want| facts.method == Some(want))
             && m.name
                 .as_deref()
-                .is_none_or(|want| param("name") == Some(want))
+                .is_none_or(|want| facts.name == Some(want))
             && self
                 .uri
                 .as_ref()
-                .is_none_or(|re| param("uri").is_some_and(|u| re.is_match(u)))
+                .is_none_or(|re| facts.uri.is_some_and(|u| re.is_match(u)))
             && m.conn.as_deref().is_none_or(|want| frame.conn == want)
             && m.era.is_none_or(|want| frame.era == want)
             && m.revision
@@ -144,9 +143,10 @@ impl Rule {
 pub struct Faults {
     /// The seams it plugs into.
     seams: Arc<Seams>,
-    /// The rules, in order: a snapshot replaced on every change (frames read it without
-    /// waiting on a change).
-    rules: RwLock<Arc<Vec<Arc<Rule>>>>,
+    /// The rules in force: a snapshot, replaced on every change and installed into the seams
+    /// as their hooks (a frame reads it through the seams' one pointer, never waiting on a
+    /// change).
+    current: Mutex<Arc<RuleSet>>,
     /// Numbers the rules added without an id.
     next_id: AtomicU64,
 }
@@ -156,21 +156,22 @@ impl Faults {
     pub fn new(seams: Arc<Seams>) -> Arc<Self> {
         Arc::new(Self {
             seams,
-            rules: RwLock::default(),
+            current: Mutex::default(),
             next_id: AtomicU64::new(1),
         })
     }
 
     /// Adds a rule (checked again here, whatever its source); an id already in use is refused.
-    pub fn add(self: &Arc<Self>, mut spec: RuleSpec) -> Result<Arc<Rule>, RuleError> {
+    pub fn add(&self, mut spec: RuleSpec) -> Result<Arc<Rule>, RuleError> {
         spec.check()?;
         let uri = match &spec.matches.uri {
             Some(pattern) => Some(glob(pattern)?),
             None => None,
         };
-        let mut rules = self.rules.write().unwrap_or_else(|e| e.into_inner());
+        let mut current = lock(&self.current);
+        let taken = |id: &str| current.rules.iter().any(|r| &*r.id == id);
         let id: Arc<str> = match &spec.id {
-            Some(id) if rules.iter().any(|r| &*r.id == id) => {
+            Some(id) if taken(id) => {
                 return Err(RuleError::at(
                     "id",
                     format!("a rule {id:?} is already in force"),
@@ -180,7 +181,7 @@ impl Faults {
             None => loop {
                 let n = self.next_id.fetch_add(1, Ordering::Relaxed);
                 let id = format!("r{n}");
-                if !rules.iter().any(|r| *r.id == *id) {
+                if !taken(&id) {
                     break id.into();
                 }
             },
@@ -196,56 +197,140 @@ impl Faults {
             hits: AtomicU64::new(0),
             draw: Mutex::new(seed),
         });
-        let mut next = Vec::clone(&rules);
-        next.push(rule.clone());
-        *rules = Arc::new(next);
-        if rules.len() == 1 {
-            self.seams.install(self.clone());
-        }
+        let mut rules = current.rules.clone();
+        rules.push(rule.clone());
+        self.publish(&mut current, rules);
         Ok(rule)
     }
 
     /// Takes the rule `id` out; whether there was one.
     pub fn remove(&self, id: &str) -> bool {
-        let mut rules = self.rules.write().unwrap_or_else(|e| e.into_inner());
-        let next: Vec<Arc<Rule>> = rules.iter().filter(|r| &*r.id != id).cloned().collect();
-        let removed = next.len() < rules.len();
-        *rules = Arc::new(next);
-        if rules.is_empty() {
-            self.seams.clear();
-        }
+        let mut current = lock(&self.current);
+        let rules: Vec<Arc<Rule>> = current
+            .rules
+            .iter()
+            .filter(|r| &*r.id != id)
+            .cloned()
+            .collect();
+        let removed = rules.len() < current.rules.len();
+        self.publish(&mut current, rules);
         removed
     }
 
     /// Takes every rule out.
     pub fn clear(&self) {
-        let mut rules = self.rules.write().unwrap_or_else(|e| e.into_inner());
-        *rules = Arc::default();
-        self.seams.clear();
+        let mut current = lock(&self.current);
+        self.publish(&mut current, Vec::new());
+    }
+
+    /// Makes `rules` the ones in force: the new snapshot, installed as the seams' hooks (none
+    /// while there is no rule).
+    fn publish(&self, current: &mut Arc<RuleSet>, rules: Vec<Arc<Rule>>) {
+        let set = Arc::new(RuleSet::of(rules));
+        if set.rules.is_empty() {
+            self.seams.clear();
+        } else {
+            self.seams.install(set.clone());
+        }
+        *current = set;
     }
 
     /// The rules in force, in order.
-    pub fn rules(&self) -> Arc<Vec<Arc<Rule>>> {
-        self.rules.read().unwrap_or_else(|e| e.into_inner()).clone()
+    pub fn rules(&self) -> Vec<Arc<Rule>> {
+        lock(&self.current).rules.clone()
     }
 
     /// The rule `id`, if it is in force.
     pub fn get(&self, id: &str) -> Option<Arc<Rule>> {
-        self.rules().iter().find(|r| &*r.id == id).cloned()
+        lock(&self.current)
+            .rules
+            .iter()
+            .find(|r| &*r.id == id)
+            .cloned()
     }
 }
 
-impl Hooks for Faults {
-    fn inbound(&self, frame: &InboundFrame<'_>) -> Verdict {
-        let (method, params) = match frame.message {
+/// The rules in force at one moment, as the inbound seam evaluates them: in order, with the
+/// rules that name a tool or prompt indexed by that name, so a frame is checked only against
+/// the rules that could match it. Checking each of 100 rules that name other tools cost 7-9%
+/// of HTTP echo's requests/s at 16 connections (`bench.run`, `ours-faults` / `ours-tape`).
+#[derive(Default)]
+pub struct RuleSet {
+    /// Every rule, in the order they were added.
+    rules: Vec<Arc<Rule>>,
+    /// The positions (ascending) of the rules with a `match.name`, by that name.
+    by_name: HashMap<String, Vec<usize>>,
+    /// The positions (ascending) of the rules without one.
+    unnamed: Vec<usize>,
+}
+
+impl RuleSet {
+    /// The set of `rules`, indexed.
+    fn of(rules: Vec<Arc<Rule>>) -> Self {
+        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut unnamed = Vec::new();
+        for (i, rule) in rules.iter().enumerate() {
+            match &rule.spec.matches.name {
+                Some(name) => by_name.entry(name.clone()).or_default().push(i),
+                None => unnamed.push(i),
+            }
+        }
+        Self {
+            rules,
+            by_name,
+            unnamed,
+        }
+    }
+}
+
+/// What the rules match a frame on, read from it once rather than by each rule (a `name`
+/// lookup in the params per rule is a hash and a compare each: 100 rules are 100 of them).
+struct Facts<'a> {
+    /// The method.
+    method: Option<&'a str>,
+    /// `params.name`.
+    name: Option<&'a str>,
+    /// `params.uri`.
+    uri: Option<&'a str>,
+}
+
+impl<'a> Facts<'a> {
+    /// The facts of `message`.
+    fn of(message: &'a Message) -> Self {
+        let (method, params) = match message {
             Message::Request(r) => (Some(r.method.as_str()), r.params.as_ref()),
             Message::Notification(n) => (Some(n.method.as_str()), n.params.as_ref()),
             _ => (None, None),
         };
+        let param = |key: &str| params.and_then(|p| p.get(key)).and_then(Value::as_str);
+        Self {
+            method,
+            name: param("name"),
+            uri: param("uri"),
+        }
+    }
+}
+
+impl Hooks for RuleSet {
+    fn inbound(&self, frame: &InboundFrame<'_>) -> Verdict {
+        let facts = Facts::of(frame.message);
+        let named = facts
+            .name
+            .and_then(|n| self.by_name.get(n))
+            .map_or(&[][..], Vec::as_slice);
+        // The rules without a name and those naming this frame's, merged back into their order.
+        let (mut u, mut n) = (self.unnamed.iter().peekable(), named.iter().peekable());
         let mut decided: Option<&Verdict> = None;
-        let rules = self.rules();
-        for rule in rules.iter() {
-            if !rule.admits(frame, method, params) || !rule.fires() {
+        loop {
+            let next = match (u.peek(), n.peek()) {
+                (Some(&&a), Some(&&b)) if a < b => u.next(),
+                (Some(_), Some(_)) | (None, Some(_)) => n.next(),
+                (Some(_), None) => u.next(),
+                (None, None) => break,
+            };
+            let Some(&i) = next else { break };
+            let rule = &self.rules[i];
+            if !rule.admits(frame, &facts) || !rule.fires() {
                 continue;
             }
             if decided.is_none() {
@@ -262,4 +347,67 @@ fn glob(pattern: &str) -> Result<Regex, RuleError> {
     let body: Vec<String> = pattern.split('*').map(regex::escape).collect();
     Regex::new(&format!("^{}$", body.join(".*")))
         .map_err(|e| RuleError::at("match.uri", format!("not a usable pattern: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsonrpc::RequestId;
+    use crate::protocol::Era;
+    use serde_json::json;
+
+    /// What the rules answer a `tools/call` of `tool` (the error's message, or `pass`).
+    fn answer(seams: &Seams, tool: &str) -> String {
+        let message = Message::request(
+            RequestId::from(1_i64),
+            "tools/call",
+            Some(json!({ "name": tool })),
+        );
+        let frame = InboundFrame {
+            conn: "c",
+            transport: TransportKind::Memory,
+            era: Era::Handshake,
+            revision: None,
+            message: &message,
+        };
+        match seams.inbound(&frame).inbound {
+            Inbound::Answer(e) => e.message,
+            Inbound::Pass => "pass".into(),
+            other => format!("{other:?}"),
+        }
+    }
+
+    fn rule(name: Option<&str>, says: &str) -> RuleSpec {
+        let mut matches = json!({ "method": "tools/call" });
+        if let Some(name) = name {
+            matches["name"] = json!(name);
+        }
+        let text =
+            json!({ "match": matches, "action": { "error": { "code": 1, "message": says } } });
+        RuleSpec::parse(&text.to_string()).unwrap()
+    }
+
+    #[test]
+    fn the_first_rule_in_order_decides_whether_it_names_the_tool_or_not() {
+        let seams = Arc::new(Seams::default());
+        let faults = Faults::new(seams.clone());
+        assert!(!seams.armed());
+        faults.add(rule(Some("other"), "other")).unwrap();
+        faults.add(rule(Some("echo"), "named")).unwrap();
+        let any = faults.add(rule(None, "any")).unwrap();
+        faults.add(rule(Some("echo"), "late")).unwrap();
+        assert_eq!(answer(&seams, "echo"), "named");
+        assert_eq!(answer(&seams, "sum"), "any");
+        // Every admitted rule counts the frame; only the deciding one has a hit.
+        assert_eq!((any.hits(), any.seen.load(Ordering::Relaxed)), (1, 2));
+        faults.clear();
+        assert!(!seams.armed());
+        faults.add(rule(None, "any")).unwrap();
+        faults.add(rule(Some("echo"), "named")).unwrap();
+        assert_eq!(answer(&seams, "echo"), "any");
+        assert!(faults.remove("r5"));
+        assert_eq!(answer(&seams, "echo"), "named");
+        faults.clear();
+        assert_eq!(answer(&seams, "echo"), "pass");
+    }
 }
