@@ -82,6 +82,20 @@ run prerelease-2025-11-25 "$cache/prerelease/node_modules/.bin/conformance" --re
 run prerelease-2026-07-28 "$cache/prerelease/node_modules/.bin/conformance" --requirements 2026-07-28
 run prerelease-all "$cache/prerelease/node_modules/.bin/conformance" --suite all
 
+# The control API from another language: Node's test runner and the official TypeScript SDK
+# client (the reference server's own dependency, installed below) script a CLI server.
+ts_client() {
+  echo "== control API from TypeScript (node --test tests/ts/control_api.test.ts)"
+  if ! MCP_SDK_DIR="$PWD/.cache/reference/node_modules/@modelcontextprotocol/sdk" EVERYTHING_MCP_PYTHON="$PYTHON" \
+    node --experimental-strip-types --no-warnings --test tests/ts/control_api.test.ts >"$log/ts-client.log" 2>&1; then
+    failed=1
+    echo "control API from TypeScript: FAILED"
+    cat "$log/ts-client.log"
+  else
+    grep -E "^# (tests|pass|fail)" "$log/ts-client.log" || true
+  fi
+}
+
 # The reference server side by side with ours (bench/side_by_side.py): only the documented,
 # deliberate differences may remain.
 REFERENCE=2026.8.31
@@ -92,6 +106,7 @@ if ! "$PYTHON" -m bench.side_by_side >"$log/side-by-side.log" 2>&1; then
   cat "$log/side-by-side.log"
 fi
 tail -n 1 "$log/side-by-side.log"
+ts_client
 
 if [ $failed -ne 0 ]; then
   echo "conformance: FAILED" >&2

@@ -38,9 +38,8 @@ class _Terminated(Exception):
     """Raised by the SIGTERM handler so the server stops cleanly."""
 
 
-_FIXED: dict[str, Any] = {"keep_traffic": 0}
-"""The server options the CLI sets instead of offering a flag: nothing reads a CLI server's
-traffic in memory (``--record`` has every frame)."""
+_FIXED: dict[str, Any] = {}
+"""The server options the CLI sets instead of offering a flag (none at present)."""
 
 
 def _server_defaults() -> dict[str, Any]:
@@ -53,6 +52,9 @@ def _server_defaults() -> dict[str, Any]:
     list_changed = os.environ.get("MCP_TEST_SEND_LIST_CHANGED")
     defaults: dict[str, Any] = {name: None for name in _core.SERVER_OPTIONS if name not in _FIXED}
     defaults["log_level"] = "warn"
+    # The CLI keeps no traffic in memory unless asked: `--record` writes every frame to a file,
+    # and only the control API's `GET /_control/traffic` reads the memory.
+    defaults["keep_traffic"] = 0
     defaults["faults"] = None
     defaults["update_delay"] = float(delay) if delay else None
     defaults["send_list_changed"] = list_changed.lower() == "true" if list_changed else None
@@ -167,6 +169,12 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
     defaults = _core.DEFAULTS
     p.set_defaults(**_server_defaults())
     p.add_argument("--record", metavar="FILE", help="append every frame in and out to FILE as JSON lines")
+    p.add_argument(
+        "--keep-traffic",
+        metavar="N",
+        type=_count,
+        help="keep the newest N records in memory for the control API's GET /_control/traffic (default: 0, none)",
+    )
     p.add_argument(
         "--faults",
         metavar="FILE",
