@@ -165,7 +165,15 @@ def test_cli_help_lists_every_option() -> None:
         assert option in flags, f"option {option!r} has no CLI flag (add one whose dest is {option!r})"
         assert any(flag in out.stdout for flag in flags[option]), option
     # No flag stores anything but an option or a setting of the CLI itself.
-    assert set(flags) - {*_core.SERVER_OPTIONS, *_core.HTTP_OPTIONS} == {"host", "port", "log_level", "faults", "help"}
+    assert set(flags) - {*_core.SERVER_OPTIONS, *_core.HTTP_OPTIONS} == {
+        "host",
+        "port",
+        "log_level",
+        "faults",
+        "faults_preset",
+        "faults_seed",
+        "help",
+    }
 
 
 def test_flags_become_options() -> None:

@@ -207,3 +207,15 @@ def test_a_stdio_server_serves_the_api_on_a_loopback_port() -> None:
         assert hits == 1
     finally:
         server.stop()
+
+
+def test_a_preset_over_http() -> None:
+    with Server(catalogs=["none"]) as srv:
+        srv.start_http()
+        with control(srv) as api:
+            added = api.post("/faults/presets/flaky-network", params={"seed": 3})
+            assert added.status_code == 201 and added.json() == {"ids": ["flaky-network-1", "flaky-network-2"]}
+            assert [r["match"]["seed"] for r in api.get("/faults").json()["rules"]] == [3, 4]
+            unknown = api.post("/faults/presets/chaos")
+            assert unknown.status_code == 400 and unknown.json()["error"]["field"] == "preset"
+            assert "known: flaky-network" in unknown.json()["error"]["message"]

@@ -265,3 +265,37 @@ def _ping(conn: Any, id: int) -> dict[str, Any]:
     answer: dict[str, Any] = json.loads(conn.recv(WAIT))
     assert answer["id"] == id
     return answer
+
+
+async def test_the_version_skew_preset_makes_a_2026_client_fall_back() -> None:
+    with Server(catalogs=["everything"]) as srv:
+        (rule,) = srv.faults.preset("version-skew")
+        assert rule.id == "version-skew-1"
+        with anyio.fail_after(WAIT):
+            async with Client(srv.start_http()) as client:
+                assert client.protocol_version == "2025-11-25"
+                assert texts(await client.call_tool("echo", {"message": "x"})) == ["Echo: x"]
+        assert rule.hits == 1
+
+
+def test_presets_are_seeded_and_an_unknown_one_names_the_known(tmp_path: Path) -> None:
+    with Server(catalogs=["none"]) as srv:
+        flaky = srv.faults.preset("flaky-network", seed=42)
+        assert [r.id for r in flaky] == ["flaky-network-1", "flaky-network-2"]
+        assert [r.spec["match"]["seed"] for r in flaky] == [42, 43]
+        known = "flaky-network, slow-server, version-skew, ignore-cancel"
+        with pytest.raises(ConfigError, match=f'unknown fault preset "chaos" \\(known: {known}\\)'):
+            srv.faults.preset("chaos")
+    out = subprocess.run(
+        [*SERVER_CMD, "stdio", "--faults-preset", "chaos"],
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        stdin=subprocess.DEVNULL,
+    )
+    assert out.returncode == 2 and f"(known: {known})" in out.stderr
+
+
+@pytest.mark.everything_mcp(catalogs=["none"], faults=["ignore-cancel", {"action": {"delay_ms": 1}}])
+def test_the_marker_takes_preset_names_too(everything_mcp: Server) -> None:
+    assert [r.id for r in everything_mcp.faults.rules] == ["ignore-cancel-1", "r1"]

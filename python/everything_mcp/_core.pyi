@@ -157,6 +157,8 @@ class Server:
         """Put a fault rule (JSON text) in force; return its id."""
     def load_faults(self, text: str) -> list[str]:
         """Put every rule of a fault file's text in force (all or none); return their ids."""
+    def add_fault_preset(self, name: str, seed: int = 0) -> list[str]:
+        """Put fault preset name's rules in force, drawing from seed; return their ids."""
     def faults(self) -> list[str]:
         """The fault rules in force, each JSON text with its hits."""
     def fault_hits(self, id: str) -> int | None:

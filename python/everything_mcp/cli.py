@@ -56,6 +56,8 @@ def _server_defaults() -> dict[str, Any]:
     # and only the control API's `GET /_control/traffic` reads the memory.
     defaults["keep_traffic"] = 0
     defaults["faults"] = None
+    defaults["faults_preset"] = None
+    defaults["faults_seed"] = None
     defaults["update_delay"] = float(delay) if delay else None
     defaults["send_list_changed"] = list_changed.lower() == "true" if list_changed else None
     return defaults
@@ -175,6 +177,14 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
         type=_count,
         help="keep the newest N records in memory for the control API's GET /_control/traffic (default: 0, none)",
     )
+    p.add_argument(
+        "--faults-preset",
+        metavar="NAME",
+        action="append",
+        dest="faults_preset",
+        help="put a named fault preset in force (repeatable): flaky-network, slow-server, version-skew, ignore-cancel",
+    )
+    p.add_argument("--faults-seed", metavar="N", type=_count, help="the seed of the presets that draw (default: 0)")
     p.add_argument(
         "--faults",
         metavar="FILE",
@@ -424,6 +434,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         server = _core.Server(**_given(ns, _core.SERVER_OPTIONS), **_FIXED)
         if ns.faults:
             _load_faults(server, ns.faults)
+        for preset in ns.faults_preset or []:
+            server.add_fault_preset(preset, ns.faults_seed or 0)
         if ns.command != "stdio":
             server.start_http(ns.host, ns.port, **_given(ns, _core.HTTP_OPTIONS))
         elif ns.control_port is not None:

@@ -93,6 +93,13 @@ class Faults:
         rule_id = self._core.add_fault(json.dumps(dict(rule)))
         return FaultRule(self._core, rule_id, {**rule, "id": rule_id})
 
+    def preset(self, name: str, seed: int = 0) -> list[FaultRule]:
+        """Puts a named preset's rules in force (``flaky-network``, ``slow-server``,
+        ``version-skew``, ``ignore-cancel``; docs/faults.md), drawing from ``seed``. An unknown
+        name raises ``ConfigError`` naming the known ones."""
+        added = set(self._core.add_fault_preset(name, seed))
+        return [rule for rule in self.rules if rule.id in added]
+
     def load(self, path: str | os.PathLike[str]) -> list[FaultRule]:
         """Puts every rule of a fault file in force (all or none); an error names the line."""
         with open(path, encoding="utf-8") as f:

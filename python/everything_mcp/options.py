@@ -62,6 +62,7 @@ class HttpOptions(TypedDict, total=False):
 class Options(ServerOptions, HttpOptions, total=False):
     """Both groups, as the pytest fixtures and ``@pytest.mark.everything_mcp(...)`` take them (each
     server they start serves HTTP on an ephemeral loopback port), plus the fault rules to put in
-    force before the test (``faults=[{"match": ..., "action": ...}]``, docs/faults.md)."""
+    force before the test (``faults=[{"match": ..., "action": ...}, "slow-server"]``: rules, or
+    the names of presets; docs/faults.md)."""
 
-    faults: list[dict[str, Any]] | None
+    faults: list[dict[str, Any] | str] | None

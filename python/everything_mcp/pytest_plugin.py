@@ -89,7 +89,10 @@ def _start(item: pytest.Item, options: dict[str, Any]) -> Server:
     faults = options.pop("faults", None) or []
     srv = Server(**options)
     for rule in faults:
-        srv.faults.add_rule(rule)
+        if isinstance(rule, str):
+            srv.faults.preset(rule)
+        else:
+            srv.faults.add_rule(rule)
     srv.start_http(**http)
     item.stash.setdefault(_SERVERS, []).append(srv)
     return srv

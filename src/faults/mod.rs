@@ -8,6 +8,7 @@
 //! what happens to it. A rule's counting members (`nth`, `first`, …) count the frames its
 //! other members let through, whether or not an earlier rule hit them.
 
+pub mod presets;
 pub mod rule;
 
 use crate::jsonrpc::{ErrorObject, Message};
@@ -201,6 +202,23 @@ impl Faults {
         rules.push(rule.clone());
         self.publish(&mut current, rules);
         Ok(rule)
+    }
+
+    /// Puts preset `name`'s rules in force (all or none), drawing from `seed`.
+    pub fn add_preset(&self, name: &str, seed: u64) -> Result<Vec<Arc<Rule>>, RuleError> {
+        let mut added = Vec::new();
+        for spec in presets::rules(name, seed)? {
+            match self.add(spec) {
+                Ok(rule) => added.push(rule),
+                Err(e) => {
+                    for rule in &added {
+                        self.remove(&rule.id);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(added)
     }
 
     /// Takes the rule `id` out; whether there was one.

@@ -36,6 +36,16 @@ pub(super) fn load(server: &PyServer, text: &str) -> PyResult<Vec<String>> {
     Ok(ids)
 }
 
+/// Puts preset `name`'s rules in force, drawing from `seed`; their ids.
+pub(super) fn add_preset(server: &PyServer, name: &str, seed: u64) -> PyResult<Vec<String>> {
+    let rules = server
+        .core
+        .faults
+        .add_preset(name, seed)
+        .map_err(|e| to_py(Error::Fault(e.to_string())))?;
+    Ok(rules.iter().map(|r| r.id.to_string()).collect())
+}
+
 /// The rules in force, each as its JSON text with its `hits`.
 pub(super) fn list(server: &PyServer) -> Vec<String> {
     server

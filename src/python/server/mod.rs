@@ -91,6 +91,13 @@ impl PyServer {
         faults::load(self, text)
     }
 
+    /// Puts fault preset `name`'s rules in force (`docs/faults.md`), drawing from `seed`;
+    /// returns their ids. An unknown preset raises `ConfigError` naming the known ones.
+    #[pyo3(signature = (name, seed=0))]
+    fn add_fault_preset(&self, name: &str, seed: u64) -> PyResult<Vec<String>> {
+        faults::add_preset(self, name, seed)
+    }
+
     /// The fault rules in force, in order, each as JSON text with its `hits`.
     fn faults(&self) -> Vec<String> {
         faults::list(self)

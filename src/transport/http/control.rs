@@ -32,6 +32,7 @@ pub fn routes(state: Arc<HttpState>) -> Router {
             get(list_faults).post(add_fault).delete(clear_faults),
         )
         .route("/_control/faults/{id}", get(one_fault).delete(remove_fault))
+        .route("/_control/faults/presets/{name}", post(add_preset))
         .route("/_control/tools", post(add_tool))
         .route("/_control/tools/{name}", delete(remove_tool))
         .route("/_control/traffic", get(traffic))
@@ -107,6 +108,7 @@ async fn index(State(state): State<Arc<HttpState>>) -> Response {
                 "GET /_control/",
                 "GET /_control/faults", "POST /_control/faults", "DELETE /_control/faults",
                 "GET /_control/faults/{id}", "DELETE /_control/faults/{id}",
+                "POST /_control/faults/presets/{name}?seed=N",
                 "POST /_control/tools", "DELETE /_control/tools/{name}",
                 "GET /_control/traffic?since=SEQ",
                 "POST /_control/notify",
@@ -207,6 +209,33 @@ async fn remove_tool(State(state): State<Arc<HttpState>>, Path(name): Path<Strin
             StatusCode::NOT_FOUND,
             json!({ "error": { "field": "name", "message": message } }),
         )
+    }
+}
+
+/// `POST /_control/faults/presets/{name}?seed=N`'s query.
+#[derive(Deserialize)]
+struct Seed {
+    /// The seed of the preset's draws (default 0).
+    #[serde(default)]
+    seed: u64,
+}
+
+/// `POST /_control/faults/presets/{name}?seed=N`: a named preset's rules in force, `201` with
+/// their ids; an unknown name is `400` naming the known ones.
+async fn add_preset(
+    State(state): State<Arc<HttpState>>,
+    Path(name): Path<String>,
+    query: Result<Query<Seed>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let Ok(Query(Seed { seed })) = query else {
+        return bad("seed", "must be a whole number");
+    };
+    match state.server.faults.add_preset(&name, seed) {
+        Ok(rules) => {
+            let ids: Vec<&str> = rules.iter().map(|r| &*r.id).collect();
+            answer(StatusCode::CREATED, json!({ "ids": ids }))
+        }
+        Err(e) => bad(&e.field, e.message),
     }
 }
 

@@ -1,0 +1,80 @@
+//! Named presets: ready-made rules for the failures clients meet most (`docs/faults.md`), with
+//! a seed for the ones that draw. A preset's rules are ordinary rules, with ids `<name>-<n>`.
+
+use super::rule::{RuleError, RuleSpec};
+use serde_json::{json, Value};
+
+/// The presets, with what each does.
+pub const PRESETS: &[(&str, &str)] = &[
+    (
+        "flaky-network",
+        "about 1 in 5 tools/call answered 503 with Retry-After: 1, about 1 in 10 served 1.5 s late (seeded)",
+    ),
+    ("slow-server", "every request served 500 ms late"),
+    (
+        "version-skew",
+        "server/discover refused with -32022, naming 2025-11-25 only: a 2026-07-28 client must fall back to the handshake",
+    ),
+    (
+        "ignore-cancel",
+        "notifications/cancelled ignored: a cancelled request runs on and is answered (a late response)",
+    ),
+];
+
+/// The rules of preset `name`, drawing from `seed`; an unknown name is refused, naming the
+/// presets there are.
+pub fn rules(name: &str, seed: u64) -> Result<Vec<RuleSpec>, RuleError> {
+    let written: Vec<Value> = match name {
+        "flaky-network" => vec![
+            json!({ "match": { "method": "tools/call", "probability": 0.2, "seed": seed },
+                    "action": { "http_status": 503, "headers": { "Retry-After": "1" }, "body": "flaky-network: try again" } }),
+            json!({ "match": { "method": "tools/call", "probability": 0.1, "seed": seed.wrapping_add(1) },
+                    "action": { "delay_ms": 1500 } }),
+        ],
+        "slow-server" => vec![json!({ "action": { "delay_ms": 500 } })],
+        "version-skew" => vec![json!({
+            "match": { "method": "server/discover" },
+            "action": { "error": {
+                "code": -32022,
+                "message": "Unsupported protocol version: 2026-07-28",
+                "data": { "supported": ["2025-11-25"], "requested": "2026-07-28" }
+            } }
+        })],
+        "ignore-cancel" => vec![json!({
+            "match": { "method": "notifications/cancelled" },
+            "action": { "drop": true }
+        })],
+        _ => {
+            let known: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
+            return Err(RuleError::at(
+                "preset",
+                format!(
+                    "unknown fault preset {name:?} (known: {})",
+                    known.join(", ")
+                ),
+            ));
+        }
+    };
+    written
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut rule)| {
+            rule["id"] = json!(format!("{name}-{}", i + 1));
+            RuleSpec::parse(&rule.to_string())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_is_made_of_valid_rules_and_an_unknown_one_names_them() {
+        for (name, _) in PRESETS {
+            assert!(!rules(name, 7).unwrap().is_empty(), "{name}");
+        }
+        let e = rules("chaos", 0).unwrap_err().to_string();
+        assert!(e.contains("unknown fault preset \"chaos\" (known: flaky-network, slow-server, version-skew, ignore-cancel)"), "{e}");
+    }
+}
