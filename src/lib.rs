@@ -30,6 +30,7 @@ pub mod error;
 pub mod fast_map;
 pub mod faults;
 pub mod field;
+pub mod field_error;
 pub mod jsnum;
 pub mod jsonrpc;
 pub mod lock;

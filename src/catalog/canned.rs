@@ -4,6 +4,7 @@
 //! call without writing a handler. An answer `{"error": {"code", "message", "data"}}` is that
 //! JSON-RPC error; any other is the `tools/call` result as given.
 
+use crate::field_error::FieldError;
 use crate::jsonrpc::ErrorObject;
 use crate::server::handler::{tool_fn, HandlerError};
 use crate::server::registry::Tool;
@@ -73,36 +74,31 @@ enum Answer {
 
 /// Builds the canned tool written as `text` (JSON); the error names the member at fault
 /// (its path, or empty) and the problem.
-pub fn tool(text: &str) -> Result<Tool, (String, String)> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let spec: Spec = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = e.path().to_string();
-        let field = if path == "." { String::new() } else { path };
-        (field, e.into_inner().to_string())
-    })?;
+pub fn tool(text: &str) -> Result<Tool, FieldError> {
+    let spec: Spec = crate::field_error::from_json(text)?;
     let items = match (spec.results, spec.result) {
         (Some(_), Some(_)) => {
-            return Err((
-                "results".into(),
-                "give \"results\" or \"result\", not both".into(),
+            return Err(FieldError::at(
+                "results",
+                "give \"results\" or \"result\", not both",
             ))
         }
         (Some(items), None) if items.is_empty() => {
-            return Err(("results".into(), "needs at least one answer".into()))
+            return Err(FieldError::at("results", "needs at least one answer"))
         }
         (Some(items), None) => items,
         (None, Some(one)) => vec![one],
         (None, None) => {
-            return Err((
-                String::new(),
-                "needs \"results\" (a list) or \"result\"".into(),
+            return Err(FieldError::at(
+                "",
+                "needs \"results\" (a list) or \"result\"",
             ))
         }
     };
     let answers = items
         .into_iter()
         .enumerate()
-        .map(|(i, item)| answer(item).map_err(|e| (format!("results[{i}]"), e)))
+        .map(|(i, item)| answer(item).map_err(|e| FieldError::at(&format!("results[{i}]"), e)))
         .collect::<Result<Vec<_>, _>>()?;
     let mut definition = Map::new();
     definition.insert("name".into(), spec.name.into());
@@ -138,7 +134,7 @@ pub fn tool(text: &str) -> Result<Tool, (String, String)> {
             }
         }
     });
-    Tool::new(Value::Object(definition), handler).map_err(|e| (String::new(), e.to_string()))
+    Tool::new(Value::Object(definition), handler).map_err(|e| FieldError::at("", e.to_string()))
 }
 
 /// One answer as written: an error, or a result (an object).

@@ -11,12 +11,13 @@
 pub mod presets;
 pub mod rule;
 
+use crate::field_error::FieldError;
 use crate::jsonrpc::{ErrorObject, Message};
 use crate::lock::lock;
 use crate::server::seams::{Hooks, HttpAnswer, Inbound, InboundFrame, Seams, Verdict};
 use crate::traffic::{FaultMark, TransportKind};
 use regex::Regex;
-pub use rule::{parse_file, Action, Match, RuleError, RuleSpec};
+pub use rule::{parse_file, Action, Match, RuleSpec};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -163,17 +164,38 @@ impl Faults {
     }
 
     /// Adds a rule (checked again here, whatever its source); an id already in use is refused.
-    pub fn add(&self, mut spec: RuleSpec) -> Result<Arc<Rule>, RuleError> {
+    pub fn add(&self, spec: RuleSpec) -> Result<Arc<Rule>, FieldError> {
+        let mut added = self.add_all(vec![spec])?;
+        Ok(added.remove(0))
+    }
+
+    /// Adds rules together, all or none (a fault file, a preset): frames see either none of
+    /// them or all, in their order. The first refused rule refuses them all.
+    pub fn add_all(&self, specs: Vec<RuleSpec>) -> Result<Vec<Arc<Rule>>, FieldError> {
+        let mut current = lock(&self.current);
+        let mut rules = current.rules.clone();
+        let mut added = Vec::with_capacity(specs.len());
+        for spec in specs {
+            let rule = self.rule(spec, &rules)?;
+            rules.push(rule.clone());
+            added.push(rule);
+        }
+        self.publish(&mut current, rules);
+        Ok(added)
+    }
+
+    /// The rule `spec` makes beside those `in_force`: checked, its URI pattern compiled, its id
+    /// given or assigned (`r<n>`) and not already taken.
+    fn rule(&self, mut spec: RuleSpec, in_force: &[Arc<Rule>]) -> Result<Arc<Rule>, FieldError> {
         spec.check()?;
         let uri = match &spec.matches.uri {
             Some(pattern) => Some(glob(pattern)?),
             None => None,
         };
-        let mut current = lock(&self.current);
-        let taken = |id: &str| current.rules.iter().any(|r| &*r.id == id);
+        let taken = |id: &str| in_force.iter().any(|r| &*r.id == id);
         let id: Arc<str> = match &spec.id {
             Some(id) if taken(id) => {
-                return Err(RuleError::at(
+                return Err(FieldError::at(
                     "id",
                     format!("a rule {id:?} is already in force"),
                 ));
@@ -189,7 +211,7 @@ impl Faults {
         };
         spec.id = Some(id.to_string());
         let seed = spec.matches.seed.unwrap_or(0);
-        let rule = Arc::new(Rule {
+        Ok(Arc::new(Rule {
             verdict: Rule::verdict(&id, &spec),
             id,
             spec,
@@ -197,28 +219,12 @@ impl Faults {
             seen: AtomicU64::new(0),
             hits: AtomicU64::new(0),
             draw: Mutex::new(seed),
-        });
-        let mut rules = current.rules.clone();
-        rules.push(rule.clone());
-        self.publish(&mut current, rules);
-        Ok(rule)
+        }))
     }
 
     /// Puts preset `name`'s rules in force (all or none), drawing from `seed`.
-    pub fn add_preset(&self, name: &str, seed: u64) -> Result<Vec<Arc<Rule>>, RuleError> {
-        let mut added = Vec::new();
-        for spec in presets::rules(name, seed)? {
-            match self.add(spec) {
-                Ok(rule) => added.push(rule),
-                Err(e) => {
-                    for rule in &added {
-                        self.remove(&rule.id);
-                    }
-                    return Err(e);
-                }
-            }
-        }
-        Ok(added)
+    pub fn add_preset(&self, name: &str, seed: u64) -> Result<Vec<Arc<Rule>>, FieldError> {
+        self.add_all(presets::rules(name, seed)?)
     }
 
     /// Takes the rule `id` out; whether there was one.
@@ -361,10 +367,10 @@ impl Hooks for RuleSet {
 }
 
 /// A URI pattern as a regex: `*` is any run of characters, the rest literal.
-fn glob(pattern: &str) -> Result<Regex, RuleError> {
+fn glob(pattern: &str) -> Result<Regex, FieldError> {
     let body: Vec<String> = pattern.split('*').map(regex::escape).collect();
     Regex::new(&format!("^{}$", body.join(".*")))
-        .map_err(|e| RuleError::at("match.uri", format!("not a usable pattern: {e}")))
+        .map_err(|e| FieldError::at("match.uri", format!("not a usable pattern: {e}")))
 }
 
 #[cfg(test)]

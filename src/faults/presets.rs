@@ -1,7 +1,8 @@
 //! Named presets: ready-made rules for the failures clients meet most (`docs/faults.md`), with
 //! a seed for the ones that draw. A preset's rules are ordinary rules, with ids `<name>-<n>`.
 
-use super::rule::{RuleError, RuleSpec};
+use super::rule::RuleSpec;
+use crate::field_error::FieldError;
 use serde_json::{json, Value};
 
 /// The presets, with what each does.
@@ -23,7 +24,7 @@ pub const PRESETS: &[(&str, &str)] = &[
 
 /// The rules of preset `name`, drawing from `seed`; an unknown name is refused, naming the
 /// presets there are.
-pub fn rules(name: &str, seed: u64) -> Result<Vec<RuleSpec>, RuleError> {
+pub fn rules(name: &str, seed: u64) -> Result<Vec<RuleSpec>, FieldError> {
     let written: Vec<Value> = match name {
         "flaky-network" => vec![
             json!({ "match": { "method": "tools/call", "probability": 0.2, "seed": seed },
@@ -46,7 +47,7 @@ pub fn rules(name: &str, seed: u64) -> Result<Vec<RuleSpec>, RuleError> {
         })],
         _ => {
             let known: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
-            return Err(RuleError::at(
+            return Err(FieldError::at(
                 "preset",
                 format!(
                     "unknown fault preset {name:?} (known: {})",

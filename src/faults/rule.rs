@@ -6,41 +6,12 @@
 //! Unknown members are refused, naming the member and where it is, so a typo never turns a rule
 //! into one that silently matches everything.
 
+use crate::field_error::FieldError;
 use crate::protocol::Era;
 use crate::traffic::TransportKind;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
-
-/// Why a rule is refused: the member at fault (its path, `match.nth`; empty for the rule as a
-/// whole) and the problem. Shown as `path: problem`; the control API answers both apart.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RuleError {
-    /// The member's path (`match.nth`, `action.error.code`), or empty.
-    pub field: String,
-    /// What is wrong with it.
-    pub message: String,
-}
-
-impl RuleError {
-    /// A problem with `field`.
-    pub fn at(field: &str, message: impl Into<String>) -> Self {
-        Self {
-            field: field.into(),
-            message: message.into(),
-        }
-    }
-}
-
-impl std::fmt::Display for RuleError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.field.is_empty() {
-            f.write_str(&self.message)
-        } else {
-            write!(f, "{}: {}", self.field, self.message)
-        }
-    }
-}
 
 /// Which frames a rule applies to. Every member given must hold; none given: every frame from
 /// the client. The counting members (`nth`, `every`, `first`, `after`) and `probability` apply
@@ -162,37 +133,21 @@ pub struct RuleSpec {
 
 impl RuleSpec {
     /// Reads one rule from JSON text; the error names the member and the problem.
-    pub fn parse(text: &str) -> Result<Self, RuleError> {
-        let mut de = serde_json::Deserializer::from_str(text);
-        let spec: Self = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let path = e.path().to_string();
-            let message = e.into_inner().to_string();
-            // A missing member is named by its own path, not its parent's.
-            let missing = message
-                .strip_prefix("missing field `")
-                .and_then(|rest| rest.split('`').next());
-            let field = match (path.as_str(), missing) {
-                (".", Some(name)) => name.to_string(),
-                (".", None) => String::new(),
-                (_, Some(name)) => format!("{path}.{name}"),
-                (_, None) => path,
-            };
-            RuleError::at(&field, message)
-        })?;
-        de.end().map_err(|e| RuleError::at("", e.to_string()))?;
+    pub fn parse(text: &str) -> Result<Self, FieldError> {
+        let spec: Self = crate::field_error::from_json(text)?;
         spec.check()?;
         Ok(spec)
     }
 
     /// What makes a rule meaningless, if anything does.
-    pub fn check(&self) -> Result<(), RuleError> {
+    pub fn check(&self) -> Result<(), FieldError> {
         let a = &self.action;
         let acts = a.error.is_some()
             || a.drop == Some(true)
             || a.delay_ms.is_some()
             || a.http_status.is_some();
         if !acts {
-            return Err(RuleError::at(
+            return Err(FieldError::at(
                 "action",
                 "needs one of \"error\", \"drop\": true, \"delay_ms\" or \"http_status\"",
             ));
@@ -203,20 +158,20 @@ impl RuleSpec {
             a.http_status.is_some(),
         ];
         if answers.iter().filter(|&&x| x).count() > 1 {
-            return Err(RuleError::at(
+            return Err(FieldError::at(
                 "action",
                 "\"error\", \"drop\" and \"http_status\" exclude each other",
             ));
         }
         if let Some(status) = a.http_status {
             if !(100..=599).contains(&status) {
-                return Err(RuleError::at(
+                return Err(FieldError::at(
                     "action.http_status",
                     format!("must be an HTTP status (100-599), got {status}"),
                 ));
             }
         } else if a.headers.is_some() || a.body.is_some() {
-            return Err(RuleError::at(
+            return Err(FieldError::at(
                 "action",
                 "\"headers\" and \"body\" go with \"http_status\"",
             ));
@@ -224,19 +179,19 @@ impl RuleSpec {
         let m = &self.matches;
         for (key, value) in [("match.nth", m.nth), ("match.every", m.every)] {
             if value == Some(0) {
-                return Err(RuleError::at(key, "counts from 1, got 0"));
+                return Err(FieldError::at(key, "counts from 1, got 0"));
             }
         }
         if let Some(p) = m.probability {
             if !(0.0..=1.0).contains(&p) {
-                return Err(RuleError::at(
+                return Err(FieldError::at(
                     "match.probability",
                     format!("must be between 0 and 1, got {p}"),
                 ));
             }
         }
         if self.id.as_deref() == Some("") {
-            return Err(RuleError::at("id", "must not be empty"));
+            return Err(FieldError::at("id", "must not be empty"));
         }
         Ok(())
     }

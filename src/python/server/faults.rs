@@ -20,20 +20,13 @@ pub(super) fn add(server: &PyServer, rule: &str) -> PyResult<String> {
 
 /// Adds every rule of a fault file's text (all or none); their ids.
 pub(super) fn load(server: &PyServer, text: &str) -> PyResult<Vec<String>> {
-    let specs = parse_file(text).map_err(|e| to_py(Error::Fault(e.to_string())))?;
-    let mut ids = Vec::with_capacity(specs.len());
-    for spec in specs {
-        match server.core.faults.add(spec) {
-            Ok(rule) => ids.push(rule.id.to_string()),
-            Err(e) => {
-                for id in &ids {
-                    server.core.faults.remove(id);
-                }
-                return Err(to_py(Error::Fault(e.to_string())));
-            }
-        }
-    }
-    Ok(ids)
+    let specs = parse_file(text).map_err(|e| to_py(Error::Fault(e)))?;
+    let rules = server
+        .core
+        .faults
+        .add_all(specs)
+        .map_err(|e| to_py(Error::Fault(e.to_string())))?;
+    Ok(rules.iter().map(|r| r.id.to_string()).collect())
 }
 
 /// Puts preset `name`'s rules in force, drawing from `seed`; their ids.

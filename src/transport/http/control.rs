@@ -6,7 +6,8 @@
 //! server goes on serving.
 
 use super::state::HttpState;
-use crate::faults::{RuleError, RuleSpec};
+use crate::faults::RuleSpec;
+use crate::field_error::FieldError;
 use crate::protocol::LogLevel;
 use crate::server::registry::ListKind;
 use axum::body::Bytes;
@@ -135,7 +136,7 @@ async fn add_fault(State(state): State<Arc<HttpState>>, body: Bytes) -> Response
     let Ok(text) = std::str::from_utf8(&body) else {
         return bad("", "the body is not UTF-8");
     };
-    let refused = |e: RuleError| bad(&e.field, e.message);
+    let refused = |e: FieldError| bad(&e.field, e.message);
     let spec = match RuleSpec::parse(text) {
         Ok(spec) => spec,
         Err(e) => return refused(e),
@@ -195,7 +196,7 @@ async fn add_tool(State(state): State<Arc<HttpState>>, body: Bytes) -> Response 
             state.server.add_tool(tool);
             answer(StatusCode::CREATED, json!({ "name": name }))
         }
-        Err((field, message)) => bad(&field, message),
+        Err(e) => bad(&e.field, e.message),
     }
 }
 
