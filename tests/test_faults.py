@@ -59,11 +59,12 @@ async def test_an_error_on_the_nth_call_only(mode: str, transport: str) -> None:
         assert [c.fault for c in calls] == [None, {"rule": rule.id, "action": "error"}, None, None]
 
 
+@pytest.mark.parametrize("transport", ["http", "stdio"])
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_a_dropped_request_is_never_answered_and_the_next_is(mode: str) -> None:
+async def test_a_dropped_request_is_never_answered_and_the_next_is(mode: str, transport: str) -> None:
     with Server(catalogs=["everything"]) as srv:
         rule = srv.faults.add(match={"method": "tools/call", "first": 1}, action={"drop": True})
-        async with Client(srv.start_http(), mode=mode, read_timeout_seconds=1.0) as client:  # type: ignore[arg-type]
+        async with Client(target(srv, transport), mode=mode, read_timeout_seconds=1.0) as client:  # type: ignore[arg-type]
             with pytest.raises(MCPError) as raised:
                 await client.call_tool("echo", {"message": "lost"})
             assert "timed out" in raised.value.error.message
@@ -117,13 +118,14 @@ async def test_an_http_status_on_the_wire_and_not_on_stdio() -> None:
             assert (await client.list_tools()).tools
 
 
+@pytest.mark.parametrize("transport", ["http", "stdio"])
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_a_delay_serves_late_and_others_meanwhile(mode: str) -> None:
+async def test_a_delay_serves_late_and_others_meanwhile(mode: str, transport: str) -> None:
     with Server(catalogs=["everything"]) as srv:
         srv.faults.add(match={"method": "tools/call", "name": "echo"}, action={"delay_ms": 400})
         finished: list[str] = []
         with anyio.fail_after(WAIT):
-            async with Client(srv.start_http(), mode=mode) as client:  # type: ignore[arg-type]
+            async with Client(target(srv, transport), mode=mode) as client:  # type: ignore[arg-type]
 
                 async def slow() -> None:
                     await client.call_tool("echo", {"message": "late"})

@@ -85,8 +85,7 @@ class Faults:
         spec: dict[str, Any] = {"match": dict(match or {}), "action": dict(action or {})}
         if id is not None:
             spec["id"] = id
-        rule_id = self._core.add_fault(json.dumps(spec))
-        return FaultRule(self._core, rule_id, {**spec, "id": rule_id})
+        return self.add_rule(spec)
 
     def add_rule(self, rule: Mapping[str, Any]) -> FaultRule:
         """Puts a rule written as one mapping (``{"match": ..., "action": ..., "id": ...}``) in force."""
@@ -97,8 +96,7 @@ class Faults:
         """Puts a named preset's rules in force (``flaky-network``, ``slow-server``,
         ``version-skew``, ``ignore-cancel``; docs/faults.md), drawing from ``seed``. An unknown
         name raises ``ConfigError`` naming the known ones."""
-        added = set(self._core.add_fault_preset(name, seed))
-        return [rule for rule in self.rules if rule.id in added]
+        return self._handles(self._core.add_fault_preset(name, seed))
 
     def load(self, path: str | os.PathLike[str]) -> list[FaultRule]:
         """Puts every rule of a fault file in force (all or none); an error names the line."""
@@ -108,8 +106,12 @@ class Faults:
 
     def load_text(self, text: str) -> list[FaultRule]:
         """:meth:`load` from the file's text."""
-        loaded = set(self._core.load_faults(text))
-        return [rule for rule in self.rules if rule.id in loaded]
+        return self._handles(self._core.load_faults(text))
+
+    def _handles(self, ids: list[str]) -> list[FaultRule]:
+        """The handles of the rules in force whose ids are ``ids``, in order."""
+        wanted = set(ids)
+        return [rule for rule in self.rules if rule.id in wanted]
 
     @property
     def rules(self) -> list[FaultRule]:
