@@ -241,10 +241,12 @@ impl Faults {
         removed
     }
 
-    /// Takes every rule out.
-    pub fn clear(&self) {
+    /// Takes every rule out; how many there were.
+    pub fn clear(&self) -> usize {
         let mut current = lock(&self.current);
+        let removed = current.rules.len();
         self.publish(&mut current, Vec::new());
+        removed
     }
 
     /// Makes `rules` the ones in force: the new snapshot, installed as the seams' hooks (none

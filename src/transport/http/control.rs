@@ -152,8 +152,7 @@ async fn add_fault(State(state): State<Arc<HttpState>>, body: Bytes) -> Response
 
 /// `DELETE /_control/faults`: every rule out (`{"removed": n}`).
 async fn clear_faults(State(state): State<Arc<HttpState>>) -> Response {
-    let removed = state.server.faults.rules().len();
-    state.server.faults.clear();
+    let removed = state.server.faults.clear();
     answer(StatusCode::OK, json!({ "removed": removed }))
 }
 
