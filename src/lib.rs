@@ -26,6 +26,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 pub mod catalog;
+pub mod clock;
 pub mod error;
 pub mod fast_map;
 pub mod faults;

@@ -219,3 +219,102 @@ def test_a_preset_over_http() -> None:
             unknown = api.post("/faults/presets/chaos")
             assert unknown.status_code == 400 and unknown.json()["error"]["field"] == "preset"
             assert "known: flaky-network" in unknown.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_canned_resource_and_prompt_answer_in_turn(mode: str) -> None:
+    with Server(catalogs=["none"]) as srv:
+        url = srv.start_http()
+        v1 = {"contents": [{"uri": "test://status", "mimeType": "text/plain", "text": "v1"}]}
+        v2 = {"contents": [{"uri": "test://status", "mimeType": "text/plain", "text": "v2"}]}
+        hello = {"messages": [{"role": "user", "content": {"type": "text", "text": "Say hello"}}]}
+        with control(srv) as api:
+            status = {"uri": "test://status", "name": "status", "results": [v1, v2]}
+            assert api.post("/resources", json=status).json() == {"uri": "test://status"}
+            assert api.post("/resources", json={"uri": "test://motd", "text": "hi"}).json() == {"uri": "test://motd"}
+            greet = {
+                "name": "greet",
+                "description": "A canned prompt.",
+                "arguments": [{"name": "who", "required": False}],
+                "results": [hello, {"error": {"code": -32002, "message": "no more greetings"}}],
+            }
+            assert api.post("/prompts", json=greet).json() == {"name": "greet"}
+            with anyio.fail_after(WAIT):
+                async with Client(url, mode=mode) as client:  # type: ignore[arg-type]
+                    listed = (await client.list_resources()).resources
+                    assert [(str(r.uri), r.name, r.mime_type) for r in listed] == [
+                        ("test://status", "status", "text/plain"),
+                        ("test://motd", "test://motd", "text/plain"),
+                    ]
+                    reads = [await client.read_resource("test://status") for _ in range(3)]
+                    assert [r.contents[0].text for r in reads] == ["v1", "v2", "v2"]  # type: ignore[union-attr]
+                    motd = await client.read_resource("test://motd")
+                    assert motd.contents[0].text == "hi"  # type: ignore[union-attr]
+                    (prompt,) = (await client.list_prompts()).prompts
+                    assert (prompt.name, prompt.description, [a.name for a in prompt.arguments or []]) == (
+                        "greet",
+                        "A canned prompt.",
+                        ["who"],
+                    )
+                    got = await client.get_prompt("greet", {"who": "you"})
+                    assert got.messages[0].content.text == "Say hello"  # type: ignore[union-attr]
+                    with pytest.raises(MCPError) as raised:
+                        await client.get_prompt("greet", {})
+                    assert (raised.value.error.code, raised.value.error.message) == (-32002, "no more greetings")
+                    assert api.delete("/resources", params={"uri": "test://motd"}).status_code == 204
+                    assert api.delete("/prompts/greet").status_code == 204
+                    assert [str(r.uri) for r in (await client.list_resources()).resources] == ["test://status"]
+                    assert (await client.list_prompts()).prompts == []
+            assert api.delete("/prompts/greet").status_code == 404
+            assert api.delete("/resources").status_code == 400
+            # A reset takes out what the control API registered.
+            assert api.post("/reset").status_code == 204
+            with anyio.fail_after(WAIT):
+                async with Client(url, mode=mode) as client:  # type: ignore[arg-type]
+                    assert (await client.list_resources()).resources == []
+            for path, body, field in [
+                ("/resources", {"name": "x", "text": "t"}, "uri"),
+                ("/resources", {"uri": "u:x"}, ""),
+                ("/resources", {"uri": "u:x", "text": "t", "result": v1}, "text"),
+                ("/resources", {"uri": "u:x", "result": {"text": "t"}}, "results[0]"),
+                ("/prompts", {"name": "p", "result": {"message": []}}, "results[0]"),
+                ("/prompts", {"name": "p", "arguments": {}, "result": hello}, "arguments"),
+            ]:
+                refused = api.post(path, json=body)
+                assert refused.status_code == 400 and refused.json()["error"]["field"] == field, (body, refused.text)
+
+
+def test_the_traffic_stream_sends_each_record_as_it_is_recorded() -> None:
+    """`GET /_control/traffic/stream`: an SSE event per record (`id` = `seq`), the ones kept
+    first, then live ones; a reconnect with `Last-Event-ID` goes on after that record."""
+    with Server(catalogs=["none"]) as srv:
+        srv.start_http()
+        conn = srv.connect()
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        conn.send(json.dumps(ping))
+        conn.recv(timeout=WAIT)
+        with httpx.Client(base_url=f"{srv.base_url}/_control", timeout=WAIT) as api:
+            with api.stream("GET", "/traffic/stream") as stream:
+                assert stream.headers["content-type"].startswith("text/event-stream")
+                events = stream.iter_lines()
+
+                def next_record() -> tuple[int, dict[str, Any]]:
+                    seq = data = None
+                    for line in events:
+                        if line.startswith("id: "):
+                            seq = int(line[4:])
+                        elif line.startswith("data: "):
+                            data = json.loads(line[6:])
+                        elif line == "" and data is not None:
+                            assert seq == data["seq"]
+                            return seq, data
+                    raise AssertionError("the stream ended")
+
+                assert [next_record()[1]["dir"] for _ in range(2)] == ["in", "out"]
+                conn.send(json.dumps({**ping, "id": 2}))
+                live = next_record()[1]
+                assert (live["dir"], live["msg"]["id"]) == ("in", 2)
+            with api.stream("GET", "/traffic/stream", headers={"Last-Event-ID": "2"}) as resumed:
+                first = next(line for line in resumed.iter_lines() if line.startswith("id: "))
+                assert first == "id: 3"
+            assert api.get("/traffic/stream", params={"since": "x"}).status_code == 400

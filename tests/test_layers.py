@@ -20,7 +20,7 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 # Bottom to top. A module belongs to the row naming the longest prefix of its path ("" is the
 # crate root alone). Modules of one row may import each other (without a cycle).
 LAYERS: list[tuple[str, list[str]]] = [
-    ("foundations", ["error", "field_error", "fast_map", "lock", "jsnum", "field"]),
+    ("foundations", ["error", "field_error", "fast_map", "lock", "jsnum", "field", "clock"]),
     ("JSON-RPC", ["jsonrpc"]),
     ("MCP protocol", ["protocol"]),
     ("traffic", ["traffic"]),

@@ -23,6 +23,7 @@ from ._core import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .authoring import Call, Context, Handle, RpcError, content
+    from .clock import Clock
     from .faults import FaultRule, Faults
     from .options import HttpOptions, ServerOptions
     from .server import Server
@@ -35,6 +36,7 @@ _LAZY = {
     "Handle": "authoring",
     "RpcError": "authoring",
     "content": "authoring",
+    "Clock": "clock",
     "HttpOptions": "options",
     "ServerOptions": "options",
     "Server": "server",
@@ -54,6 +56,7 @@ __all__ = [
     "SUPPORTED_REVISIONS",
     "Call",
     "ClientError",
+    "Clock",
     "ConfigError",
     "ConnectionClosedError",
     "Context",

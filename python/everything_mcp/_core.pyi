@@ -204,6 +204,16 @@ class Server:
         """`ask` without waiting: `callback([(session, answer_json)], None)` or `callback(None, error)` later."""
     def notify(self, method: str, params: str | None = None, session: str | None = None) -> int:
         """Send a notification to one session or every initialized one."""
+    def advance_clock(self, seconds: float) -> float:
+        """Advance a manual clock (GIL released); seconds advanced since the start."""
+    def advance_clock_async(self, seconds: float, callback: Callable[[Any, BaseException | None], None]) -> Pending:
+        """`advance_clock` without waiting: `callback(elapsed, None)` or `callback(None, error)` later."""
+    @property
+    def clock_elapsed(self) -> float | None:
+        """Seconds a manual clock has been advanced; None on the real clock."""
+    @property
+    def clock_kind(self) -> str:
+        """`"real"` or `"manual"`."""
     def remove(self, kind: str, name: str) -> bool:
         """Remove a tool, resource (or template) or prompt."""
     def log(self, level: str, data: str, logger: str | None = None) -> int:

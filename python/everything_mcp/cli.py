@@ -279,6 +279,12 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
         help=f"the pollInterval suggested to clients polling a task (default {defaults['task_poll_interval']:g})",
     )
     p.add_argument(
+        "--clock",
+        choices=["real", "manual"],
+        help="the clock every timer runs on: real (default), or manual, moved only by"
+        " POST /_control/clock/advance (docs/clock.md)",
+    )
+    p.add_argument(
         "--catalog",
         metavar="NAMES",
         action="extend",

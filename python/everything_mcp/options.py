@@ -39,6 +39,7 @@ class ServerOptions(TypedDict, total=False):
     expose_env: bool | None
     task_ttl: float | None
     task_poll_interval: float | None
+    clock: str | None
 
 
 class HttpOptions(TypedDict, total=False):

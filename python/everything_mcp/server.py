@@ -18,6 +18,7 @@ from .authoring import input_schema as schema_of  # `tool()` has an `input_schem
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from .clock import Clock
     from .faults import Faults
     from .options import HttpOptions, ServerOptions
     from .tasks import TaskGate, TaskInfo
@@ -172,6 +173,14 @@ class Server:
     def clear_traffic(self) -> None:
         """Forget the in-memory traffic (a record file keeps everything)."""
         self._core.clear_traffic()
+
+    @property
+    def clock(self) -> Clock:
+        """The clock every timer of the server runs on: ``Server(clock="manual")`` makes it
+        stand still until ``srv.clock.advance(seconds)``; see docs/clock.md."""
+        from .clock import Clock
+
+        return Clock(self._core)
 
     @property
     def faults(self) -> Faults:

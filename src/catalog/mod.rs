@@ -203,10 +203,11 @@ pub async fn long_running_operation(
         std::time::Duration::try_from_secs_f64(if steps > 0.0 { duration / steps } else { 0.0 })
             .unwrap_or_default();
     let mut step = 1.0;
+    let mut timer = ctx.server.clock.timer();
     while step <= steps {
         tokio::select! {
             () = ctx.cancelled() => return None,
-            () = tokio::time::sleep(pause) => {}
+            () = timer.sleep(pause) => {}
         }
         ctx.progress(step, Some(steps), None);
         step += 1.0;
@@ -259,25 +260,31 @@ pub fn js_string(value: &Value) -> String {
     }
 }
 
-/// Runs `tick` every `interval` until `stop` fires or the session is gone: the periodic timers
-/// of the catalogs (simulated logs, subscription updates), which belong to their session.
+/// Runs `tick` every `interval` on `clock` until `stop` fires or the session is gone: the
+/// periodic timers of the catalogs (simulated logs, subscription updates), which belong to
+/// their session. The first sleep is set before this returns, so a manual clock advanced right
+/// after the tool call that started the timer fires it.
 pub fn every(
+    clock: &crate::clock::Clock,
     session: &std::sync::Arc<Session>,
     interval: std::time::Duration,
     stop: tokio_util::sync::CancellationToken,
     mut tick: impl FnMut(&Session) + Send + 'static,
 ) {
     let weak = std::sync::Arc::downgrade(session);
+    let mut timer = clock.timer();
+    let mut next = timer.sleep(interval);
     tokio::spawn(async move {
         loop {
             tokio::select! {
                 () = stop.cancelled() => return,
-                () = tokio::time::sleep(interval) => {}
+                () = &mut next => {}
             }
             let Some(session) = weak.upgrade() else {
                 return;
             };
             tick(&session);
+            next = timer.sleep(interval);
         }
     });
 }

@@ -131,10 +131,15 @@ pub fn load(registry: &mut Registry, options: &Options) -> Result<(), Error> {
     let (delay, list_changed) = (options.update_delay, options.send_list_changed);
     registry
         .on_subscribe
-        .push(Arc::new(move |_server, session, uri, subscribed| {
+        .push(Arc::new(move |server, session, uri, subscribed| {
             let client = session.read(|s| s.declared.client_info.clone());
             let state = clients.state(&session, client);
-            on_subscribe(session, state, uri, subscribed, delay, list_changed);
+            let update = Update {
+                delay,
+                list_changed,
+                clock: server.clock.clone(),
+            };
+            on_subscribe(session, state, uri, subscribed, update);
         }));
     Ok(())
 }
@@ -188,15 +193,25 @@ fn status_tool(clients: Arc<Clients>) -> Result<Tool, Error> {
     }))
 }
 
+/// When and how the watched resource changes after a subscription.
+struct Update {
+    /// How long after the subscription.
+    delay: Duration,
+    /// Also send `notifications/resources/list_changed`.
+    list_changed: bool,
+    /// The server's clock, which the delay runs on.
+    clock: crate::clock::Clock,
+}
+
 /// Starts (on subscribe) or cancels (on unsubscribe) the session's pending update, which
-/// comes `delay` after the subscription (with `list_changed`, a resource list change too).
+/// comes `update.delay` after the subscription (with `list_changed`, a resource list change
+/// too).
 fn on_subscribe(
     session: Arc<Session>,
     state: Arc<ReviewState>,
     uri: String,
     subscribed: bool,
-    delay: Duration,
-    list_changed: bool,
+    update: Update,
 ) {
     if uri != STATUS_URI {
         return;
@@ -229,28 +244,35 @@ fn on_subscribe(
     drop(inner);
     trace(format_args!(
         "[resource/update] scheduled uri={uri} version=2 in={:.3}s session={}",
-        delay.as_secs_f64(),
+        update.delay.as_secs_f64(),
         session.id
     ));
     // The task holds neither the session nor the server: it ends when the session closes, and
     // a closed session's memory is freed right away.
     let weak = Arc::downgrade(&session);
-    tokio::spawn(update_after(weak, state, uri, delay, stop, list_changed));
+    // Set now, so a manual clock advanced right after the subscription fires it; the timer is
+    // kept until the update is sent.
+    let mut timer = update.clock.timer();
+    let due = timer.sleep(update.delay);
+    let list_changed = update.list_changed;
+    tokio::spawn(async move {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = due => {}
+        }
+        update_now(weak, state, uri, stop, list_changed);
+        drop(timer);
+    });
 }
 
-/// Waits `delay`, then moves the session to version 2 and tells it.
-async fn update_after(
+/// Moves the session to version 2 and tells it (unless the update was cancelled).
+fn update_now(
     session: std::sync::Weak<Session>,
     state: Arc<ReviewState>,
     uri: String,
-    delay: Duration,
     stop: CancellationToken,
     list_changed: bool,
 ) {
-    tokio::select! {
-        () = stop.cancelled() => return,
-        () = tokio::time::sleep(delay) => {}
-    }
     let Some(session) = session.upgrade() else {
         return;
     };

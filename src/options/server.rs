@@ -63,6 +63,9 @@ pub struct ServerOptions {
     pub task_ttl: Seconds,
     /// The `pollInterval` suggested to clients polling a task.
     pub task_poll_interval: Seconds,
+    /// The clock every timer runs on: `real`, or `manual` (time moves only when a test
+    /// advances it: `srv.clock.advance(seconds)`, `POST /_control/clock/advance`).
+    pub clock: String,
 }
 
 impl Group for ServerOptions {}
@@ -91,6 +94,7 @@ impl Default for ServerOptions {
             expose_env: catalog.expose_env,
             task_ttl: Seconds::of(server.task_ttl),
             task_poll_interval: Seconds::of(server.task_poll_interval),
+            clock: server.clock.as_str().into(),
         }
     }
 }
@@ -131,6 +135,7 @@ impl ServerOptions {
             keep_traffic: self.keep_traffic,
             task_ttl: self.task_ttl.duration("task_ttl")?,
             task_poll_interval: self.task_poll_interval.duration("task_poll_interval")?,
+            clock: crate::clock::ClockKind::parse(&self.clock).map_err(Error::Config)?,
         })
     }
 

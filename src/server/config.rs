@@ -53,6 +53,9 @@ pub struct ServerConfig {
     pub task_ttl: std::time::Duration,
     /// The `pollInterval` suggested to clients polling a task (the reference's 1 s).
     pub task_poll_interval: std::time::Duration,
+    /// Which clock every timer of the server runs on: the real one, or a manual one that a
+    /// test advances (`Server(clock="manual")`, `--clock manual`).
+    pub clock: crate::clock::ClockKind,
 }
 
 impl Default for ServerConfig {
@@ -70,6 +73,7 @@ impl Default for ServerConfig {
             keep_traffic: Some(10_000),
             task_ttl: TTL,
             task_poll_interval: POLL_INTERVAL,
+            clock: crate::clock::ClockKind::Real,
         }
     }
 }

@@ -277,8 +277,8 @@ impl RequestContext {
             ));
         }
         tokio::select! {
-            r = tokio::time::timeout(ASK_TIMEOUT, self.session.request(&self.sink, method, params)) => {
-                r.unwrap_or_else(|_| Err(ErrorObject::internal(format!("the client did not answer {method} within {} s", ASK_TIMEOUT.as_secs()))))
+            r = self.server.clock.timeout(ASK_TIMEOUT, self.session.request(&self.sink, method, params)) => {
+                r.unwrap_or_else(|| Err(ErrorObject::internal(format!("the client did not answer {method} within {} s", ASK_TIMEOUT.as_secs()))))
             }
             () = self.scope.cancel.cancelled() => Err(ErrorObject::internal("the request was cancelled")),
         }

@@ -103,13 +103,16 @@ impl Server {
                         ..HttpMeta::clone(http)
                     }));
                 }
+                // Decided before the frame is recorded too: a delay's sleep is set by then, so a
+                // test that sees the record and advances a manual clock ends the delay.
+                let seamed = self.instead(origin, &message, verdict.inbound);
                 self.recorder.record(&meta, text, parsed);
-                match self.instead(origin, &message, verdict.inbound) {
+                match seamed {
                     Seamed::Instead(work) => work,
-                    Seamed::Late(by) => {
+                    Seamed::Late(delay) => {
                         let work =
                             self.handle_message(origin, sink, message, exchange, Some(frame));
-                        later(work, by)
+                        delay.then(work)
                     }
                     Seamed::Pass => {
                         self.handle_message(origin, sink, message, exchange, Some(frame))
@@ -169,8 +172,8 @@ impl Server {
                 _ => Work::Nothing,
             }),
             Inbound::Answer(error) => Seamed::Instead(answer(error)),
-            Inbound::Delay(by, Some(error)) => Seamed::Instead(later(answer(error), by)),
-            Inbound::Delay(by, None) => Seamed::Late(by),
+            Inbound::Delay(by, Some(error)) => Seamed::Instead(self.delay(by).then(answer(error))),
+            Inbound::Delay(by, None) => Seamed::Late(self.delay(by)),
             Inbound::Http(http) => Seamed::Instead(Work::Http(http)),
         }
     }
@@ -470,22 +473,53 @@ enum Seamed {
     Pass,
     /// This instead of serving it.
     Instead(Work),
-    /// Served, this much later.
-    Late(std::time::Duration),
+    /// Served after this delay.
+    Late(Delay),
 }
 
-/// `work`, done `by` later: a reply sent late, a serving future started late.
-fn later(work: Work, by: std::time::Duration) -> Work {
-    match work {
-        Work::Nothing => Work::Nothing,
-        Work::Http(http) => Work::Http(http),
-        Work::Reply(out) => Work::Task(Box::pin(async move {
-            tokio::time::sleep(by).await;
-            Some(out)
-        })),
-        Work::Task(serve) => Work::Task(Box::pin(async move {
-            tokio::time::sleep(by).await;
-            serve.await
-        })),
+/// A fault's delay, its sleep set on the server's clock when the fault was decided.
+struct Delay {
+    /// Held until the delayed work has run (to its first wait), so a manual clock's advance that ends the delay
+    /// returns once the work has answered (or reached its first wait).
+    timer: crate::clock::Timer,
+    /// The delay itself.
+    sleep: crate::clock::Sleep,
+}
+
+impl Server {
+    /// A delay of `by` on this server's clock, starting now.
+    fn delay(&self, by: std::time::Duration) -> Delay {
+        let mut timer = self.clock.timer();
+        let sleep = timer.sleep(by);
+        Delay { timer, sleep }
+    }
+}
+
+impl Delay {
+    /// `work`, done after the delay: a reply sent late, a serving future started late.
+    fn then(self, work: Work) -> Work {
+        let Delay { timer, sleep } = self;
+        match work {
+            Work::Nothing => Work::Nothing,
+            Work::Http(http) => Work::Http(http),
+            Work::Reply(out) => Work::Task(Box::pin(async move {
+                sleep.await;
+                drop(timer);
+                Some(out)
+            })),
+            Work::Task(mut serve) => Work::Task(Box::pin(async move {
+                sleep.await;
+                // Run until the serving first waits (an echo answers in that poll), then let
+                // the advance go on: a request that waits on the client must not hold it.
+                let first =
+                    std::future::poll_fn(|cx| std::task::Poll::Ready(serve.as_mut().poll(cx)))
+                        .await;
+                drop(timer);
+                match first {
+                    std::task::Poll::Ready(out) => out,
+                    std::task::Poll::Pending => serve.await,
+                }
+            })),
+        }
     }
 }

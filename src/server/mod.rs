@@ -98,12 +98,15 @@ impl Server {
             config.revisions.iter().any(|r| r.has_handshake()),
             config.revisions.iter().any(|r| !r.has_handshake()),
         );
+        let clock = crate::clock::Clock::new(config.clock);
+        let state_key = request_state::Key::random(clock.clone());
         Ok(Arc::new(Self {
             config,
+            tasks: tasks::store::TaskStore::new(clock.clone()),
+            clock,
             stateless_info,
             stateless_meta,
             eras,
-            tasks: Default::default(),
             gates: Default::default(),
             registry: RwLock::new(Arc::new(registry)),
             wire: Arc::new(seams::Wire {
@@ -116,8 +119,21 @@ impl Server {
             sessions: Mutex::default(),
             listeners: listeners::Listeners::default(),
             next_conn: AtomicU64::new(1),
-            state_key: request_state::Key::random(),
+            state_key,
         }))
+    }
+
+    /// Moves a manual clock `by` forward ([`crate::clock::Clock::advance`]: every timer due by
+    /// then fires, in order, its work done), then drops the tasks whose TTL passed, so they are
+    /// gone when this returns; how far the clock has moved since it started. The real clock
+    /// cannot be advanced.
+    pub async fn advance_clock(
+        &self,
+        by: std::time::Duration,
+    ) -> Result<std::time::Duration, Error> {
+        let at = self.clock.advance(by).await.map_err(Error::Config)?;
+        self.tasks.sweep();
+        Ok(at)
     }
 
     /// What this server's sinks pass every outgoing frame through: the seams, then the recorder.

@@ -59,6 +59,8 @@ pub struct Server {
     /// (`super::outgoing::complete`), most as the text of `stateless_meta`, and the few with a
     /// `_meta` of their own get this value cloned into it instead of rebuilt.
     pub(super) stateless_info: Value,
+    /// The clock every timer of the server runs on (the real one unless a test drives it).
+    pub clock: crate::clock::Clock,
     /// Every live task (both eras), with its expiry.
     pub tasks: TaskStore,
     /// The tests' task gates, by tool: a task of a gated tool is held for the test to move

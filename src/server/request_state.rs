@@ -6,13 +6,14 @@
 //! resource URI, a digest of the arguments) and expires. It is signed, not encrypted: it only
 //! holds what the client itself sent or was asked.
 
+use crate::clock::Clock;
 use crate::jsonrpc::ErrorObject;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
 /// How long a sealed state stays valid: long enough for a user to fill a form, short enough
 /// that a leaked state is soon useless.
@@ -22,17 +23,26 @@ pub const TTL: Duration = Duration::from_secs(600);
 const PREFIX: &str = "v1.";
 
 /// The signing key: 32 random bytes, one per server, so a state minted by one server (or an
-/// earlier run) is refused by another.
+/// earlier run) is refused by another; and the server's clock, which a state's expiry is
+/// written and read on (a test's manual clock expires it only when advanced past it).
 #[derive(Clone)]
-pub struct Key([u8; 32]);
+pub struct Key([u8; 32], Clock);
 
 impl Key {
-    /// A fresh random key.
-    pub fn random() -> Self {
+    /// A fresh random key, expiring states on `clock`.
+    pub fn random(clock: Clock) -> Self {
         let mut bytes = [0u8; 32];
         // Without an OS random source no key is safe; that is not a state a server can run in.
         getrandom::fill(&mut bytes).expect("the OS random source failed");
-        Self(bytes)
+        Self(bytes, clock)
+    }
+
+    /// Seconds since the epoch, on the key's clock.
+    fn now(&self) -> u64 {
+        self.1
+            .wall()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
     }
 
     /// The MAC of `text`.
@@ -100,20 +110,13 @@ fn canonical(value: &Value) -> Value {
     }
 }
 
-/// Seconds since the epoch.
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
 /// Seals `data` for the request `binding` describes: `v1.<payload>.<mac>`, both base64url.
 pub fn seal(key: &Key, binding: &Binding, data: Value) -> String {
     let payload = json!({
         "m": binding.method,
         "t": binding.target,
         "a": binding.arguments,
-        "exp": now() + TTL.as_secs(),
+        "exp": key.now() + TTL.as_secs(),
         "d": data,
     });
     let signed = format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(payload.to_string()));
@@ -142,7 +145,7 @@ pub fn open(key: &Key, binding: &Binding, token: &str) -> Result<Value, ErrorObj
         .get("exp")
         .and_then(Value::as_u64)
         .ok_or_else(invalid)?;
-    if exp < now() {
+    if exp < key.now() {
         return Err(refuse("expired_request_state"));
     }
     let field = |k: &str| payload.get(k).and_then(Value::as_str).unwrap_or_default();
@@ -166,7 +169,7 @@ mod tests {
 
     #[test]
     fn a_sealed_state_opens_only_for_its_request_and_unaltered() {
-        let key = Key::random();
+        let key = Key::random(Clock::Real);
         let b = binding("t", json!({ "x": 1, "y": [1, { "b": 2, "a": 1 }] }));
         let token = seal(&key, &b, json!({ "k": "v" }));
         assert_eq!(open(&key, &b, &token).unwrap(), json!({ "k": "v" }));
@@ -195,7 +198,7 @@ mod tests {
             "invalid_request_state"
         );
         assert_eq!(
-            reason(open(&Key::random(), &b, &token)),
+            reason(open(&Key::random(Clock::Real), &b, &token)),
             "invalid_request_state"
         );
         assert_eq!(reason(open(&key, &b, "garbage")), "invalid_request_state");

@@ -419,7 +419,7 @@ mod tests {
 
     #[test]
     fn a_question_is_asked_then_answered_through_the_sealed_state() {
-        let key = Key::random();
+        let key = Key::random(crate::clock::Clock::Real);
         let caps = json!({ "elicitation": {} });
         let first = call(&key, json!({})).unwrap();
         assert!(first.resolve(&[elicit("a")], &caps).unwrap().is_none());
@@ -455,7 +455,7 @@ mod tests {
 
     #[test]
     fn a_question_the_client_cannot_take_fails_the_request_with_32021() {
-        let key = Key::random();
+        let key = Key::random(crate::clock::Clock::Real);
         let r = call(&key, json!({})).unwrap();
         let sample = Ask {
             key: "s".into(),

@@ -44,6 +44,6 @@ pub fn elicitation_text(prefix: &str, answer: Result<Value, crate::jsonrpc::Erro
 pub async fn pause(ctx: &RequestContext, d: Duration) -> Result<(), HandlerError> {
     tokio::select! {
         () = ctx.cancelled() => Err(HandlerError::failed("cancelled")),
-        () = tokio::time::sleep(d) => Ok(()),
+        () = ctx.server.clock.sleep(d) => Ok(()),
     }
 }

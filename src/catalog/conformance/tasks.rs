@@ -58,7 +58,7 @@ fn rpc(e: ErrorObject) -> HandlerError {
 async fn pause(ctx: &RequestContext, seconds: f64) {
     let wait = Duration::from_secs_f64(seconds.clamp(0.0, 3600.0));
     tokio::select! {
-        () = tokio::time::sleep(wait) => {}
+        () = ctx.server.clock.sleep(wait) => {}
         () = ctx.cancelled() => {}
     }
 }

@@ -13,6 +13,7 @@
 use super::shared::{annotations, definition};
 use crate::catalog::elicitation::truthy;
 use crate::catalog::{js_string, pretty, text_result, Options};
+use crate::clock::Timer;
 use crate::error::Error;
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::method_names::ServerRequest;
@@ -46,15 +47,20 @@ pub fn tools(options: &Options) -> Result<Vec<Tool>, Error> {
 /// A request to the client on this call's stream, failing as the reference's SDK does: the
 /// client's error as `MCP error <code>: <message>`, no answer within [`REQUEST_TIMEOUT`] as
 /// `MCP error -32001: Request timed out` (both become the tool's `isError` result).
-async fn ask(ctx: &RequestContext, method: ServerRequest, params: Value) -> Result<Value, String> {
+async fn ask(
+    ctx: &RequestContext,
+    timer: &mut Timer,
+    method: ServerRequest,
+    params: Value,
+) -> Result<Value, String> {
     let sent = ctx
         .session
         .request(&ctx.sink, method.as_str(), Some(params));
     tokio::select! {
-        answer = tokio::time::timeout(REQUEST_TIMEOUT, sent) => match answer {
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(e)) => Err(mcp_error(&e)),
-            Err(_) => Err("MCP error -32001: Request timed out".into()),
+        answer = timer.timeout(REQUEST_TIMEOUT, sent) => match answer {
+            Some(Ok(result)) => Ok(result),
+            Some(Err(e)) => Err(mcp_error(&e)),
+            None => Err("MCP error -32001: Request timed out".into()),
         },
         () = ctx.cancelled() => Err("MCP error -32001: Request was cancelled".into()),
     }
@@ -107,7 +113,8 @@ async fn run(
     (every, limit, logging): (Duration, u32, Logging),
     sync: fn(&Value) -> Option<Value>,
 ) -> Result<Run, String> {
-    let answer = ask(ctx, method, params).await?;
+    let mut timer = ctx.server.clock.timer();
+    let answer = ask(ctx, &mut timer, method, params).await?;
     let handle = answer.get("task").filter(|t| truthy(Some(t)));
     let Some(handle) = handle else {
         let shown = sync(&answer).ok_or_else(|| {
@@ -133,11 +140,17 @@ async fn run(
     let mut attempts = 0;
     while !matches!(status.as_str(), "completed" | "failed" | "cancelled") && attempts < limit {
         tokio::select! {
-            () = tokio::time::sleep(every) => {}
+            () = timer.sleep(every) => {}
             () = ctx.cancelled() => return Err("MCP error -32001: Request was cancelled".into()),
         }
         attempts += 1;
-        let polled = ask(ctx, ServerRequest::GetTask, json!({ "taskId": task_id })).await?;
+        let polled = ask(
+            ctx,
+            &mut timer,
+            ServerRequest::GetTask,
+            json!({ "taskId": task_id }),
+        )
+        .await?;
         status = field(&polled, "status")
             .ok_or_else(|| format!("The client's tasks/get answer has no status: {polled}"))?;
         message = field(&polled, "statusMessage");
@@ -160,7 +173,15 @@ async fn run(
     } else if status == "failed" || status == "cancelled" {
         Outcome::Ended(status, message)
     } else {
-        Outcome::Completed(ask(ctx, ServerRequest::TaskResult, json!({ "taskId": task_id })).await?)
+        Outcome::Completed(
+            ask(
+                ctx,
+                &mut timer,
+                ServerRequest::TaskResult,
+                json!({ "taskId": task_id }),
+            )
+            .await?,
+        )
     };
     Ok(Run {
         outcome,

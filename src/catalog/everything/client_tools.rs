@@ -10,6 +10,7 @@
 
 use super::shared::{annotations, definition};
 use crate::catalog::{pretty, text_result, Options};
+use crate::clock::Timer;
 use crate::error::Error;
 use crate::jsonrpc::{ErrorObject, Message};
 use crate::protocol::method_names::{NotificationMethod, ServerRequest};
@@ -63,13 +64,15 @@ const ROOTS_LOGGER: &str = "everything-server";
 /// the session's own stream — over HTTP the standalone stream, which a client may never open.
 /// So it gives up after [`ASK_TIMEOUT`], and a tool call never waits for it (it asks on its own
 /// stream when nothing is known).
-async fn sync_roots(session: Arc<Session>) {
+async fn sync_roots(session: Arc<Session>, mut timer: Timer) {
     let sink = session.sink.clone();
-    let asked = tokio::time::timeout(
-        ASK_TIMEOUT,
-        session.request(&sink, ServerRequest::ListRoots.as_str(), None),
-    )
-    .await;
+    let asked = timer
+        .timeout(
+            ASK_TIMEOUT,
+            session.request(&sink, ServerRequest::ListRoots.as_str(), None),
+        )
+        .await
+        .ok_or(());
     match asked {
         Ok(Ok(result)) => {
             let (roots, said) = roots_received(&result);
@@ -106,24 +109,26 @@ pub fn hooks(registry: &mut Registry, options: &Options, announced: Vec<String>)
                 ));
             }
             if capabilities.get("roots").is_some() {
+                let mut timer = server.clock.timer();
+                let sleep = timer.sleep(delay);
                 tokio::spawn(async move {
                     tokio::select! {
                         () = session.closed.cancelled() => {}
-                        () = tokio::time::sleep(delay) => { sync_roots(session).await; }
+                        () = sleep => { sync_roots(session, timer).await; }
                     }
                 });
             }
         }));
     registry
         .on_notification
-        .push(Arc::new(|_server, session, method, _params| {
+        .push(Arc::new(|server, session, method, _params| {
             if method == NotificationMethod::RootsListChanged.as_str()
                 && session.read(|s| s.declared.client_capabilities.get("roots").is_some())
             {
                 // What we knew is stale now: until the sync is answered (if ever, see
                 // `sync_roots`), `get-roots-list` asks the client itself.
                 *crate::lock::lock(&session.extension::<Roots>().0) = None;
-                tokio::spawn(sync_roots(session));
+                tokio::spawn(sync_roots(session, server.clock.timer()));
             }
         }));
 }

@@ -13,6 +13,7 @@
 use super::shared::{annotations, definition};
 use crate::catalog::elicitation::truthy;
 use crate::catalog::{js_string, string_arg, Options};
+use crate::clock::Timer;
 use crate::error::Error;
 use crate::jsonrpc::ErrorObject;
 use crate::server::context::RequestContext;
@@ -71,8 +72,11 @@ pub fn simulate_research_query(options: &Options) -> Result<Tool, Error> {
             let ambiguous = args.get("ambiguous").and_then(Value::as_bool) == Some(true)
                 && ctx.client_capabilities().get("elicitation").is_some();
             let first = Some(format!("{}...", STAGES[0]));
+            // Busy from here: a manual clock advanced once the task is created waits for the
+            // work's first stage to start.
+            let timer = ctx.server.clock.busy_timer();
             tasks::escalate(&ctx, NAME, Value::Object(args), first, move |ctx| {
-                research(ctx, topic, ambiguous, stage)
+                research(ctx, topic, ambiguous, stage, timer)
             })
             .await
             .map_err(HandlerError::Rpc)
@@ -86,6 +90,7 @@ async fn research(
     topic: String,
     ambiguous: bool,
     stage: Duration,
+    mut timer: Timer,
 ) -> Result<Value, ErrorObject> {
     let mut clarification: Option<String> = None;
     for (i, name) in STAGES.iter().enumerate() {
@@ -102,6 +107,7 @@ async fn research(
                     "Found multiple interpretations for \"{topic}\". Requesting clarification..."
                 )),
             );
+            timer.idle();
             let chosen = clarify(&ctx, &topic).await;
             ctx.task_status(
                 Some(Status::Working),
@@ -110,7 +116,7 @@ async fn research(
             clarification = Some(chosen);
         }
         tokio::select! {
-            () = tokio::time::sleep(stage) => {}
+            () = timer.sleep(stage) => {}
             () = ctx.cancelled() => return Err(ErrorObject::internal("the research was cancelled")),
         }
     }

@@ -48,7 +48,7 @@ impl Toggle {
         *running = Some(stop.clone());
         drop(running);
         tick(&ctx.session);
-        crate::catalog::every(&ctx.session, pace, stop, tick);
+        crate::catalog::every(&ctx.server.clock, &ctx.session, pace, stop, tick);
         true
     }
 }

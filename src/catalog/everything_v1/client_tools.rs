@@ -5,6 +5,7 @@
 use super::shared::{fail, number, v1_tool};
 use crate::catalog::builder::tool;
 use crate::catalog::{js_string, schema, string_arg, text_result};
+use crate::clock::Clock;
 use crate::error::Error;
 use crate::jsnum;
 use crate::jsonrpc::{code, ErrorObject};
@@ -126,19 +127,22 @@ pub fn start_elicitation() -> Result<Tool, Error> {
 
 /// After `initialized`: ask a client with roots for them (logging what came back), or log that
 /// it has none.
-pub fn initial_roots(session: &Arc<Session>) {
+pub fn initial_roots(clock: &Clock, session: &Arc<Session>) {
     let capabilities = session.read(|s| s.declared.client_capabilities.clone());
     if capabilities.get("roots").is_some() {
-        let session = session.clone();
+        let (session, clock) = (session.clone(), clock.clone());
         // Not made for a client request, so on the session's (standalone) stream, bounded by
         // ROOTS_TIMEOUT; `listRoots` asks on its own request's stream (`ctx.list_roots`).
         tokio::spawn(async move {
-            let asked = tokio::time::timeout(
-                ROOTS_TIMEOUT,
-                session.request(&session.sink, ServerRequest::ListRoots.as_str(), None),
-            )
-            .await
-            .unwrap_or_else(|_| Err(ErrorObject::new(code::INTERNAL_ERROR, "Request timed out")));
+            let asked = clock
+                .timeout(
+                    ROOTS_TIMEOUT,
+                    session.request(&session.sink, ServerRequest::ListRoots.as_str(), None),
+                )
+                .await
+                .unwrap_or_else(|| {
+                    Err(ErrorObject::new(code::INTERNAL_ERROR, "Request timed out"))
+                });
             let (level, data) = match asked {
                 Ok(r) => match r.get("roots").and_then(Value::as_array).map_or(0, Vec::len) {
                     0 => (

@@ -56,9 +56,9 @@ pub fn load(registry: &mut Registry, options: &Options) -> Result<(), Error> {
     let intervals = timers::Intervals::new(options);
     registry
         .on_initialized
-        .push(Arc::new(move |_server, session| {
-            client_tools::initial_roots(&session);
-            timers::start(&session, intervals);
+        .push(Arc::new(move |server, session| {
+            client_tools::initial_roots(&server.clock, &session);
+            timers::start(&server.clock, &session, intervals);
         }));
     Ok(())
 }

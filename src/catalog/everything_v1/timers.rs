@@ -3,6 +3,7 @@
 //! message every 15 s.
 
 use crate::catalog::{clock_seed, every, random_log, session_id, Options};
+use crate::clock::Clock;
 use crate::jsonrpc::Message;
 use crate::protocol::method_names::NotificationMethod;
 use crate::server::session::Session;
@@ -35,8 +36,9 @@ impl Intervals {
 }
 
 /// Starts both timers for `session`; they stop when it closes.
-pub fn start(session: &Arc<Session>, intervals: Intervals) {
+pub fn start(clock: &Clock, session: &Arc<Session>, intervals: Intervals) {
     every(
+        clock,
         session,
         intervals.update,
         session.closed.clone(),
@@ -54,6 +56,7 @@ pub fn start(session: &Arc<Session>, intervals: Intervals) {
 
     let mut seed = clock_seed();
     every(
+        clock,
         session,
         intervals.log,
         session.closed.clone(),

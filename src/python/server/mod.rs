@@ -2,8 +2,9 @@
 //! calls are delegations, one module per concept: running and serving ([`serving`]: the
 //! options, stdio, HTTP, the relay, in-process connections, stopping), what it offers
 //! ([`registration`]), what the test triggers or asks ([`triggers`]), the recorded traffic
-//! ([`traffic`]), tasks ([`tasks`]) and fault rules ([`faults`]).
+//! ([`traffic`]), tasks ([`tasks`]), fault rules ([`faults`]) and the clock ([`clock`]).
 
+mod clock;
 mod faults;
 mod registration;
 mod serving;
@@ -223,6 +224,31 @@ impl PyServer {
         callback: Py<PyAny>,
     ) -> PyResult<Pending> {
         triggers::ask_async(self, method, params, session, timeout, callback)
+    }
+
+    /// Advances a manual clock `seconds` (every timer due by then fires, in order, its work
+    /// done), GIL released; how far it has moved since it started. On the real clock: a
+    /// `ConfigError`.
+    fn advance_clock(&self, py: Python<'_>, seconds: f64) -> PyResult<f64> {
+        clock::advance(self, py, seconds)
+    }
+
+    /// `advance_clock` for async tests: returns at once and calls `callback(elapsed, None)` or
+    /// `callback(None, exception)` later, from another thread (see `callback.rs`).
+    fn advance_clock_async(&self, seconds: f64, callback: Py<PyAny>) -> PyResult<Pending> {
+        clock::advance_async(self, seconds, callback)
+    }
+
+    /// How far a manual clock has moved since it started, in seconds; `None` on the real clock.
+    #[getter]
+    fn clock_elapsed(&self) -> Option<f64> {
+        clock::elapsed(self)
+    }
+
+    /// The clock the server runs on: `"real"` or `"manual"`.
+    #[getter]
+    fn clock_kind(&self) -> &'static str {
+        clock::kind(self)
     }
 
     /// Sends a notification (`params` is JSON text) to one session or every initialized one;

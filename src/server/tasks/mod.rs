@@ -149,7 +149,11 @@ where
         era,
         tool.to_string(),
         arguments,
-        (server.config.task_ttl, server.config.task_poll_interval),
+        (
+            server.config.task_ttl,
+            server.config.task_poll_interval,
+            server.clock.clone(),
+        ),
         cancel.clone(),
         message,
     ));

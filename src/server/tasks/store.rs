@@ -5,6 +5,7 @@
 //! only the ones still within their TTL (`bench/`'s task memory figure).
 
 use super::task::Task;
+use crate::clock::Clock;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -12,9 +13,10 @@ use std::time::{Duration, Instant};
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 /// A server's tasks.
-#[derive(Default)]
 pub struct TaskStore {
     inner: Mutex<Inner>,
+    /// The server's clock, which expiry is read on.
+    clock: Clock,
 }
 
 #[derive(Default)]
@@ -32,6 +34,26 @@ const EXPIRED: &str = "The task expired (its TTL elapsed).";
 const SESSION_ENDED: &str = "The session ended.";
 
 impl TaskStore {
+    /// An empty store whose tasks expire on `clock`.
+    pub fn new(clock: Clock) -> Self {
+        Self {
+            inner: Mutex::default(),
+            clock,
+        }
+    }
+
+    /// The clock its tasks' timestamps and expiry are read on.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// Drops the tasks whose TTL has passed now (a manual clock's advance calls this, so the
+    /// tasks due to expire by then are gone when it returns).
+    pub fn sweep(&self) {
+        crate::lock::lock(&self.inner).next_sweep = None;
+        self.with(|_, _| ());
+    }
+
     /// Runs `f` on the tasks under the lock, after a sweep when one is due. Tasks the sweep (or
     /// `f`) removed unsettled are cancelled after the lock is released: cancelling announces the
     /// task, and nothing that announces runs under the store's lock.
@@ -39,7 +61,7 @@ impl TaskStore {
         let mut stopped = Vec::new();
         let out = {
             let mut inner = crate::lock::lock(&self.inner);
-            let now = Instant::now();
+            let now = self.clock.now();
             if inner.next_sweep.is_none_or(|t| now >= t) {
                 inner.next_sweep = Some(now + SWEEP_EVERY);
                 inner.tasks.retain(|_, task| {
@@ -71,7 +93,7 @@ impl TaskStore {
         self.with(|inner, stopped| {
             let task = inner.tasks.get(id).filter(|t| visible(t, scope))?.clone();
             // Expired since the last sweep: gone now, not at the next sweep.
-            if task.state().expires_at <= Instant::now() {
+            if task.state().expires_at <= self.clock.now() {
                 inner.tasks.shift_remove(id);
                 stopped.push(task);
                 return None;

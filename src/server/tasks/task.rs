@@ -4,6 +4,7 @@
 //! test's gate, the status notification).
 
 use super::mailbox::Mailbox;
+use crate::clock::Clock;
 use crate::jsonrpc::ErrorObject;
 use crate::server::rounds::Ask;
 use crate::server::sink::{Outlet, Undeliverable};
@@ -125,14 +126,16 @@ pub struct Task {
     /// moment it happens, so a status that lasts an instant is still announced, and before a
     /// request the work sends next.
     announcer: OnceLock<Announcer>,
+    /// The server's clock: its timestamps and expiry follow a test's manual clock.
+    clock: Clock,
 }
 
 /// What [`Task::announce_with`] installs.
 pub type Announcer = Box<dyn Fn(&Task) + Send + Sync>;
 
-/// An ISO 8601 timestamp of now, with milliseconds (as the reference writes them).
-pub fn now_iso() -> String {
-    chrono::Utc::now()
+/// An ISO 8601 timestamp of now on `clock`, with milliseconds (as the reference writes them).
+pub fn now_iso(clock: &Clock) -> String {
+    chrono::DateTime::<chrono::Utc>::from(clock.wall())
         .format("%Y-%m-%dT%H:%M:%S%.3fZ")
         .to_string()
 }
@@ -144,11 +147,11 @@ impl Task {
         era: TaskEra,
         tool: String,
         arguments: Value,
-        (ttl, poll_interval): (Duration, Duration),
+        (ttl, poll_interval, clock): (Duration, Duration, Clock),
         cancel: CancellationToken,
         status_message: Option<String>,
     ) -> Self {
-        let now = now_iso();
+        let now = now_iso(&clock);
         Self {
             id: uuid::Uuid::new_v4().simple().to_string().into(),
             scope,
@@ -168,8 +171,9 @@ impl Task {
                 inputs: IndexMap::new(),
                 asked: 0,
                 used_keys: Default::default(),
-                expires_at: Instant::now() + ttl,
+                expires_at: clock.now() + ttl,
             }),
+            clock,
             changed: watch::Sender::new(0),
             announcer: OnceLock::new(),
         }
@@ -206,11 +210,11 @@ impl Task {
                 return false;
             }
             change(&mut s);
-            s.last_updated_at = now_iso();
+            s.last_updated_at = now_iso(&self.clock);
             if s.status.is_terminal() {
                 // Settled: the TTL restarts, so a result is kept for a whole TTL (as the
                 // reference's store does), and nothing waits for input any more.
-                s.expires_at = Instant::now() + self.ttl;
+                s.expires_at = self.clock.now() + self.ttl;
                 s.inputs.clear();
             }
         }

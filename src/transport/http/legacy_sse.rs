@@ -38,7 +38,12 @@ pub async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Res
     let request = (&Method::GET, "/sse", &headers);
     let (tx, rx) = mpsc::unbounded_channel::<Arc<str>>();
     let core = state.server.open_session(TransportKind::Sse, Arc::new(tx));
-    let session = HttpSession::new(core.clone(), SessionKind::LegacySse, 0);
+    let session = HttpSession::new(
+        core.clone(),
+        SessionKind::LegacySse,
+        0,
+        state.server.clock.clone(),
+    );
     if !state.sessions.insert(session, state.config.max_sessions) {
         state.server.close_session(&core);
         let message = format!(
@@ -78,7 +83,7 @@ pub async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Res
     let events = futures::stream::iter([endpoint]).chain(live);
     sse::response(sse::body(
         events,
-        state.config.keepalive,
+        (state.config.keepalive, &state.server.clock),
         state.shutdown.clone(),
     ))
 }

@@ -130,8 +130,9 @@ async fn expire_idle_sessions(state: Arc<HttpState>) {
         return;
     };
     let every = (idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(30));
+    let mut timer = state.server.clock.timer();
     loop {
-        tokio::time::sleep(every).await;
+        timer.sleep(every).await;
         for s in state.sessions.take_idle(idle) {
             tracing::info!(session = %s.core.id, "session expired after {idle:?} idle");
             state.close(&s);

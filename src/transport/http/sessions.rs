@@ -6,6 +6,7 @@
 //! session, so ids are unique per session and name their stream: a GET with `Last-Event-ID`
 //! replays only that stream's later events.
 
+use crate::clock::Clock;
 use crate::lock::lock;
 use crate::server::session::Session;
 use crate::server::sink::{Held, Outlet, Undeliverable};
@@ -87,6 +88,9 @@ pub struct HttpSession {
     streams: Mutex<Streams>,
     /// When the client last did anything (for idle expiry).
     last_active: Mutex<Instant>,
+    /// The server's clock, which idleness is measured on (a test's manual clock expires an
+    /// idle session only when advanced past the timeout).
+    clock: Clock,
     /// The traffic metadata of the last POST, shared by the next one's record when its
     /// headers are the same ([`super::recording::http_meta_reusing`]).
     pub last_post_meta: Mutex<Option<Arc<HttpMeta>>>,
@@ -121,13 +125,13 @@ pub enum Attach {
 }
 
 impl HttpSession {
-    /// A session whose event store keeps at most `capacity` events.
-    pub fn new(core: Arc<Session>, kind: SessionKind, capacity: usize) -> Arc<Self> {
-        Arc::new(Self::new_inner(core, kind, capacity))
+    /// A session whose event store keeps at most `capacity` events, idle on `clock`.
+    pub fn new(core: Arc<Session>, kind: SessionKind, capacity: usize, clock: Clock) -> Arc<Self> {
+        Arc::new(Self::new_inner(core, kind, capacity, clock))
     }
 
     /// The same, unwrapped (for `Arc::new_cyclic`, when the session's own outlet needs it).
-    pub fn new_inner(core: Arc<Session>, kind: SessionKind, capacity: usize) -> Self {
+    pub fn new_inner(core: Arc<Session>, kind: SessionKind, capacity: usize, clock: Clock) -> Self {
         Self {
             core,
             kind,
@@ -143,14 +147,15 @@ impl HttpSession {
                 next_conn: 0,
                 unrecorded: None,
             }),
-            last_active: Mutex::new(Instant::now()),
+            last_active: Mutex::new(clock.now()),
+            clock,
             last_post_meta: Mutex::default(),
         }
     }
 
     /// Marks the session as used now.
     pub fn touch(&self) {
-        *lock(&self.last_active) = Instant::now();
+        *lock(&self.last_active) = self.clock.now();
     }
 
     /// How long the session has been idle. A connected stream (a GET, a POST whose request
@@ -159,7 +164,9 @@ impl HttpSession {
         if self.kind == SessionKind::LegacySse || !lock(&self.streams).live.is_empty() {
             return std::time::Duration::ZERO;
         }
-        lock(&self.last_active).elapsed()
+        self.clock
+            .now()
+            .saturating_duration_since(*lock(&self.last_active))
     }
 
     /// Opens a new POST stream with a live connection; returns its id, the receiver, and the
@@ -465,6 +472,7 @@ mod tests {
             Arc::new(Session::new("s".into(), TransportKind::Http, sink)),
             SessionKind::Streamable,
             capacity,
+            Clock::Real,
         )
     }
 
@@ -578,6 +586,7 @@ mod tests {
                 Arc::new(Session::new("s".into(), TransportKind::Http, sink)),
                 SessionKind::Streamable,
                 100,
+                Clock::Real,
             )
         });
         let note = |m: &str| Message::notification(m, None);

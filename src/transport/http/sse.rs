@@ -2,6 +2,7 @@
 //! the reference server put on the wire (e.g. the priming event's empty `data:` line, which
 //! generic SSE helpers drop), with keep-alive comments and an end on shutdown.
 
+use crate::clock::Clock;
 use axum::body::{Body, Bytes};
 use bytes::BytesMut;
 use futures::Stream;
@@ -73,13 +74,14 @@ pub fn message(id: Option<&str>, data: &str) -> Bytes {
 /// Events that are already waiting go out as one chunk, so a request answered at once costs
 /// one write (headers, priming event, response and end together) instead of one per event, and
 /// the keep-alive timer is armed only while the stream actually waits.
-pub fn body<S>(events: S, keepalive: Duration, stop: CancellationToken) -> Body
+pub fn body<S>(events: S, keepalive: (Duration, &Clock), stop: CancellationToken) -> Body
 where
     S: Stream<Item = Bytes> + Send + 'static,
 {
     let mut events = Box::pin(events);
     let mut stopped = Box::pin(stop.cancelled_owned());
-    let mut idle: Option<Pin<Box<tokio::time::Sleep>>> = None;
+    let (keepalive, clock) = (keepalive.0, keepalive.1.clone());
+    let mut idle: Option<crate::clock::Sleep> = None;
     let mut ended = false;
     let stream = futures::stream::poll_fn(move |cx| {
         if ended || stopped.as_mut().poll(cx).is_ready() {
@@ -103,8 +105,8 @@ where
         if ended {
             return Poll::Ready(None);
         }
-        let timer = idle.get_or_insert_with(|| Box::pin(tokio::time::sleep(keepalive)));
-        if timer.as_mut().poll(cx).is_ready() {
+        let timer = idle.get_or_insert_with(|| clock.timer().sleep(keepalive));
+        if Pin::new(timer).poll(cx).is_ready() {
             idle = None;
             return Poll::Ready(Some(Ok(Bytes::from_static(b": keepalive\n\n"))));
         }

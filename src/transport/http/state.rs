@@ -4,7 +4,7 @@
 use super::config::HttpConfig;
 use super::sessions::{HttpSession, SessionTable};
 use crate::server::Server;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 /// Everything the HTTP handlers share.
@@ -17,6 +17,19 @@ pub struct HttpState {
     pub sessions: SessionTable,
     /// Fired on shutdown: open SSE streams end, so graceful shutdown completes.
     pub shutdown: CancellationToken,
+    /// What this listener's control API registered, so its reset takes out exactly those.
+    canned: Mutex<CannedItems>,
+}
+
+/// The canned items a control API registered, by kind, in order.
+#[derive(Default)]
+pub struct CannedItems {
+    /// Tool names.
+    pub tools: indexmap::IndexSet<String>,
+    /// Resource URIs.
+    pub resources: indexmap::IndexSet<String>,
+    /// Prompt names.
+    pub prompts: indexmap::IndexSet<String>,
 }
 impl HttpState {
     /// State for serving `server` with `config`; `shutdown` stops everything.
@@ -26,7 +39,13 @@ impl HttpState {
             config,
             sessions: SessionTable::default(),
             shutdown,
+            canned: Mutex::default(),
         })
+    }
+
+    /// The canned items this listener's control API registered.
+    pub fn canned(&self) -> std::sync::MutexGuard<'_, CannedItems> {
+        crate::lock::lock(&self.canned)
     }
 
     /// Ends a session: its streams close, its handlers stop, its memory is released.

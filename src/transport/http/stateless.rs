@@ -290,7 +290,11 @@ fn stream(
             Some((sse::message(None, &frame), s))
         },
     );
-    sse::response(sse::body(events, state.config.keepalive, stop))
+    sse::response(sse::body(
+        events,
+        (state.config.keepalive, &state.server.clock),
+        stop,
+    ))
 }
 
 /// What ends a stateless stream on shutdown: at once, unless the POST is a listen stream, which

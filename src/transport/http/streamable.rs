@@ -177,7 +177,12 @@ pub async fn initialize(
             holds: state.config.standalone_stream,
         };
         let core = server.open_session(TransportKind::Http, Arc::new(standalone));
-        HttpSession::new_inner(core, SessionKind::Streamable, capacity)
+        HttpSession::new_inner(
+            core,
+            SessionKind::Streamable,
+            capacity,
+            server.clock.clone(),
+        )
     });
     if !state
         .sessions
@@ -387,7 +392,7 @@ fn sse_response(
     let events = futures::stream::iter(first).chain(live);
     sse::response(sse::body(
         events,
-        state.config.keepalive,
+        (state.config.keepalive, &state.server.clock),
         state.shutdown.clone(),
     ))
 }
