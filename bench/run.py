@@ -7,6 +7,7 @@ Contenders (each figure is measured for those it applies to):
 - `ours-tape`: an in-process `Server` with the traffic tape on, as a test suite holds it;
 - `ours-py`: the same with `echo` registered as a plain Python function;
 - `ours-faults`: `ours-tape` with 100 fault rules in force that match none of the load's frames;
+- `ours-clock`: `ours-tape` on the manual clock (`clock="manual"`, never advanced);
 - `reference`: `@modelcontextprotocol/server-everything` (Node), pinned like `bench.side_by_side`;
 - `python-sdk`: the official `mcp` SDK's `MCPServer` with the same `echo`, pinned, own venv;
 - `bare-axum`: the machine's ceiling: an axum endpoint that parses the JSON-RPC body and answers
@@ -219,6 +220,11 @@ def contenders(available: set[str]) -> list[Contender]:
             "ours-faults",
             None,
             lambda p: ([py, in_process, "--fault-rules", "100", "--port", str(p), "--max-sessions", "20000"], {}),
+        ),
+        Contender(
+            "ours-clock",
+            None,
+            lambda p: ([py, in_process, "--clock", "manual", "--port", str(p), "--max-sessions", "20000"], {}),
         ),
         Contender(
             "reference",
@@ -600,6 +606,14 @@ TARGETS = (
     Target(
         "HTTP echo with 100 non-matching fault rules within 5% of none (16 connections, tape on)",
         ("http_rps_c16", "ours-faults"),
+        ("http_rps_c16", "ours-tape"),
+        ">=",
+        0.95,
+        "x",
+    ),
+    Target(
+        "HTTP echo on the manual clock within 5% of the real clock (16 connections, tape on)",
+        ("http_rps_c16", "ours-clock"),
         ("http_rps_c16", "ours-tape"),
         ">=",
         0.95,
@@ -1014,7 +1028,7 @@ BENCHMARKS: dict[str, Callable[[list[Contender], Sizes, Results], None]] = {
     "listen": lambda _cs, sizes, out: bench_listen(sizes, out),
     "tasks": lambda _cs, sizes, out: bench_tasks(sizes, out),
 }
-NAMES = ("ours", "ours-tape", "ours-py", "ours-faults", "reference", "python-sdk", "bare-axum")
+NAMES = ("ours", "ours-tape", "ours-py", "ours-faults", "ours-clock", "reference", "python-sdk", "bare-axum")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -986,7 +986,9 @@ impl _core::server::seams::Hooks for Faulty {
         Verdict::unmarked(if method == "ping" && id.as_deref() == Some("3") {
             Inbound::Drop
         } else if method == "tools/call" && args == Some(json!("echo")) {
-            Inbound::Answer(_core::jsonrpc::ErrorObject::new(-32000, "injected"))
+            Inbound::Answer(_core::server::seams::Instead::Error(
+                _core::jsonrpc::ErrorObject::new(-32000, "injected"),
+            ))
         } else {
             Inbound::Pass
         })
@@ -995,11 +997,15 @@ impl _core::server::seams::Hooks for Faulty {
     fn outbound(
         &self,
         frame: &_core::server::seams::OutboundFrame<'_>,
-    ) -> _core::server::seams::Outbound {
+    ) -> _core::server::seams::OutVerdict {
+        use _core::server::seams::{OutVerdict, Outbound};
         if frame.text.contains("\"method\":\"notifications/") {
-            _core::server::seams::Outbound::Drop
+            OutVerdict {
+                outbound: Outbound::Drop,
+                mark: None,
+            }
         } else {
-            _core::server::seams::Outbound::Pass
+            OutVerdict::PASS
         }
     }
 }

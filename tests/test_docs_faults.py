@@ -24,10 +24,11 @@ def test_every_example_of_the_faults_page_goes_in_force() -> None:
             loaded = srv.faults.load_text(block)
             assert loaded, block
             srv.faults.clear()
-        # The inline rules of the action table are rules too.
-        table = DOC.read_text(encoding="utf-8").split("## Actions", 1)[1].split("##", 1)[0]
+        # The inline rules of the action tables (the actions, the changes to the answer) are
+        # rules too.
+        table = DOC.read_text(encoding="utf-8").split("## Actions", 1)[1].split("## Presets", 1)[0]
         actions = re.findall(r"^\| `(\{.*?\})` \|", table, flags=re.M)
-        assert len(actions) == 5
+        assert len(actions) == 14
         for action in actions:
             srv.faults.add(action=json.loads(action))
             srv.faults.clear()

@@ -197,7 +197,10 @@ def test_bad_rules_name_the_member_and_the_problem() -> None:
             ({"match": {"methd": "x"}, "action": {"drop": True}}, "match.methd: unknown field `methd`"),
             ({"match": {"nth": "2"}, "action": {"drop": True}}, "match.nth: invalid type: string"),
             ({"match": {"nth": 0}, "action": {"drop": True}}, "match.nth: counts from 1, got 0"),
-            ({"action": {}}, 'action: needs one of "error", "drop": true, "delay_ms" or "http_status"'),
+            (
+                {"action": {}},
+                'action: needs one of "error", "drop": true, "delay_ms", "http_status", "result" or a change',
+            ),
             ({"action": {"error": {"code": 1}}}, "action.error.message: missing field `message`"),
             ({"match": {"era": "modern"}, "action": {"drop": True}}, "match.era: unknown variant `modern`"),
             ({"match": {"probability": 2}, "action": {"drop": True}}, "match.probability: must be between 0 and 1"),

@@ -1,12 +1,13 @@
 """Our server the way a test suite holds it: an in-process `Server` with the traffic tape on.
 
     python bench/peers/ours_in_process.py [--python-echo] [--keep-traffic N] [--max-sessions N]
-        [--fault-rules N] [--port P]
+        [--fault-rules N] [--clock real|manual] [--port P]
 
 `--python-echo` serves `echo` from a plain Python function (`@srv.tool()`) instead of the
 built-in catalog's. `--fault-rules N` puts N fault rules in force that match no request of the
 load (a `tools/call` of a tool that does not exist), so every frame is checked against them
-all. Prints `{"event": "listening", "url": ...}` on stderr, serves until
+all. `--clock manual` runs it on the manual clock a test advances (nothing advances it here:
+the figure shows what the clock costs a request). Prints `{"event": "listening", "url": ...}` on stderr, serves until
 SIGTERM/SIGINT, then stops cleanly.
 """
 
@@ -27,11 +28,12 @@ def main() -> None:
     parser.add_argument("--keep-traffic", type=int, default=None, help="records kept in memory (default: the Server's)")
     parser.add_argument("--max-sessions", type=int, default=1000)
     parser.add_argument("--fault-rules", type=int, default=0)
+    parser.add_argument("--clock", choices=["real", "manual"], default="real")
     parser.add_argument("--port", type=int, default=0)
     ns = parser.parse_args()
 
     kwargs = {} if ns.keep_traffic is None else {"keep_traffic": ns.keep_traffic}
-    srv = Server(catalogs=["none"] if ns.python_echo else ["everything"], **kwargs)
+    srv = Server(catalogs=["none"] if ns.python_echo else ["everything"], clock=ns.clock, **kwargs)
     if ns.python_echo:
 
         @srv.tool()

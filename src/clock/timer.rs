@@ -14,9 +14,14 @@ use super::manual::{Awake, Key, Manual, Slot};
 /// stage's progress recorded) is done. A periodic task keeps one `Timer` for its loop; a
 /// handler that sleeps and then answers keeps it until it has answered.
 #[derive(Debug)]
-pub struct Timer {
-    /// The manual clock it runs on; `None`: the real one.
-    manual: Option<Arc<Manual>>,
+pub struct Timer(Option<OnManual>);
+
+/// A timer on a manual clock (on the real one there is nothing to keep: a timer there costs
+/// no allocation).
+#[derive(Debug)]
+struct OnManual {
+    /// The clock.
+    clock: Arc<Manual>,
     /// Whether a wake's work is in progress.
     awake: Arc<Awake>,
 }
@@ -24,23 +29,22 @@ pub struct Timer {
 impl Timer {
     /// A timer on `manual` (`None`: the real clock); `busy`: its work is already under way.
     pub(super) fn new(manual: Option<Arc<Manual>>, busy: bool) -> Self {
-        let timer = Self {
-            manual,
-            awake: Arc::default(),
-        };
-        if let (Some(m), true) = (&timer.manual, busy) {
-            m.start_work(&timer.awake);
-        }
-        timer
+        Self(manual.map(|clock| {
+            let awake = Arc::<Awake>::default();
+            if busy {
+                clock.start_work(&awake);
+            }
+            OnManual { clock, awake }
+        }))
     }
 
     /// Sleeps `duration` on the timer's clock (ending the work of its last wake first). The
     /// sleep is set now, not when first polled.
     pub fn sleep(&mut self, duration: Duration) -> Sleep {
-        match &self.manual {
+        match &self.0 {
             None => Sleep(SleepOn::Real(Box::pin(tokio::time::sleep(duration)))),
-            Some(m) => {
-                let (key, slot) = m.set(duration, &self.awake);
+            Some(OnManual { clock: m, awake }) => {
+                let (key, slot) = m.set(duration, awake);
                 Sleep(SleepOn::Manual {
                     clock: m.clone(),
                     key,
@@ -70,16 +74,16 @@ impl Timer {
     /// Says the last wake's work now waits on something other than this clock (the client,
     /// a gate): an advance need not wait for it.
     pub fn idle(&self) {
-        if let Some(m) = &self.manual {
-            m.rest(&self.awake, false);
+        if let Some(OnManual { clock, awake }) = &self.0 {
+            clock.rest(awake, false);
         }
     }
 }
 
 impl Drop for Timer {
     fn drop(&mut self) {
-        if let Some(m) = &self.manual {
-            m.rest(&self.awake, true);
+        if let Some(OnManual { clock, awake }) = &self.0 {
+            clock.rest(awake, true);
         }
     }
 }

@@ -1,23 +1,31 @@
 //! Scripted faults: rules that make the server misbehave exactly when a test says
 //! (`docs/faults.md`). A rule is a match (which frames), an action (what happens to them) and
 //! its counts. The live set of a server is [`Faults`], whose snapshot ([`RuleSet`]) plugs into
-//! the server's inbound seam ([`crate::server::seams`]) while it holds a rule and leaves it
-//! untouched otherwise.
+//! the server's inbound and outbound seams ([`crate::server::seams`]) while it holds a rule and
+//! leaves them untouched otherwise. A rule that changes the answer to a request it hit
+//! ([`change`]) leaves the change waiting for that answer at the outbound seam ([`Answers`]).
 //!
 //! The rules are evaluated in the order they were added; the first that hits a frame decides
 //! what happens to it. A rule's counting members (`nth`, `first`, …) count the frames its
 //! other members let through, whether or not an earlier rule hit them.
 
+pub mod change;
 pub mod presets;
 pub mod rule;
 
 use crate::field_error::FieldError;
+use crate::jsonrpc::RequestId;
 use crate::jsonrpc::{ErrorObject, Message};
 use crate::lock::lock;
-use crate::server::seams::{Hooks, HttpAnswer, Inbound, InboundFrame, Seams, Verdict};
-use crate::traffic::{FaultMark, TransportKind};
+use crate::protocol::Era;
+use crate::server::seams::{
+    Hooks, HttpAnswer, Inbound, InboundFrame, Instead, OutVerdict, Outbound, OutboundFrame, Seams,
+    Verdict,
+};
+use crate::traffic::{FaultMark, Kind, TransportKind};
+use change::Change;
 use regex::Regex;
-pub use rule::{parse_file, Action, Match, RuleSpec};
+pub use rule::{parse_file, Action, Direction, Match, RuleSpec};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -34,6 +42,8 @@ pub struct Rule {
     uri: Option<Regex>,
     /// What the rule does to a frame it hits, built once.
     verdict: Verdict,
+    /// What it changes in the answer (direction `in`) or in the frame (`out`), if anything.
+    change: Option<Arc<Change>>,
     /// Frames its match let through so far (what `nth`, `first`, … count).
     seen: AtomicU64,
     /// Frames it acted on.
@@ -63,6 +73,9 @@ impl Rule {
         let m = &self.spec.matches;
         let over_http = matches!(frame.transport, TransportKind::Http | TransportKind::Sse);
         (over_http || self.spec.action.http_status.is_none())
+            && m.client
+                .as_deref()
+                .is_none_or(|want| frame.client == Some(want))
             && m.method
                 .as_deref()
                 .is_none_or(|want| facts.method == Some(want))
@@ -79,6 +92,27 @@ impl Rule {
                 .as_deref()
                 .is_none_or(|want| frame.revision.is_some_and(|r| r.as_str() == want))
             && m.transport.is_none_or(|want| frame.transport == want)
+    }
+
+    /// Whether the members other than the counting ones hold for an outgoing `frame` (a rule
+    /// of direction `out`: its method is a notification's or a server request's).
+    fn admits_out(&self, frame: &OutboundFrame<'_>) -> bool {
+        let m = &self.spec.matches;
+        m.method
+            .as_deref()
+            .is_none_or(|want| frame.summary.method.as_deref() == Some(want))
+            && m.conn.as_deref().is_none_or(|want| frame.conn == want)
+            && m.era
+                .is_none_or(|want| frame.revision.map(Era::of) == Some(want))
+            && m.revision
+                .as_deref()
+                .is_none_or(|want| frame.revision.is_some_and(|r| r.as_str() == want))
+            && m.transport.is_none_or(|want| frame.transport == want)
+    }
+
+    /// The mark of a frame this rule acted on.
+    fn mark(&self) -> Option<Arc<FaultMark>> {
+        self.verdict.mark.clone()
     }
 
     /// Counts one admitted frame; whether the rule acts on it (its counts and its draw).
@@ -113,7 +147,12 @@ impl Rule {
                 None => error,
             }
         });
-        let inbound = match (a.delay_ms, error) {
+        let instead = match (error, &a.result) {
+            (Some(error), _) => Some(Instead::Error(error)),
+            (None, Some(result)) => Some(Instead::Result(result.clone())),
+            (None, None) => None,
+        };
+        let inbound = match (a.delay_ms, instead) {
             _ if a.drop == Some(true) => Inbound::Drop,
             _ if a.http_status.is_some() => Inbound::Http(Arc::new(HttpAnswer {
                 status: a.http_status.unwrap_or(500),
@@ -125,8 +164,8 @@ impl Rule {
                     .collect(),
                 body: a.body.clone().unwrap_or_default(),
             })),
-            (Some(ms), error) => Inbound::Delay(Duration::from_millis(ms), error),
-            (None, Some(error)) => Inbound::Answer(error),
+            (Some(ms), instead) => Inbound::Delay(Duration::from_millis(ms), instead),
+            (None, Some(instead)) => Inbound::Answer(instead),
             (None, None) => Inbound::Pass,
         };
         let mark = FaultMark {
@@ -151,6 +190,8 @@ pub struct Faults {
     current: Mutex<Arc<RuleSet>>,
     /// Numbers the rules added without an id.
     next_id: AtomicU64,
+    /// The changes waiting for the answers to requests rules hit, shared by every snapshot.
+    answers: Arc<Answers>,
 }
 
 impl Faults {
@@ -160,6 +201,7 @@ impl Faults {
             seams,
             current: Mutex::default(),
             next_id: AtomicU64::new(1),
+            answers: Arc::default(),
         })
     }
 
@@ -213,6 +255,7 @@ impl Faults {
         let seed = spec.matches.seed.unwrap_or(0);
         Ok(Arc::new(Rule {
             verdict: Rule::verdict(&id, &spec),
+            change: Change::of(&spec.action).map(Arc::new),
             id,
             spec,
             uri,
@@ -252,8 +295,8 @@ impl Faults {
     /// Makes `rules` the ones in force: the new snapshot, installed as the seams' hooks (none
     /// while there is no rule).
     fn publish(&self, current: &mut Arc<RuleSet>, rules: Vec<Arc<Rule>>) {
-        let set = Arc::new(RuleSet::of(rules));
-        if set.rules.is_empty() {
+        let set = Arc::new(RuleSet::of(rules, self.answers.clone()));
+        if set.rules.is_empty() && !self.answers.waiting() {
             self.seams.clear();
         } else {
             self.seams.install(set.clone());
@@ -284,28 +327,71 @@ impl Faults {
 pub struct RuleSet {
     /// Every rule, in the order they were added.
     rules: Vec<Arc<Rule>>,
-    /// The positions (ascending) of the rules with a `match.name`, by that name.
+    /// The positions (ascending) of the inbound rules with a `match.name`, by that name.
     by_name: HashMap<String, Vec<usize>>,
-    /// The positions (ascending) of the rules without one.
+    /// The positions (ascending) of the inbound rules without one.
     unnamed: Vec<usize>,
+    /// The positions (ascending) of the rules of direction `out`.
+    outgoing: Vec<usize>,
+    /// The changes waiting for answers (the server's one table).
+    answers: Arc<Answers>,
 }
 
 impl RuleSet {
-    /// The set of `rules`, indexed.
-    fn of(rules: Vec<Arc<Rule>>) -> Self {
+    /// The set of `rules`, indexed, sharing `answers`.
+    fn of(rules: Vec<Arc<Rule>>, answers: Arc<Answers>) -> Self {
         let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
-        let mut unnamed = Vec::new();
+        let (mut unnamed, mut outgoing) = (Vec::new(), Vec::new());
         for (i, rule) in rules.iter().enumerate() {
-            match &rule.spec.matches.name {
-                Some(name) => by_name.entry(name.clone()).or_default().push(i),
-                None => unnamed.push(i),
+            let m = &rule.spec.matches;
+            match (&m.name, m.direction.unwrap_or_default()) {
+                (_, Direction::Out) => outgoing.push(i),
+                (Some(name), Direction::In) => by_name.entry(name.clone()).or_default().push(i),
+                (None, Direction::In) => unnamed.push(i),
             }
         }
         Self {
             rules,
             by_name,
             unnamed,
+            outgoing,
+            answers,
         }
+    }
+}
+
+/// The changes rules left for the answers to the requests they hit, by connection and request
+/// id, taken when the answer goes out. Read on the outbound path only while one waits.
+#[derive(Default)]
+pub struct Answers {
+    /// How many wait (so an answer with none waiting is not looked up).
+    count: AtomicU64,
+    /// The changes, with the mark of the rule that made each.
+    waiting: Mutex<HashMap<(Arc<str>, RequestId), Left>>,
+}
+
+/// A change left for an answer, with the mark of the rule that left it.
+type Left = (Arc<Change>, Option<Arc<FaultMark>>);
+
+impl Answers {
+    /// Whether any change waits.
+    fn waiting(&self) -> bool {
+        self.count.load(Ordering::Acquire) > 0
+    }
+
+    /// Leaves `change` for the answer to request `id` on `conn`.
+    fn leave(&self, conn: &str, id: RequestId, change: Arc<Change>, mark: Option<Arc<FaultMark>>) {
+        let mut waiting = lock(&self.waiting);
+        waiting.insert((conn.into(), id), (change, mark));
+        self.count.store(waiting.len() as u64, Ordering::Release);
+    }
+
+    /// The change left for the answer to `id` on `conn`, taken out.
+    fn take(&self, conn: &str, id: &RequestId) -> Option<Left> {
+        let mut waiting = lock(&self.waiting);
+        let found = waiting.remove(&(Arc::<str>::from(conn), id.clone()));
+        self.count.store(waiting.len() as u64, Ordering::Release);
+        found
     }
 }
 
@@ -346,7 +432,7 @@ impl Hooks for RuleSet {
             .map_or(&[][..], Vec::as_slice);
         // The rules without a name and those naming this frame's, merged back into their order.
         let (mut u, mut n) = (self.unnamed.iter().peekable(), named.iter().peekable());
-        let mut decided: Option<&Verdict> = None;
+        let mut decided: Option<&Arc<Rule>> = None;
         loop {
             let next = match (u.peek(), n.peek()) {
                 (Some(&&a), Some(&&b)) if a < b => u.next(),
@@ -361,10 +447,58 @@ impl Hooks for RuleSet {
             }
             if decided.is_none() {
                 rule.hits.fetch_add(1, Ordering::Relaxed);
-                decided = Some(&rule.verdict);
+                decided = Some(rule);
             }
         }
-        decided.cloned().unwrap_or(Verdict::PASS)
+        let Some(rule) = decided else {
+            return Verdict::PASS;
+        };
+        if let (Some(change), Message::Request(request)) = (&rule.change, frame.message) {
+            self.answers
+                .leave(frame.conn, request.id.clone(), change.clone(), rule.mark());
+        }
+        rule.verdict.clone()
+    }
+
+    fn outbound(&self, frame: &OutboundFrame<'_>) -> OutVerdict {
+        let answer = matches!(frame.summary.kind, Kind::Response | Kind::Error);
+        if answer && self.answers.waiting() {
+            if let Some((change, mark)) = frame
+                .summary
+                .id
+                .as_ref()
+                .and_then(|id| self.answers.take(frame.conn, id))
+            {
+                return replaced(&change, frame.text, mark);
+            }
+        }
+        // As inbound: every admitted rule counts the frame, the first that fires decides.
+        let mut decided: Option<&Arc<Rule>> = None;
+        for &i in &self.outgoing {
+            let rule = &self.rules[i];
+            if rule.admits_out(frame) && rule.fires() && decided.is_none() {
+                rule.hits.fetch_add(1, Ordering::Relaxed);
+                decided = Some(rule);
+            }
+        }
+        match decided {
+            None => OutVerdict::PASS,
+            Some(rule) => match &rule.change {
+                Some(change) => replaced(change, frame.text, rule.mark()),
+                None => OutVerdict {
+                    outbound: Outbound::Drop,
+                    mark: rule.mark(),
+                },
+            },
+        }
+    }
+}
+
+/// `text` as `change` makes it, marked.
+fn replaced(change: &Change, text: &str, mark: Option<Arc<FaultMark>>) -> OutVerdict {
+    OutVerdict {
+        outbound: Outbound::Replace(change.apply(text).into_iter().map(Arc::from).collect()),
+        mark,
     }
 }
 
@@ -394,10 +528,11 @@ mod tests {
             transport: TransportKind::Memory,
             era: Era::Handshake,
             revision: None,
+            client: None,
             message: &message,
         };
         match seams.inbound(&frame).inbound {
-            Inbound::Answer(e) => e.message,
+            Inbound::Answer(Instead::Error(e)) => e.message,
             Inbound::Pass => "pass".into(),
             other => format!("{other:?}"),
         }

@@ -13,12 +13,28 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+/// Which way the frames a rule applies to go.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Frames from the client (the default), matched before they are served; an action on the
+    /// answer changes the answer to the request.
+    #[default]
+    In,
+    /// Frames to the client (responses, notifications, server requests), matched on their way
+    /// out, before they are recorded and sent.
+    Out,
+}
+
 /// Which frames a rule applies to. Every member given must hold; none given: every frame from
 /// the client. The counting members (`nth`, `every`, `first`, `after`) and `probability` apply
 /// to the frames the other members let through, in the order they arrive.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Match {
+    /// Frames from the client (`in`, the default) or to it (`out`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<Direction>,
     /// The JSON-RPC method (`tools/call`, `notifications/cancelled`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
@@ -31,6 +47,10 @@ pub struct Match {
     /// The connection (a record's `conn`: the `Mcp-Session-Id` over HTTP).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conn: Option<String>,
+    /// The client's `clientInfo.name` (from `initialize`, or a 2026-07-28 request's `_meta`);
+    /// frames from the client only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
     /// The era serving the frame (`handshake` or `stateless`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub era: Option<Era>,
@@ -100,10 +120,43 @@ pub struct Action {
     /// With `http_status`: the answer's body (`text/plain`; default empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
+    /// Answer this result instead of serving the request (an `isError` tool result, one that
+    /// breaks the tool's `outputSchema` or the protocol's schema, a canned page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// The answer (or the frame, going out) carries another id than the request's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrong_id: Option<bool>,
+    /// The answer (or the frame) is sent twice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicate: Option<bool>,
+    /// The answer (or the frame) lacks `"jsonrpc": "2.0"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_jsonrpc: Option<bool>,
+    /// The answer (or the frame) is replaced by this text, which is not JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_json: Option<String>,
+    /// The answer (or the frame) is cut to its first this many bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncate: Option<usize>,
+    /// The answer (or the frame) is padded to at least this many bytes (a padding member in
+    /// its result's, params' or error data's `_meta`), still valid JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oversize: Option<usize>,
+    /// JSON pointers into the answer (or the frame) and the values to put there:
+    /// `{"/result/protocolVersion": "2025-03-26"}`, `{"/params/progress": 0}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set: Option<std::collections::BTreeMap<String, Value>>,
+    /// JSON pointers into the answer (or the frame) to take out:
+    /// `["/result/capabilities/tools"]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remove: Option<Vec<String>>,
 }
 
 impl Action {
-    /// The action's name in a rule listing and a record's mark (`error`, `drop`, `delay`).
+    /// The action's name in a rule listing and a record's mark (`error`, `drop`, `delay`,
+    /// `result`, `duplicate`, …): what answers instead, else the first change to the answer,
+    /// else the delay.
     pub fn kind(&self) -> &'static str {
         if self.error.is_some() {
             "error"
@@ -111,9 +164,29 @@ impl Action {
             "http_status"
         } else if self.drop == Some(true) {
             "drop"
+        } else if self.result.is_some() {
+            "result"
+        } else if let Some(change) = self.change() {
+            change
         } else {
             "delay"
         }
+    }
+
+    /// The first change this action makes to an answer or an outgoing frame, by name.
+    pub fn change(&self) -> Option<&'static str> {
+        [
+            ("wrong_id", self.wrong_id == Some(true)),
+            ("duplicate", self.duplicate == Some(true)),
+            ("no_jsonrpc", self.no_jsonrpc == Some(true)),
+            ("not_json", self.not_json.is_some()),
+            ("truncate", self.truncate.is_some()),
+            ("oversize", self.oversize.is_some()),
+            ("set", self.set.is_some()),
+            ("remove", self.remove.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(name, on)| on.then_some(name))
     }
 }
 
@@ -145,23 +218,84 @@ impl RuleSpec {
         let acts = a.error.is_some()
             || a.drop == Some(true)
             || a.delay_ms.is_some()
-            || a.http_status.is_some();
+            || a.http_status.is_some()
+            || a.result.is_some()
+            || a.change().is_some();
         if !acts {
             return Err(FieldError::at(
                 "action",
-                "needs one of \"error\", \"drop\": true, \"delay_ms\" or \"http_status\"",
+                "needs one of \"error\", \"drop\": true, \"delay_ms\", \"http_status\", \"result\" or a change to the answer (\"wrong_id\", \"duplicate\", \"no_jsonrpc\", \"not_json\", \"truncate\", \"oversize\", \"set\", \"remove\")",
             ));
         }
         let answers = [
             a.error.is_some(),
             a.drop == Some(true),
             a.http_status.is_some(),
+            a.result.is_some(),
         ];
         if answers.iter().filter(|&&x| x).count() > 1 {
             return Err(FieldError::at(
                 "action",
-                "\"error\", \"drop\" and \"http_status\" exclude each other",
+                "\"error\", \"drop\", \"http_status\" and \"result\" exclude each other",
             ));
+        }
+        if a.change().is_some() && (a.drop == Some(true) || a.http_status.is_some()) {
+            return Err(FieldError::at(
+                "action",
+                "a change to the answer needs an answer: not with \"drop\" or \"http_status\"",
+            ));
+        }
+        if a.result.as_ref().is_some_and(|r| !r.is_object()) {
+            return Err(FieldError::at(
+                "action.result",
+                "must be an object (a JSON-RPC result)",
+            ));
+        }
+        for pointer in a
+            .set
+            .iter()
+            .flat_map(|s| s.keys())
+            .chain(a.remove.iter().flatten())
+        {
+            if !pointer.starts_with('/') {
+                let field = if a.set.as_ref().is_some_and(|s| s.contains_key(pointer)) {
+                    "action.set"
+                } else {
+                    "action.remove"
+                };
+                return Err(FieldError::at(
+                    field,
+                    format!("{pointer:?} is not a JSON pointer (they start with \"/\": \"/result/nextCursor\")"),
+                ));
+            }
+        }
+        let out = self.matches.direction == Some(Direction::Out);
+        if out {
+            let refused = [
+                ("error", a.error.is_some()),
+                ("delay_ms", a.delay_ms.is_some()),
+                ("http_status", a.http_status.is_some()),
+                ("result", a.result.is_some()),
+            ];
+            if let Some((name, _)) = refused.iter().find(|(_, on)| *on) {
+                return Err(FieldError::at(
+                    &format!("action.{name}"),
+                    "answers a request from the client: not with \"direction\": \"out\" (an outgoing frame is dropped or changed)",
+                ));
+            }
+            let m = &self.matches;
+            for (name, on) in [
+                ("name", m.name.is_some()),
+                ("uri", m.uri.is_some()),
+                ("client", m.client.is_some()),
+            ] {
+                if on {
+                    return Err(FieldError::at(
+                        &format!("match.{name}"),
+                        "matches frames from the client only, not with \"direction\": \"out\"",
+                    ));
+                }
+            }
         }
         if let Some(status) = a.http_status {
             if !(100..=599).contains(&status) {

@@ -9,7 +9,7 @@ use super::exchange::{Alone, Decoded, Exchange, Origin};
 use super::methods::{self, Route};
 use super::model::Server;
 use super::scope::{Declarations, Declared};
-use super::seams::{Inbound, InboundFrame, Verdict};
+use super::seams::{Inbound, InboundFrame, Instead, Verdict};
 pub use super::serve::Work;
 use super::serve::{begin, outcome_message, split_params};
 use super::session::{Phase, Session};
@@ -105,7 +105,7 @@ impl Server {
                 }
                 // Decided before the frame is recorded too: a delay's sleep is set by then, so a
                 // test that sees the record and advances a manual clock ends the delay.
-                let seamed = self.instead(origin, &message, verdict.inbound);
+                let seamed = self.instead(origin, &message, &exchange, verdict.inbound);
                 self.recorder.record(&meta, text, parsed);
                 match seamed {
                     Seamed::Instead(work) => work,
@@ -135,11 +135,24 @@ impl Server {
         exchange: &Exchange,
         message: &Message,
     ) -> Verdict {
+        let client = match (&exchange.envelope, origin) {
+            (Some(Ok(envelope)), _) => envelope
+                .client_info
+                .as_deref()
+                .and_then(|c| c.get("name"))
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned),
+            (_, Origin::Connection(conn)) => {
+                conn.read(|s| s.declared.client_info.as_ref().and_then(|c| c.name()))
+            }
+            _ => None,
+        };
         let frame = InboundFrame {
             conn: origin.conn(),
             transport: origin.transport(),
             era: exchange.era,
             revision: meta.revision,
+            client: client.as_deref(),
             message,
         };
         self.seams.inbound(&frame)
@@ -149,11 +162,35 @@ impl Server {
     /// `inbound`: a drop is nothing (a request's exchange stays open until its connection
     /// ends); an answer is the error, for a request; a delay serves it, or answers its error,
     /// late; an HTTP answer replaces the POST's.
-    fn instead(&self, origin: Origin<'_>, message: &Message, inbound: Inbound) -> Seamed {
-        let answer = |error: ErrorObject| match message {
-            Message::Request(r) => {
-                Work::Reply(Outgoing::One(Message::error(Some(r.id.clone()), error)))
-            }
+    fn instead(
+        &self,
+        origin: Origin<'_>,
+        message: &Message,
+        exchange: &Exchange,
+        inbound: Inbound,
+    ) -> Seamed {
+        // A result given instead is completed as the handler's would be: in the stateless era
+        // with its `resultType` and the server's `_meta`.
+        let stateless = match &exchange.envelope {
+            Some(Ok(envelope)) => Some(envelope.revision),
+            _ => None,
+        };
+        let answer = |instead: Instead| match message {
+            Message::Request(r) => Work::Reply(match (instead, stateless) {
+                (Instead::Error(error), _) => {
+                    Outgoing::One(Message::error(Some(r.id.clone()), error))
+                }
+                (Instead::Result(result), Some(revision)) => super::outgoing::complete(
+                    &self.identity(),
+                    ClientRequest::parse(&r.method),
+                    revision,
+                    r.id.clone(),
+                    result,
+                ),
+                (Instead::Result(result), None) => {
+                    Outgoing::One(Message::response(r.id.clone(), result))
+                }
+            }),
             _ => Work::Nothing,
         };
         match inbound {
@@ -171,8 +208,10 @@ impl Server {
                 }
                 _ => Work::Nothing,
             }),
-            Inbound::Answer(error) => Seamed::Instead(answer(error)),
-            Inbound::Delay(by, Some(error)) => Seamed::Instead(self.delay(by).then(answer(error))),
+            Inbound::Answer(instead) => Seamed::Instead(answer(instead)),
+            Inbound::Delay(by, Some(instead)) => {
+                Seamed::Instead(self.delay(by).then(answer(instead)))
+            }
             Inbound::Delay(by, None) => Seamed::Late(self.delay(by)),
             Inbound::Http(http) => Seamed::Instead(Work::Http(http)),
         }

@@ -6,7 +6,8 @@
 //!   be answered with an error instead of being served, or be served late.
 //! - **outbound** ([`Hooks::outbound`]): a frame on its way to a sink (every response,
 //!   notification and server request), before it is recorded and handed to the transport. It
-//!   may pass or be dropped (neither recorded nor sent).
+//!   may pass, be dropped (neither recorded nor sent), or be replaced by other text (none, one
+//!   or more frames: a changed id, a cut frame, a duplicate), each recorded as sent.
 //! - **transport** ([`Hooks::transport`]): an HTTP answer about to be sent (its status known),
 //!   or a line about to be written to stdio. It may pass, or the connection is closed instead
 //!   (an HTTP connection dropped without an answer, stdio's output closed).
@@ -32,8 +33,19 @@ pub struct InboundFrame<'a> {
     pub era: Era,
     /// The revision its record names, when known.
     pub revision: Option<Revision>,
+    /// The client's `clientInfo.name`, when it gave one (read only while hooks are installed).
+    pub client: Option<&'a str>,
     /// The message.
     pub message: &'a Message,
+}
+
+/// An answer given instead of serving a request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Instead {
+    /// This JSON-RPC error.
+    Error(ErrorObject),
+    /// This result.
+    Result(serde_json::Value),
 }
 
 /// What happens to an inbound frame.
@@ -43,12 +55,13 @@ pub enum Inbound {
     Pass,
     /// Not served and not answered (it stays on the record).
     Drop,
-    /// A request answered with this error instead of being served (other messages: dropped).
-    Answer(ErrorObject),
-    /// Served this much later (with an error: a request answered with it, that late). The
+    /// A request answered with this error or result instead of being served (other messages:
+    /// dropped).
+    Answer(Instead),
+    /// Served this much later (with an answer: a request answered with it, that late). The
     /// frame-ordered decisions (lifecycle, cancellation) are made at once; what is late is the
     /// serving and the answer.
-    Delay(Duration, Option<ErrorObject>),
+    Delay(Duration, Option<Instead>),
     /// Over HTTP: this answer to the POST instead (a status such as 503, its headers and body);
     /// the frame is not served.
     Http(Arc<HttpAnswer>),
@@ -97,17 +110,41 @@ pub struct OutboundFrame<'a> {
     pub conn: &'a str,
     /// The transport.
     pub transport: TransportKind,
+    /// The revision its record names, when known.
+    pub revision: Option<Revision>,
+    /// What it is (its kind, method, id).
+    pub summary: &'a crate::traffic::FrameSummary,
     /// The frame's wire text.
     pub text: &'a str,
 }
 
 /// What happens to an outbound frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outbound {
     /// Recorded and sent.
     Pass,
     /// Neither recorded nor sent.
     Drop,
+    /// These frames instead, each recorded and sent (none: as `Drop`, but recorded as sent).
+    Replace(Vec<Arc<str>>),
+}
+
+/// What the outbound hooks decided for a frame, and the mark its records carry when a fault
+/// rule decided it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutVerdict {
+    /// What happens to the frame.
+    pub outbound: Outbound,
+    /// Who decided it (a record's `fault`), if anyone.
+    pub mark: Option<Arc<FaultMark>>,
+}
+
+impl OutVerdict {
+    /// Sent as it is, unmarked.
+    pub const PASS: Self = Self {
+        outbound: Outbound::Pass,
+        mark: None,
+    };
 }
 
 /// What the transport seam sees: an answer about to leave.
@@ -144,8 +181,8 @@ pub trait Hooks: Send + Sync {
     }
 
     /// An outbound frame before it is recorded and delivered.
-    fn outbound(&self, _frame: &OutboundFrame<'_>) -> Outbound {
-        Outbound::Pass
+    fn outbound(&self, _frame: &OutboundFrame<'_>) -> OutVerdict {
+        OutVerdict::PASS
     }
 
     /// An answer about to leave through the transport.
@@ -190,8 +227,8 @@ impl Seams {
     }
 
     /// The outbound seam.
-    pub fn outbound(&self, frame: &OutboundFrame<'_>) -> Outbound {
-        self.hooks().map_or(Outbound::Pass, |h| h.outbound(frame))
+    pub fn outbound(&self, frame: &OutboundFrame<'_>) -> OutVerdict {
+        self.hooks().map_or(OutVerdict::PASS, |h| h.outbound(frame))
     }
 
     /// The transport seam.

@@ -4,7 +4,7 @@
 
 use super::outgoing::encode_one;
 pub use super::outgoing::Outgoing;
-use super::seams::{Outbound, OutboundFrame, Wire};
+use super::seams::{OutVerdict, Outbound, OutboundFrame, Wire};
 use crate::jsonrpc::Message;
 use crate::protocol::Revision;
 use crate::traffic::{FrameMeta, FrameSummary, HttpMeta, TransportKind};
@@ -141,15 +141,62 @@ impl Sink {
     }
 
     /// Records a message that the transport sends itself (an HTTP response body) and returns
-    /// its text.
+    /// its text: what the outbound seam made of it (frames it replaced it with are the body
+    /// line after line; a dropped one is an empty body).
     pub fn record_only(&self, out: &Outgoing) -> Arc<str> {
         let (text, parsed) = out.encode();
+        let (frames, mark) = match self.outbound_seam(&text, &parsed) {
+            None => {
+                self.record_sent(&self.meta, text.clone(), parsed);
+                return text;
+            }
+            Some(OutVerdict {
+                outbound: Outbound::Drop,
+                ..
+            }) => return Arc::from(""),
+            Some(OutVerdict {
+                outbound: Outbound::Replace(frames),
+                mark,
+            }) => (frames, mark),
+            Some(_) => {
+                self.record_sent(&self.meta, text.clone(), parsed);
+                return text;
+            }
+        };
+        let meta = self.marked(mark);
+        for frame in &frames {
+            self.record_sent(&meta, frame.clone(), summary_of(frame));
+        }
+        Arc::from(frames.join("\n"))
+    }
+
+    /// Records `text` as handed over by the transport itself.
+    fn record_sent(&self, meta: &FrameMeta, text: Arc<str>, parsed: FrameSummary) {
         self.wire
             .recorder
-            .record_and_deliver(&self.meta, text.clone(), parsed, || {
-                Ok::<_, Undeliverable>(None)
-            });
-        text
+            .record_and_deliver(meta, text, parsed, || Ok::<_, Undeliverable>(None));
+    }
+
+    /// What the outbound seam decides for a frame; `None` while nothing is installed.
+    fn outbound_seam(&self, text: &str, parsed: &FrameSummary) -> Option<OutVerdict> {
+        if !self.wire.seams.armed() {
+            return None;
+        }
+        let frame = OutboundFrame {
+            conn: &self.meta.conn,
+            transport: self.meta.transport,
+            revision: self.meta.revision,
+            summary: parsed,
+            text,
+        };
+        Some(self.wire.seams.outbound(&frame))
+    }
+
+    /// This sink's record metadata, marked by the fault rule that changed the frame.
+    fn marked(&self, mark: Option<Arc<crate::traffic::FaultMark>>) -> FrameMeta {
+        let mut meta = self.meta.clone();
+        meta.fault = mark;
+        meta
     }
 
     /// Sends a message or a batch reply; `false` when the other side is gone.
@@ -160,17 +207,42 @@ impl Sink {
     /// Passes an encoded frame through the outbound seam, then records it and hands it to the
     /// outlet, under the recorder's lock.
     fn deliver(&self, (text, parsed): (Arc<str>, FrameSummary)) -> bool {
-        if self.wire.seams.armed() {
-            let frame = OutboundFrame {
-                conn: &self.meta.conn,
-                transport: self.meta.transport,
-                text: &text,
-            };
-            if self.wire.seams.outbound(&frame) == Outbound::Drop {
-                return true; // as if sent: the client simply never sees it
+        match self.outbound_seam(&text, &parsed) {
+            None => {}
+            Some(OutVerdict {
+                outbound: Outbound::Pass,
+                ..
+            }) => {}
+            // As if sent: the client simply never sees it.
+            Some(OutVerdict {
+                outbound: Outbound::Drop,
+                ..
+            }) => return true,
+            Some(OutVerdict {
+                outbound: Outbound::Replace(frames),
+                mark,
+            }) => {
+                let marked = Self {
+                    meta: self.marked(mark),
+                    ..self.clone()
+                };
+                // Every frame is handed over, even after one could not be.
+                let sent: Vec<bool> = frames
+                    .into_iter()
+                    .map(|frame| {
+                        let parsed = summary_of(&frame);
+                        marked.hand_over(frame, parsed)
+                    })
+                    .collect();
+                return sent.into_iter().all(|s| s);
             }
         }
-        // A frame that waits for a connection is recorded when it reaches the wire.
+        self.hand_over(text, parsed)
+    }
+
+    /// Records a frame and hands it to the outlet, under the recorder's lock (a frame that
+    /// waits for a connection is recorded when it reaches the wire).
+    fn hand_over(&self, text: Arc<str>, parsed: FrameSummary) -> bool {
         let (text, parsed) = if self.wire.recorder.capturing() && self.outlet.holds() {
             let held = Held(Box::new(HeldFrame {
                 sink: self.clone(),
@@ -188,5 +260,17 @@ impl Sink {
         self.wire
             .recorder
             .record_and_deliver(&self.meta, text, parsed, || self.outlet.deliver(frame))
+    }
+}
+
+/// How a frame a fault rule changed is recorded: its kind, method and id as its text now reads,
+/// or invalid (not JSON, cut short, not a message) and why.
+fn summary_of(text: &str) -> FrameSummary {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(value) => match crate::protocol::frame::classify(value) {
+            Ok(message) => FrameSummary::of_message(&message),
+            Err(invalid) => FrameSummary::invalid(invalid.error.message, invalid.id),
+        },
+        Err(e) => FrameSummary::invalid(format!("not JSON: {e}"), None),
     }
 }
