@@ -260,3 +260,34 @@ async def test_a_rule_for_one_client_by_its_name(mode: str) -> None:
                 assert texts(await client.call_tool("echo", {"message": "x"})) == ["Echo: x"]
                 if mode == "auto":
                     assert client.protocol_version == STATELESS
+
+
+@TRANSPORTS
+@MODES
+async def test_a_list_changed_storm_and_a_request_the_client_did_not_declare(mode: str, transport: str) -> None:
+    """`notify` sends notifications before the frame is served (on its own stream over HTTP);
+    `ask` sends a server → client request whatever the client declared. The official client
+    takes each `list_changed`, and answers the `sampling/createMessage` it has no capability for
+    with an error."""
+    seen: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        seen.append(str(getattr(getattr(message, "root", message), "method", "")))
+
+    storm = {"method": "notifications/tools/list_changed", "count": 25}
+    sample = {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}}
+    with Server(catalogs=["everything"]) as srv:
+        rule = srv.faults.add(match=ECHO | {"nth": 1}, action={"notify": storm, "ask": sample})
+        with anyio.fail_after(WAIT):
+            async with Client(target(srv, transport), mode=mode, message_handler=on_message) as client:
+                assert texts(await client.call_tool("echo", {"message": "x"})) == ["Echo: x"]
+                while seen.count("notifications/tools/list_changed") < 25:
+                    await anyio.sleep(0.005)
+                if (mode, transport) != ("legacy", "http"):
+                    while not [r for r in srv.traffic if r.dir == "in" and r.kind == "error"]:
+                        await anyio.sleep(0.005)
+        marked = [r for r in srv.traffic if r.dir == "out" and r.fault == {"rule": rule.id, "action": "notify"}]
+        assert [r.method for r in marked] == ["notifications/tools/list_changed"] * 25 + ["sampling/createMessage"]
+        if (mode, transport) != ("legacy", "http"):
+            (refused,) = [r for r in srv.traffic if r.dir == "in" and r.kind == "error"]
+            assert refused.id == marked[-1].id and refused.msg["error"]["code"] in (-32600, -32601)

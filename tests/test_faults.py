@@ -199,7 +199,7 @@ def test_bad_rules_name_the_member_and_the_problem() -> None:
             ({"match": {"nth": 0}, "action": {"drop": True}}, "match.nth: counts from 1, got 0"),
             (
                 {"action": {}},
-                'action: needs one of "error", "drop": true, "delay_ms", "http_status", "result" or a change',
+                'action: needs one of "error", "drop": true, "delay_ms", "after_cancel": true',
             ),
             ({"action": {"error": {"code": 1}}}, "action.error.message: missing field `message`"),
             ({"match": {"era": "modern"}, "action": {"drop": True}}, "match.era: unknown variant `modern`"),

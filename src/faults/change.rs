@@ -3,7 +3,7 @@
 //! by JSON pointer, padding, text that is not JSON, a cut, a second copy. What comes out is the
 //! text the wire carries, as many frames as are sent (none, one, or two for a duplicate).
 
-use super::rule::Action;
+use super::action::Action;
 use serde_json::{Map, Value};
 
 /// The `_meta` member an `oversize` change pads with.

@@ -6,12 +6,12 @@
 //! Unknown members are refused, naming the member and where it is, so a typo never turns a rule
 //! into one that silently matches everything.
 
+use super::action::{Action, DelayMs};
 use crate::field_error::FieldError;
 use crate::protocol::Era;
 use crate::traffic::TransportKind;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use serde_json::Value;
 
 /// Which way the frames a rule applies to go.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,115 +81,6 @@ pub struct Match {
     pub seed: Option<u64>,
 }
 
-/// The JSON-RPC error an `error` action answers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ErrorAction {
-    /// The error's code.
-    pub code: i64,
-    /// The error's message.
-    pub message: String,
-    /// The error's `data`, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
-}
-
-/// What a rule does to a frame it hits: answer an error instead of serving it, drop it (never
-/// served, never answered), serve it late, or (over HTTP) answer the POST with a status instead.
-/// `delay_ms` may come with `error` (the error, late); `error`, `drop` and `http_status`
-/// exclude each other.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Action {
-    /// Answer this error instead of serving the request (a notification is dropped).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<ErrorAction>,
-    /// Wait this long before serving (or answering `error`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delay_ms: Option<u64>,
-    /// Neither serve nor answer the frame (`true`; `false` is no action).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub drop: Option<bool>,
-    /// Over HTTP (Streamable HTTP and legacy SSE's POSTs): answer the POST with this status
-    /// instead of serving the frame (a rule with it matches no other transport's frames).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http_status: Option<u16>,
-    /// With `http_status`: the answer's headers (`{"Retry-After": "2"}`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub headers: Option<std::collections::BTreeMap<String, String>>,
-    /// With `http_status`: the answer's body (`text/plain`; default empty).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub body: Option<String>,
-    /// Answer this result instead of serving the request (an `isError` tool result, one that
-    /// breaks the tool's `outputSchema` or the protocol's schema, a canned page).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<Value>,
-    /// The answer (or the frame, going out) carries another id than the request's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wrong_id: Option<bool>,
-    /// The answer (or the frame) is sent twice.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duplicate: Option<bool>,
-    /// The answer (or the frame) lacks `"jsonrpc": "2.0"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub no_jsonrpc: Option<bool>,
-    /// The answer (or the frame) is replaced by this text, which is not JSON.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_json: Option<String>,
-    /// The answer (or the frame) is cut to its first this many bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub truncate: Option<usize>,
-    /// The answer (or the frame) is padded to at least this many bytes (a padding member in
-    /// its result's, params' or error data's `_meta`), still valid JSON.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub oversize: Option<usize>,
-    /// JSON pointers into the answer (or the frame) and the values to put there:
-    /// `{"/result/protocolVersion": "2025-03-26"}`, `{"/params/progress": 0}`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub set: Option<std::collections::BTreeMap<String, Value>>,
-    /// JSON pointers into the answer (or the frame) to take out:
-    /// `["/result/capabilities/tools"]`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remove: Option<Vec<String>>,
-}
-
-impl Action {
-    /// The action's name in a rule listing and a record's mark (`error`, `drop`, `delay`,
-    /// `result`, `duplicate`, …): what answers instead, else the first change to the answer,
-    /// else the delay.
-    pub fn kind(&self) -> &'static str {
-        if self.error.is_some() {
-            "error"
-        } else if self.http_status.is_some() {
-            "http_status"
-        } else if self.drop == Some(true) {
-            "drop"
-        } else if self.result.is_some() {
-            "result"
-        } else if let Some(change) = self.change() {
-            change
-        } else {
-            "delay"
-        }
-    }
-
-    /// The first change this action makes to an answer or an outgoing frame, by name.
-    pub fn change(&self) -> Option<&'static str> {
-        [
-            ("wrong_id", self.wrong_id == Some(true)),
-            ("duplicate", self.duplicate == Some(true)),
-            ("no_jsonrpc", self.no_jsonrpc == Some(true)),
-            ("not_json", self.not_json.is_some()),
-            ("truncate", self.truncate.is_some()),
-            ("oversize", self.oversize.is_some()),
-            ("set", self.set.is_some()),
-            ("remove", self.remove.is_some()),
-        ]
-        .into_iter()
-        .find_map(|(name, on)| on.then_some(name))
-    }
-}
-
 /// One fault rule as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -220,11 +111,14 @@ impl RuleSpec {
             || a.delay_ms.is_some()
             || a.http_status.is_some()
             || a.result.is_some()
+            || a.after_cancel == Some(true)
+            || a.notify.is_some()
+            || a.ask.is_some()
             || a.change().is_some();
         if !acts {
             return Err(FieldError::at(
                 "action",
-                "needs one of \"error\", \"drop\": true, \"delay_ms\", \"http_status\", \"result\" or a change to the answer (\"wrong_id\", \"duplicate\", \"no_jsonrpc\", \"not_json\", \"truncate\", \"oversize\", \"set\", \"remove\")",
+                "needs one of \"error\", \"drop\": true, \"delay_ms\", \"after_cancel\": true, \"http_status\", \"result\", \"notify\", \"ask\" or a change to the answer (\"wrong_id\", \"duplicate\", \"no_jsonrpc\", \"not_json\", \"truncate\", \"oversize\", \"set\", \"remove\")",
             ));
         }
         let answers = [
@@ -244,6 +138,35 @@ impl RuleSpec {
                 "action",
                 "a change to the answer needs an answer: not with \"drop\" or \"http_status\"",
             ));
+        }
+        if a.after_cancel == Some(true) {
+            let others = [
+                a.error.is_some(),
+                a.drop == Some(true),
+                a.http_status.is_some(),
+                a.result.is_some(),
+                a.delay_ms.is_some(),
+            ];
+            if others.iter().any(|&x| x) {
+                return Err(FieldError::at(
+                    "action.after_cancel",
+                    "holds the request until the client cancels it, then serves it: not with \"error\", \"drop\", \"http_status\", \"result\" or \"delay_ms\"",
+                ));
+            }
+        }
+        if a.notify.as_ref().is_some_and(|n| n.count == 0) {
+            return Err(FieldError::at(
+                "action.notify.count",
+                "counts from 1, got 0",
+            ));
+        }
+        if let Some(DelayMs::Range([min, max])) = a.delay_ms {
+            if min > max {
+                return Err(FieldError::at(
+                    "action.delay_ms",
+                    format!("a range is [min, max], got [{min}, {max}]"),
+                ));
+            }
         }
         if a.result.as_ref().is_some_and(|r| !r.is_object()) {
             return Err(FieldError::at(
@@ -274,7 +197,10 @@ impl RuleSpec {
             let refused = [
                 ("error", a.error.is_some()),
                 ("delay_ms", a.delay_ms.is_some()),
+                ("after_cancel", a.after_cancel.is_some()),
                 ("http_status", a.http_status.is_some()),
+                ("notify", a.notify.is_some()),
+                ("ask", a.ask.is_some()),
                 ("result", a.result.is_some()),
             ];
             if let Some((name, _)) = refused.iter().find(|(_, on)| *on) {
@@ -419,6 +345,6 @@ mod tests {
         let e = parse_file("[\n  {\"action\": \n").unwrap_err();
         assert!(e.starts_with("line 3, column 0: EOF"), "{e}");
         let rules = parse_file(r#"{"rules": [{"action": {"delay_ms": 5}}]}"#).unwrap();
-        assert_eq!(rules[0].action.delay_ms, Some(5));
+        assert_eq!(rules[0].action.delay_ms, Some(DelayMs::Fixed(5)));
     }
 }

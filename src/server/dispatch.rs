@@ -9,7 +9,7 @@ use super::exchange::{Alone, Decoded, Exchange, Origin};
 use super::methods::{self, Route};
 use super::model::Server;
 use super::scope::{Declarations, Declared};
-use super::seams::{Inbound, InboundFrame, Instead, Verdict};
+use super::seams::{Inbound, InboundFrame, Instead, SendFirst, Verdict};
 pub use super::serve::Work;
 use super::serve::{begin, outcome_message, split_params};
 use super::session::{Phase, Session};
@@ -107,6 +107,9 @@ impl Server {
                 // test that sees the record and advances a manual clock ends the delay.
                 let seamed = self.instead(origin, &message, &exchange, verdict.inbound);
                 self.recorder.record(&meta, text, parsed);
+                if let Some(first) = &verdict.first {
+                    self.send_first(origin, &sink.marked_by(meta.fault.clone()), first);
+                }
                 match seamed {
                     Seamed::Instead(work) => work,
                     Seamed::Late(delay) => {
@@ -214,6 +217,10 @@ impl Server {
             }
             Inbound::Delay(by, None) => Seamed::Late(self.delay(by)),
             Inbound::Http(http) => Seamed::Instead(Work::Http(http)),
+            Inbound::AfterCancel(signal) => Seamed::Late(Delay {
+                timer: None,
+                wait: Box::pin(async move { signal.0.notified().await }),
+            }),
         }
     }
 
@@ -501,6 +508,35 @@ impl Server {
     }
 }
 
+impl Server {
+    /// Sends what a fault rule sends before the frame it hit is served: its notifications,
+    /// then its request (on a connection answered into the void: the answer is recorded, and
+    /// nothing waits for it; outside one, with an id of its own).
+    fn send_first(&self, origin: Origin<'_>, sink: &Sink, first: &SendFirst) {
+        if let Some((method, params, count)) = &first.notify {
+            for _ in 0..*count {
+                sink.send(&Message::notification(method, params.clone()));
+            }
+        }
+        let Some((method, params)) = first.ask.clone() else {
+            return;
+        };
+        match origin {
+            Origin::Connection(session) => {
+                let (session, sink, clock) = (session.clone(), sink.clone(), self.clock.clone());
+                tokio::spawn(async move {
+                    let asked = session.request(&sink, &method, params);
+                    let _ = clock.timeout(super::context::ASK_TIMEOUT, asked).await;
+                });
+            }
+            Origin::Alone(alone) => {
+                let id = RequestId::String(format!("fault-ask-{}", alone.conn));
+                sink.send(&Message::request(id, &method, params));
+            }
+        }
+    }
+}
+
 /// The recorder's view of a frame that is not a valid message.
 fn invalid_parsed(invalid: &Invalid, exact: bool) -> FrameSummary {
     FrameSummary::invalid(invalid.error.message.clone(), invalid.id.clone()).text_exact(exact)
@@ -518,11 +554,12 @@ enum Seamed {
 
 /// A fault's delay, its sleep set on the server's clock when the fault was decided.
 struct Delay {
-    /// Held until the delayed work has run (to its first wait), so a manual clock's advance that ends the delay
-    /// returns once the work has answered (or reached its first wait).
-    timer: crate::clock::Timer,
-    /// The delay itself.
-    sleep: crate::clock::Sleep,
+    /// On the clock: held until the delayed work has run (to its first wait), so a manual
+    /// clock's advance that ends the delay returns once the work has answered (or reached its
+    /// first wait).
+    timer: Option<crate::clock::Timer>,
+    /// What is waited for: a sleep on the clock, or a signal (the client's cancellation).
+    wait: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
 }
 
 impl Server {
@@ -530,14 +567,17 @@ impl Server {
     fn delay(&self, by: std::time::Duration) -> Delay {
         let mut timer = self.clock.timer();
         let sleep = timer.sleep(by);
-        Delay { timer, sleep }
+        Delay {
+            timer: Some(timer),
+            wait: Box::pin(sleep),
+        }
     }
 }
 
 impl Delay {
     /// `work`, done after the delay: a reply sent late, a serving future started late.
     fn then(self, work: Work) -> Work {
-        let Delay { timer, sleep } = self;
+        let Delay { timer, wait: sleep } = self;
         match work {
             Work::Nothing => Work::Nothing,
             Work::Http(http) => Work::Http(http),

@@ -65,6 +65,19 @@ pub enum Inbound {
     /// Over HTTP: this answer to the POST instead (a status such as 503, its headers and body);
     /// the frame is not served.
     Http(Arc<HttpAnswer>),
+    /// A request held until `Signal` fires (the client cancelled it), then served and answered
+    /// (a late response).
+    AfterCancel(Signal),
+}
+
+/// A one-time signal between the seam that decides and the serving it releases.
+#[derive(Debug, Clone, Default)]
+pub struct Signal(pub Arc<tokio::sync::Notify>);
+
+impl PartialEq for Signal {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 /// An HTTP answer given instead of serving a frame.
@@ -86,6 +99,19 @@ pub struct Verdict {
     pub inbound: Inbound,
     /// Who decided it (a record's `fault`), if anyone.
     pub mark: Option<Arc<FaultMark>>,
+    /// What is sent to the client before the frame is served, if anything.
+    pub first: Option<Arc<SendFirst>>,
+}
+
+/// Frames sent to the client before a frame from it is served (on its connection, over HTTP
+/// the POST's own stream), each recorded with the deciding rule's mark.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SendFirst {
+    /// Notifications: a method, its params and how many times (a `list_changed` storm).
+    pub notify: Option<(String, Option<serde_json::Value>, u32)>,
+    /// A request, whatever the client declared: a method and its params. Its answer is
+    /// recorded; nothing waits for it.
+    pub ask: Option<(String, Option<serde_json::Value>)>,
 }
 
 impl Verdict {
@@ -93,6 +119,7 @@ impl Verdict {
     pub const PASS: Self = Self {
         inbound: Inbound::Pass,
         mark: None,
+        first: None,
     };
 
     /// `inbound`, unmarked.
@@ -100,6 +127,7 @@ impl Verdict {
         Self {
             inbound,
             mark: None,
+            first: None,
         }
     }
 }

@@ -192,6 +192,14 @@ impl Sink {
         Some(self.wire.seams.outbound(&frame))
     }
 
+    /// The same sink, its frames recorded with a fault rule's mark (frames a rule sends).
+    pub fn marked_by(&self, mark: Option<Arc<crate::traffic::FaultMark>>) -> Self {
+        Self {
+            meta: self.marked(mark),
+            ..self.clone()
+        }
+    }
+
     /// This sink's record metadata, marked by the fault rule that changed the frame.
     fn marked(&self, mark: Option<Arc<crate::traffic::FaultMark>>) -> FrameMeta {
         let mut meta = self.meta.clone();
@@ -222,10 +230,7 @@ impl Sink {
                 outbound: Outbound::Replace(frames),
                 mark,
             }) => {
-                let marked = Self {
-                    meta: self.marked(mark),
-                    ..self.clone()
-                };
+                let marked = self.marked_by(mark);
                 // Every frame is handed over, even after one could not be.
                 let sent: Vec<bool> = frames
                     .into_iter()

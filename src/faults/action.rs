@@ -1,0 +1,179 @@
+//! A fault rule's action as written: what happens to a frame it hits (an answer instead, a drop,
+//! a delay, a hold, an HTTP status), what it changes in the answer, and what it sends first.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A delay: fixed, or a range to draw from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum DelayMs {
+    /// This many milliseconds.
+    Fixed(u64),
+    /// Between these (inclusive), drawn per frame.
+    Range([u64; 2]),
+}
+
+/// The JSON-RPC error an `error` action answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorAction {
+    /// The error's code.
+    pub code: i64,
+    /// The error's message.
+    pub message: String,
+    /// The error's `data`, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+/// What a rule does to a frame it hits: answer an error instead of serving it, drop it (never
+/// served, never answered), serve it late, or (over HTTP) answer the POST with a status instead.
+/// `delay_ms` may come with `error` (the error, late); `error`, `drop` and `http_status`
+/// exclude each other.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Action {
+    /// Answer this error instead of serving the request (a notification is dropped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorAction>,
+    /// Wait this long before serving (or answering `error`): a number of milliseconds, or
+    /// `[min, max]`, drawn per frame from the rule's seeded sequence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_ms: Option<DelayMs>,
+    /// Hold the request until the client cancels it, then serve it and answer (a late
+    /// response); the cancellation itself is not applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_cancel: Option<bool>,
+    /// Neither serve nor answer the frame (`true`; `false` is no action).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop: Option<bool>,
+    /// Over HTTP (Streamable HTTP and legacy SSE's POSTs): answer the POST with this status
+    /// instead of serving the frame (a rule with it matches no other transport's frames).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_status: Option<u16>,
+    /// With `http_status`: the answer's headers (`{"Retry-After": "2"}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
+    /// With `http_status`: the answer's body (`text/plain`; default empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// Answer this result instead of serving the request (an `isError` tool result, one that
+    /// breaks the tool's `outputSchema` or the protocol's schema, a canned page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// The answer (or the frame, going out) carries another id than the request's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrong_id: Option<bool>,
+    /// The answer (or the frame) is sent twice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicate: Option<bool>,
+    /// The answer (or the frame) lacks `"jsonrpc": "2.0"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_jsonrpc: Option<bool>,
+    /// The answer (or the frame) is replaced by this text, which is not JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_json: Option<String>,
+    /// The answer (or the frame) is cut to its first this many bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncate: Option<usize>,
+    /// The answer (or the frame) is padded to at least this many bytes (a padding member in
+    /// its result's, params' or error data's `_meta`), still valid JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oversize: Option<usize>,
+    /// JSON pointers into the answer (or the frame) and the values to put there:
+    /// `{"/result/protocolVersion": "2025-03-26"}`, `{"/params/progress": 0}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set: Option<std::collections::BTreeMap<String, Value>>,
+    /// JSON pointers into the answer (or the frame) to take out:
+    /// `["/result/capabilities/tools"]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remove: Option<Vec<String>>,
+    /// Before the frame is served, send the client this notification, `count` times (a
+    /// `list_changed` storm), on the frame's connection (over HTTP: the POST's own stream).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notify: Option<NotifyAction>,
+    /// Before the frame is served, send the client this request, whatever capabilities it
+    /// declared (a `sampling/createMessage` to a client without `sampling`); its answer is
+    /// recorded, and nothing waits for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ask: Option<AskAction>,
+}
+
+/// The notifications a `notify` action sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotifyAction {
+    /// The notification's method (`notifications/tools/list_changed`).
+    pub method: String,
+    /// Its params, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Value>,
+    /// How many are sent (default 1).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub count: u32,
+}
+
+/// The request an `ask` action sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AskAction {
+    /// The request's method (`sampling/createMessage`, `roots/list`, `elicitation/create`).
+    pub method: String,
+    /// Its params, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Value>,
+}
+
+/// `count`'s default.
+fn one() -> u32 {
+    1
+}
+
+/// Whether `count` is its default (left out of a listing).
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+impl Action {
+    /// The action's name in a rule listing and a record's mark (`error`, `drop`, `delay`,
+    /// `result`, `duplicate`, …): what answers instead, else the first change to the answer,
+    /// else the delay.
+    pub fn kind(&self) -> &'static str {
+        if self.error.is_some() {
+            "error"
+        } else if self.http_status.is_some() {
+            "http_status"
+        } else if self.drop == Some(true) {
+            "drop"
+        } else if self.after_cancel == Some(true) {
+            "after_cancel"
+        } else if self.result.is_some() {
+            "result"
+        } else if let Some(change) = self.change() {
+            change
+        } else if self.notify.is_some() {
+            "notify"
+        } else if self.ask.is_some() {
+            "ask"
+        } else {
+            "delay"
+        }
+    }
+
+    /// The first change this action makes to an answer or an outgoing frame, by name.
+    pub fn change(&self) -> Option<&'static str> {
+        [
+            ("wrong_id", self.wrong_id == Some(true)),
+            ("duplicate", self.duplicate == Some(true)),
+            ("no_jsonrpc", self.no_jsonrpc == Some(true)),
+            ("not_json", self.not_json.is_some()),
+            ("truncate", self.truncate.is_some()),
+            ("oversize", self.oversize.is_some()),
+            ("set", self.set.is_some()),
+            ("remove", self.remove.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(name, on)| on.then_some(name))
+    }
+}
