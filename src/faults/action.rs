@@ -89,6 +89,28 @@ pub struct Action {
     /// `["/result/capabilities/tools"]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remove: Option<Vec<String>>,
+    /// Over HTTP: the frame's session ends and the request is answered `404` (a session that
+    /// expired on cue); the frame is not served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expire_session: Option<bool>,
+    /// Over HTTP: the connection is dropped before the answer's body (`"before_body"`) or in
+    /// the middle of it (`"mid_body"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disconnect: Option<Disconnect>,
+    /// Over HTTP: the answer's body is sent `bytes` at a time, `every_ms` apart (on the clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drip: Option<Drip>,
+    /// Over HTTP: the answer's `Content-Type` is this instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    /// Over HTTP: JSON where an SSE stream was due, and an SSE stream where JSON was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_body: Option<bool>,
+    /// Over Streamable HTTP: the POST's SSE stream is closed after its priming event, before
+    /// the answer, which is kept for a reconnection with `Last-Event-ID` (`"replay"`) or never
+    /// sent (`"no_replay"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub close_stream: Option<Replay>,
     /// Before the frame is served, send the client this notification, `count` times (a
     /// `list_changed` storm), on the frame's connection (over HTTP: the POST's own stream).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -98,6 +120,36 @@ pub struct Action {
     /// recorded, and nothing waits for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ask: Option<AskAction>,
+}
+
+/// Where a `disconnect` drops the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Disconnect {
+    /// After the status and headers, before any byte of the body.
+    BeforeBody,
+    /// Halfway through the body.
+    MidBody,
+}
+
+/// How a `drip` sends a body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Drip {
+    /// Bytes per piece (at least 1).
+    pub bytes: usize,
+    /// The pause between pieces.
+    pub every_ms: u64,
+}
+
+/// Whether the answer of a closed stream is replayed on reconnection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Replay {
+    /// Kept in the session's event store: a `GET` with `Last-Event-ID` receives it.
+    Replay,
+    /// Never sent.
+    NoReplay,
 }
 
 /// The notifications a `notify` action sends.
@@ -152,6 +204,10 @@ impl Action {
             "result"
         } else if let Some(change) = self.change() {
             change
+        } else if self.expire_session == Some(true) {
+            "expire_session"
+        } else if let Some(http) = self.http_change() {
+            http
         } else if self.notify.is_some() {
             "notify"
         } else if self.ask.is_some() {
@@ -159,6 +215,26 @@ impl Action {
         } else {
             "delay"
         }
+    }
+
+    /// The first change this action makes to the HTTP answer, by name.
+    pub fn http_change(&self) -> Option<&'static str> {
+        [
+            ("disconnect", self.disconnect.is_some()),
+            ("drip", self.drip.is_some()),
+            ("content_type", self.content_type.is_some()),
+            ("swap_body", self.swap_body == Some(true)),
+            ("close_stream", self.close_stream.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(name, on)| on.then_some(name))
+    }
+
+    /// Whether the action applies over HTTP only (a rule with it matches no other transport).
+    pub fn http_only(&self) -> bool {
+        self.http_status.is_some()
+            || self.expire_session == Some(true)
+            || self.http_change().is_some()
     }
 
     /// The first change this action makes to an answer or an outgoing frame, by name.

@@ -28,12 +28,17 @@ pub struct Change {
     set: Vec<(String, Value)>,
     /// JSON pointers taken out.
     remove: Vec<String>,
+    /// Not sent at all (the answer of a stream closed without replay).
+    discard: bool,
 }
 
 impl Change {
     /// The change `action` makes, if it makes one.
     pub fn of(action: &Action) -> Option<Self> {
-        action.change()?;
+        let discard = action.close_stream == Some(super::action::Replay::NoReplay);
+        if action.change().is_none() && !discard {
+            return None;
+        }
         Some(Self {
             wrong_id: action.wrong_id == Some(true),
             duplicate: action.duplicate == Some(true),
@@ -48,12 +53,16 @@ impl Change {
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
             remove: action.remove.clone().unwrap_or_default(),
+            discard,
         })
     }
 
     /// The frames `text` becomes: the members changed first (in the order `remove`, `set`,
     /// `wrong_id`, `no_jsonrpc`, `oversize`), then the text replaced or cut, then doubled.
     pub fn apply(&self, text: &str) -> Vec<String> {
+        if self.discard {
+            return Vec::new();
+        }
         let mut out = match serde_json::from_str::<Value>(text) {
             Ok(mut frame) if self.edits_members() => {
                 self.edit(&mut frame);

@@ -1,7 +1,7 @@
 //! A rule in force: what was written, compiled once (its URI pattern, its verdict, its change),
 //! and what it has seen (its counts, its seeded draws).
 
-use super::action::DelayMs;
+use super::action::{DelayMs, Disconnect};
 use super::change::Change;
 use super::rule::RuleSpec;
 use crate::field_error::FieldError;
@@ -9,7 +9,8 @@ use crate::jsonrpc::{ErrorObject, Message};
 use crate::lock::lock;
 use crate::protocol::Era;
 use crate::server::seams::{
-    HttpAnswer, Inbound, InboundFrame, Instead, OutboundFrame, SendFirst, Signal, Verdict,
+    HttpAnswer, HttpShape, Inbound, InboundFrame, Instead, OutboundFrame, SendFirst, Signal,
+    Verdict,
 };
 use crate::traffic::{FaultMark, TransportKind};
 use regex::Regex;
@@ -82,7 +83,7 @@ impl Rule {
     pub(super) fn admits(&self, frame: &InboundFrame<'_>, facts: &Facts<'_>) -> bool {
         let m = &self.spec.matches;
         let over_http = matches!(frame.transport, TransportKind::Http | TransportKind::Sse);
-        (over_http || self.spec.action.http_status.is_none())
+        (over_http || !self.spec.action.http_only())
             && m.client
                 .as_deref()
                 .is_none_or(|want| frame.client == Some(want))
@@ -198,6 +199,13 @@ impl Rule {
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect(),
                 body: a.body.clone().unwrap_or_default(),
+                end_session: false,
+            })),
+            _ if a.expire_session == Some(true) => Inbound::Http(Arc::new(HttpAnswer {
+                status: 404,
+                headers: Vec::new(),
+                body: a.body.clone().unwrap_or_default(),
+                end_session: true,
             })),
             // A range's placeholder: the delay is drawn per frame (`RuleSet::inbound`).
             (Some(DelayMs::Fixed(ms) | DelayMs::Range([ms, _])), instead) => {
@@ -220,10 +228,22 @@ impl Rule {
                 ask: a.ask.as_ref().map(|q| (q.method.clone(), q.params.clone())),
             })
         });
+        let http = a.http_change().map(|_| {
+            Arc::new(HttpShape {
+                disconnect: a.disconnect.map(|d| d == Disconnect::MidBody),
+                drip: a
+                    .drip
+                    .map(|d| (d.bytes.max(1), Duration::from_millis(d.every_ms))),
+                content_type: a.content_type.clone(),
+                swap_body: a.swap_body == Some(true),
+                close_stream: a.close_stream.is_some(),
+            })
+        });
         Verdict {
             inbound,
             mark: Some(Arc::new(mark)),
             first,
+            http,
         }
     }
 }

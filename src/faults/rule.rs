@@ -114,11 +114,13 @@ impl RuleSpec {
             || a.after_cancel == Some(true)
             || a.notify.is_some()
             || a.ask.is_some()
+            || a.expire_session == Some(true)
+            || a.http_change().is_some()
             || a.change().is_some();
         if !acts {
             return Err(FieldError::at(
                 "action",
-                "needs one of \"error\", \"drop\": true, \"delay_ms\", \"after_cancel\": true, \"http_status\", \"result\", \"notify\", \"ask\" or a change to the answer (\"wrong_id\", \"duplicate\", \"no_jsonrpc\", \"not_json\", \"truncate\", \"oversize\", \"set\", \"remove\")",
+                "needs one of \"error\", \"drop\": true, \"delay_ms\", \"after_cancel\": true, \"http_status\", \"result\", \"notify\", \"ask\", \"expire_session\", a change to the HTTP answer (\"disconnect\", \"drip\", \"content_type\", \"swap_body\", \"close_stream\") or a change to the answer (\"wrong_id\", \"duplicate\", \"no_jsonrpc\", \"not_json\", \"truncate\", \"oversize\", \"set\", \"remove\")",
             ));
         }
         let answers = [
@@ -192,9 +194,40 @@ impl RuleSpec {
                 ));
             }
         }
+        let http_ones = [
+            a.http_status.is_some(),
+            a.expire_session == Some(true),
+            a.http_change().is_some(),
+        ];
+        if a.expire_session == Some(true)
+            && (a.error.is_some()
+                || a.result.is_some()
+                || a.drop == Some(true)
+                || a.http_status.is_some())
+        {
+            return Err(FieldError::at(
+                "action.expire_session",
+                "answers 404 instead of serving: not with \"error\", \"result\", \"drop\" or \"http_status\"",
+            ));
+        }
+        if a.drip.is_some_and(|d| d.bytes == 0) {
+            return Err(FieldError::at("action.drip.bytes", "counts from 1, got 0"));
+        }
+        if http_ones[2] && (http_ones[0] || http_ones[1] || a.drop == Some(true)) {
+            return Err(FieldError::at(
+                "action",
+                "a change to the HTTP answer needs the answer: not with \"http_status\", \"expire_session\" or \"drop\"",
+            ));
+        }
         let out = self.matches.direction == Some(Direction::Out);
         if out {
             let refused = [
+                ("expire_session", a.expire_session.is_some()),
+                ("disconnect", a.disconnect.is_some()),
+                ("drip", a.drip.is_some()),
+                ("content_type", a.content_type.is_some()),
+                ("swap_body", a.swap_body.is_some()),
+                ("close_stream", a.close_stream.is_some()),
                 ("error", a.error.is_some()),
                 ("delay_ms", a.delay_ms.is_some()),
                 ("after_cancel", a.after_cancel.is_some()),

@@ -158,7 +158,7 @@ impl RuleSet {
         Some(Verdict {
             inbound: Inbound::Drop,
             mark,
-            first: None,
+            ..Verdict::PASS
         })
     }
 }

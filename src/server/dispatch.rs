@@ -110,6 +110,9 @@ impl Server {
                 if let Some(first) = &verdict.first {
                     self.send_first(origin, &sink.marked_by(meta.fault.clone()), first);
                 }
+                if let Some(shape) = verdict.http {
+                    super::seams::shape_exchange(shape);
+                }
                 match seamed {
                     Seamed::Instead(work) => work,
                     Seamed::Late(delay) => {

@@ -89,6 +89,48 @@ pub struct HttpAnswer {
     pub headers: Vec<(String, String)>,
     /// Its body (`text/plain` when not empty).
     pub body: String,
+    /// The frame's session ends first (a session expired on cue: the answer is its `404`).
+    pub end_session: bool,
+}
+
+/// How an HTTP answer is changed on its way out (a fault rule's HTTP changes): the transport
+/// applies it to the response of the exchange whose frame a rule hit.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HttpShape {
+    /// The connection is dropped: before any byte of the body (`false`) or halfway (`true`).
+    pub disconnect: Option<bool>,
+    /// The body is sent this many bytes at a time, with this pause between (on the clock).
+    pub drip: Option<(usize, Duration)>,
+    /// The answer's `Content-Type` is this instead.
+    pub content_type: Option<String>,
+    /// A JSON body is sent as an SSE stream, and an SSE stream's answer as a JSON body.
+    pub swap_body: bool,
+    /// An SSE stream is closed after its first event (the priming one), before the answer.
+    pub close_stream: bool,
+}
+
+tokio::task_local! {
+    /// The shape a rule gave the HTTP exchange being served on this task, if any (set by
+    /// [`shape_exchange`] inside a [`shaping`] scope).
+    static HTTP_SHAPE: std::cell::RefCell<Option<Arc<HttpShape>>>;
+}
+
+/// Serves `exchange` (an HTTP request) in a scope where the inbound seam can shape its answer;
+/// its output and the shape a rule gave it.
+pub async fn shaping<F: std::future::Future>(exchange: F) -> (F::Output, Option<Arc<HttpShape>>) {
+    HTTP_SHAPE
+        .scope(std::cell::RefCell::new(None), async move {
+            let out = exchange.await;
+            let shape = HTTP_SHAPE.with(|s| s.borrow_mut().take());
+            (out, shape)
+        })
+        .await
+}
+
+/// Gives the HTTP exchange being served on this task `shape` (nothing outside a [`shaping`]
+/// scope: another transport's frame).
+pub fn shape_exchange(shape: Arc<HttpShape>) {
+    let _ = HTTP_SHAPE.try_with(|s| *s.borrow_mut() = Some(shape));
 }
 
 /// What the inbound hooks decided for a frame, and the mark its record carries when a fault
@@ -101,6 +143,8 @@ pub struct Verdict {
     pub mark: Option<Arc<FaultMark>>,
     /// What is sent to the client before the frame is served, if anything.
     pub first: Option<Arc<SendFirst>>,
+    /// How the HTTP answer of the frame's exchange is changed, if it is.
+    pub http: Option<Arc<HttpShape>>,
 }
 
 /// Frames sent to the client before a frame from it is served (on its connection, over HTTP
@@ -120,14 +164,14 @@ impl Verdict {
         inbound: Inbound::Pass,
         mark: None,
         first: None,
+        http: None,
     };
 
     /// `inbound`, unmarked.
     pub fn unmarked(inbound: Inbound) -> Self {
         Self {
             inbound,
-            mark: None,
-            first: None,
+            ..Self::PASS
         }
     }
 }

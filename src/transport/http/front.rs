@@ -83,15 +83,23 @@ async fn through_transport_seam(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("-")
         .to_string();
-    let response = if request.headers().contains_key(header::ORIGIN) {
-        front
-            .cors
-            .layer(front.routes.clone())
-            .oneshot(request)
-            .await?
-    } else {
-        front.routes.call(request).await?
+    let served = async {
+        if request.headers().contains_key(header::ORIGIN) {
+            front
+                .cors
+                .layer(front.routes.clone())
+                .oneshot(request)
+                .await
+        } else {
+            front.routes.call(request).await
+        }
     };
+    // A fault rule that hit this exchange's frame may change its answer on the way out.
+    let (served, shape) = crate::server::seams::shaping(served).await;
+    let mut response = served?;
+    if let Some(shape) = shape {
+        response = super::shaping::apply(&shape, response, &front.state.server.clock).await;
+    }
     let event = TransportEvent::HttpAnswer {
         conn: &conn,
         status: response.status().as_u16(),

@@ -172,7 +172,12 @@ pub async fn post(
                 }
             });
         }
-        Work::Http(answer) => return super::scripted::response(&answer),
+        Work::Http(answer) => {
+            if answer.end_session {
+                state.end_session(&session.core.id);
+            }
+            return super::scripted::response(&answer);
+        }
         Work::Nothing => {}
     }
     (StatusCode::ACCEPTED, "Accepted").into_response()

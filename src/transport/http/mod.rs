@@ -16,6 +16,7 @@ pub mod recording;
 pub mod scripted;
 pub mod serving;
 pub mod sessions;
+pub mod shaping;
 pub mod sse;
 pub mod state;
 pub mod stateless;

@@ -245,7 +245,7 @@ async fn serve_request(
             }
             Work::Nothing => None,
             Work::Http(answer) => {
-                if opens_session {
+                if opens_session || answer.end_session {
                     state.end_session(&session.core.id);
                 }
                 return super::scripted::response(&answer);
@@ -317,7 +317,7 @@ async fn serve_request(
         Work::Nothing => session.finish_stream(stream),
         Work::Http(answer) => {
             session.finish_stream(stream);
-            if opens_session {
+            if opens_session || answer.end_session {
                 state.end_session(&session.core.id);
             }
             return super::scripted::response(&answer);
