@@ -288,7 +288,7 @@ def test_presets_are_seeded_and_an_unknown_one_names_the_known(tmp_path: Path) -
         flaky = srv.faults.preset("flaky-network", seed=42)
         assert [r.id for r in flaky] == ["flaky-network-1", "flaky-network-2"]
         assert [r.spec["match"]["seed"] for r in flaky] == [42, 43]
-        known = "flaky-network, slow-server, version-skew, ignore-cancel"
+        known = "flaky-network, slow-server, version-skew, ignore-cancel, session-expiry, pagination-bugs"
         with pytest.raises(ConfigError, match=f'unknown fault preset "chaos" \\(known: {known}\\)'):
             srv.faults.preset("chaos")
     out = subprocess.run(
@@ -304,3 +304,47 @@ def test_presets_are_seeded_and_an_unknown_one_names_the_known(tmp_path: Path) -
 @pytest.mark.everything_mcp(catalogs=["none"], faults=["ignore-cancel", {"action": {"delay_ms": 1}}])
 def test_the_marker_takes_preset_names_too(everything_mcp: Server) -> None:
     assert [r.id for r in everything_mcp.faults.rules] == ["ignore-cancel-1", "r1"]
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_the_pagination_bugs_preset(mode: str) -> None:
+    """With pages of 1: a client that follows `nextCursor` meets a repeated cursor, an empty one,
+    pages that never end and a valid cursor refused. A correct client stops at each (here: the
+    official client's pages, followed by hand)."""
+    with Server(catalogs=["everything"], page_size=1) as srv:
+        srv.faults.preset("pagination-bugs")
+        with anyio.fail_after(WAIT):
+            async with Client(srv.start_http(), mode=mode) as client:
+                first = await client.list_tools(cache_mode="bypass")
+                assert first.next_cursor
+                second = await client.list_tools(cursor=first.next_cursor, cache_mode="bypass")
+                assert second.next_cursor == first.next_cursor  # the cursor repeats
+                resources = await client.list_resources(cache_mode="bypass")
+                assert resources.next_cursor == ""  # an empty cursor: the end, or a bug
+                prompts = await client.list_prompts(cache_mode="bypass")
+                for _ in range(5):  # never ends
+                    assert prompts.next_cursor == "more"
+                    prompts = await client.list_prompts(cursor=prompts.next_cursor, cache_mode="bypass")
+                templates = await client.list_resource_templates(cache_mode="bypass")
+                assert templates.next_cursor
+                with pytest.raises(MCPError, match="invalid cursor"):
+                    await client.list_resource_templates(cursor=templates.next_cursor, cache_mode="bypass")
+        hits = {r.id: r.hits for r in srv.faults.rules}
+        assert hits == {"pagination-bugs-1": 1, "pagination-bugs-2": 1, "pagination-bugs-3": 6, "pagination-bugs-4": 1}
+
+
+async def test_the_session_expiry_preset() -> None:
+    """Every third `tools/call` of the handshake era ends its session (`404`): the official
+    client does not start a new session by itself, so a fresh one is needed (what a correct
+    client does on its own)."""
+    with Server(catalogs=["everything"]) as srv:
+        srv.faults.preset("session-expiry")
+        url = srv.start_http()
+        with anyio.fail_after(WAIT):
+            async with Client(url, mode="legacy") as client:
+                for n in range(2):
+                    await client.call_tool("echo", {"message": str(n)})
+                with pytest.raises(MCPError, match="Session terminated"):
+                    await client.call_tool("echo", {"message": "third"})
+            async with Client(url, mode="legacy") as client:
+                assert texts(await client.call_tool("echo", {"message": "again"})) == ["Echo: again"]

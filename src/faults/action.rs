@@ -111,6 +111,27 @@ pub struct Action {
     /// sent (`"no_replay"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub close_stream: Option<Replay>,
+    /// The answer's `nextCursor` is the cursor the request came with (a page that repeats its
+    /// cursor: a client that follows it loops).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat_cursor: Option<bool>,
+    /// A raw line (not JSON: a stray log line, garbage) written before the answer (or the
+    /// frame, going out), as a frame of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stray_line: Option<String>,
+    /// Over stdio: the connection's output is closed; nothing more is written to it (the
+    /// request's answer neither). The CLI's stdio closes the process's stdout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub close_output: Option<bool>,
+    /// Over stdio: the process exits with this code when the frame arrives (a server that
+    /// crashes mid-request); only `python -m everything_mcp stdio` (a server that owns its
+    /// process) exits, an in-process server closes the connection's output instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit: Option<i32>,
+    /// Before the frame is served, the server writes this line to its stderr, `count` times
+    /// (a server that floods stderr).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<StderrAction>,
     /// Before the frame is served, send the client this notification, `count` times (a
     /// `list_changed` storm), on the frame's connection (over HTTP: the POST's own stream).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -150,6 +171,17 @@ pub enum Replay {
     Replay,
     /// Never sent.
     NoReplay,
+}
+
+/// The lines a `stderr` action writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StderrAction {
+    /// The line.
+    pub line: String,
+    /// How many times (default 1).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub count: u32,
 }
 
 /// The notifications a `notify` action sends.
@@ -208,6 +240,12 @@ impl Action {
             "expire_session"
         } else if let Some(http) = self.http_change() {
             http
+        } else if self.exit.is_some() {
+            "exit"
+        } else if self.close_output == Some(true) {
+            "close_output"
+        } else if self.stderr.is_some() {
+            "stderr"
         } else if self.notify.is_some() {
             "notify"
         } else if self.ask.is_some() {
@@ -237,6 +275,11 @@ impl Action {
             || self.http_change().is_some()
     }
 
+    /// Whether the action applies over stdio (and in-memory connections) only.
+    pub fn stream_only(&self) -> bool {
+        self.close_output == Some(true) || self.exit.is_some()
+    }
+
     /// The first change this action makes to an answer or an outgoing frame, by name.
     pub fn change(&self) -> Option<&'static str> {
         [
@@ -248,6 +291,8 @@ impl Action {
             ("oversize", self.oversize.is_some()),
             ("set", self.set.is_some()),
             ("remove", self.remove.is_some()),
+            ("stray_line", self.stray_line.is_some()),
+            ("repeat_cursor", self.repeat_cursor == Some(true)),
         ]
         .into_iter()
         .find_map(|(name, on)| on.then_some(name))

@@ -30,6 +30,10 @@ pub struct Change {
     remove: Vec<String>,
     /// Not sent at all (the answer of a stream closed without replay).
     discard: bool,
+    /// A raw line sent before the frame.
+    stray_line: Option<String>,
+    /// The answer's `nextCursor` becomes the request's cursor ([`Change::for_request`]).
+    repeat_cursor: bool,
 }
 
 impl Change {
@@ -54,7 +58,24 @@ impl Change {
                 .collect(),
             remove: action.remove.clone().unwrap_or_default(),
             discard,
+            stray_line: action.stray_line.clone(),
+            repeat_cursor: action.repeat_cursor == Some(true),
         })
+    }
+
+    /// The change for the answer to a request with `params`: a `repeat_cursor` sets the answer's
+    /// `nextCursor` to the request's `cursor` (the first page, without one: the change is
+    /// as written).
+    pub fn for_request(&self, params: Option<&Value>) -> Self {
+        let mut change = self.clone();
+        if self.repeat_cursor {
+            if let Some(cursor) = params.and_then(|p| p.get("cursor")) {
+                change
+                    .set
+                    .push(("/result/nextCursor".into(), cursor.clone()));
+            }
+        }
+        change
     }
 
     /// The frames `text` becomes: the members changed first (in the order `remove`, `set`,
@@ -79,16 +100,22 @@ impl Change {
         if let Some(n) = self.truncate {
             out = cut(&out, n).to_string();
         }
+        let mut frames = self.stray_line.iter().cloned().collect::<Vec<_>>();
         if self.duplicate {
-            vec![out.clone(), out]
-        } else {
-            vec![out]
+            frames.push(out.clone());
         }
+        frames.push(out);
+        frames
     }
 
     /// Whether any member of the frame changes (else the text is used as it is).
     fn edits_members(&self) -> bool {
         self.wrong_id || self.no_jsonrpc || !self.set.is_empty() || !self.remove.is_empty()
+    }
+
+    /// Whether the change depends on the request it answers (see [`Change::for_request`]).
+    pub fn per_request(&self) -> bool {
+        self.repeat_cursor
     }
 
     /// Changes the members of `frame` in place.

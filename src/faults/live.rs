@@ -84,6 +84,7 @@ impl Rule {
         let m = &self.spec.matches;
         let over_http = matches!(frame.transport, TransportKind::Http | TransportKind::Sse);
         (over_http || !self.spec.action.http_only())
+            && (!over_http || !self.spec.action.stream_only())
             && m.client
                 .as_deref()
                 .is_none_or(|want| frame.client == Some(want))
@@ -219,13 +220,21 @@ impl Rule {
             rule: id.clone(),
             action: a.kind(),
         };
-        let first = (a.notify.is_some() || a.ask.is_some()).then(|| {
+        let first = (a.notify.is_some()
+            || a.ask.is_some()
+            || a.stderr.is_some()
+            || a.exit.is_some()
+            || a.close_output == Some(true))
+        .then(|| {
             Arc::new(SendFirst {
                 notify: a
                     .notify
                     .as_ref()
                     .map(|n| (n.method.clone(), n.params.clone(), n.count)),
                 ask: a.ask.as_ref().map(|q| (q.method.clone(), q.params.clone())),
+                stderr: a.stderr.as_ref().map(|e| (e.line.clone(), e.count)),
+                exit: a.exit,
+                close_output: a.close_output == Some(true),
             })
         });
         let http = a.http_change().map(|_| {

@@ -22,7 +22,7 @@ use crate::lock::lock;
 use crate::server::seams::Seams;
 pub use action::{Action, AskAction, DelayMs, ErrorAction, NotifyAction};
 pub use live::Rule;
-use pending::{Answers, Holds};
+use pending::{Answers, Closing, Holds};
 pub use rule::{parse_file, Direction, Match, RuleSpec};
 pub use ruleset::RuleSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,6 +43,11 @@ pub struct Faults {
     answers: Arc<Answers>,
     /// The requests held until the client cancels them, shared by every snapshot.
     holds: Arc<Holds>,
+    /// The connections whose output a rule closed, shared by every snapshot.
+    closing: Arc<Closing>,
+    /// Whether an `exit` rule may end the process (set by a server serving its process's own
+    /// stdio); otherwise it closes the connection's output.
+    may_exit: std::sync::atomic::AtomicBool,
 }
 
 impl Faults {
@@ -54,6 +59,8 @@ impl Faults {
             next_id: AtomicU64::new(1),
             answers: Arc::default(),
             holds: Arc::default(),
+            closing: Arc::default(),
+            may_exit: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -108,6 +115,21 @@ impl Faults {
         self.add_all(presets::rules(name, seed)?)
     }
 
+    /// Lets an `exit` rule end the process: the server serves its process's own stdio.
+    pub fn allow_exit(&self) {
+        self.may_exit.store(true, Ordering::Release);
+    }
+
+    /// Whether an `exit` rule ends the process.
+    pub fn may_exit(&self) -> bool {
+        self.may_exit.load(Ordering::Acquire)
+    }
+
+    /// Closes the output of connection `conn` from its next write on (`close_output`).
+    pub fn close_output(&self, conn: &str) {
+        self.closing.close(conn);
+    }
+
     /// Takes the rule `id` out; whether there was one.
     pub fn remove(&self, id: &str) -> bool {
         let mut current = lock(&self.current);
@@ -133,7 +155,14 @@ impl Faults {
     /// Makes `rules` the ones in force: the new snapshot, installed as the seams' hooks (none
     /// while there is no rule).
     fn publish(&self, current: &mut Arc<RuleSet>, rules: Vec<Arc<Rule>>) {
-        let set = Arc::new(RuleSet::of(rules, self.answers.clone(), self.holds.clone()));
+        let set = Arc::new(RuleSet::of(
+            rules,
+            (
+                self.answers.clone(),
+                self.holds.clone(),
+                self.closing.clone(),
+            ),
+        ));
         if set.rules.is_empty() && !self.answers.waiting() && !self.holds.any() {
             self.seams.clear();
         } else {

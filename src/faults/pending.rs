@@ -98,3 +98,27 @@ impl Answers {
         found
     }
 }
+
+/// The connections whose output a rule closed (`close_output`, or `exit` where the server does
+/// not own its process): the transport seam closes each at its next write.
+#[derive(Default)]
+pub struct Closing {
+    /// How many (so a write with none closing is not looked up).
+    count: AtomicU64,
+    /// The connections.
+    conns: Mutex<std::collections::HashSet<Arc<str>>>,
+}
+
+impl Closing {
+    /// Closes `conn`'s output from its next write on.
+    pub(super) fn close(&self, conn: &str) {
+        let mut conns = lock(&self.conns);
+        conns.insert(conn.into());
+        self.count.store(conns.len() as u64, Ordering::Release);
+    }
+
+    /// Whether `conn`'s output is closed.
+    pub(super) fn closed(&self, conn: &str) -> bool {
+        self.count.load(Ordering::Acquire) > 0 && lock(&self.conns).contains(conn)
+    }
+}

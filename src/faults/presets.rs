@@ -20,6 +20,14 @@ pub const PRESETS: &[(&str, &str)] = &[
         "ignore-cancel",
         "notifications/cancelled ignored: a cancelled request runs on and is answered (a late response)",
     ),
+    (
+        "session-expiry",
+        "over HTTP, the handshake era's session expires on every 3rd tools/call (answered 404): the client must start a new session",
+    ),
+    (
+        "pagination-bugs",
+        "with page_size set: tools/list's later pages repeat their cursor, resources/list's first page ends with nextCursor \"\", prompts/list never ends, resources/templates/list refuses its second page's valid cursor",
+    ),
 ];
 
 /// The rules of preset `name`, drawing from `seed`; an unknown name is refused, naming the
@@ -45,6 +53,19 @@ pub fn rules(name: &str, seed: u64) -> Result<Vec<RuleSpec>, FieldError> {
             "match": { "method": "notifications/cancelled" },
             "action": { "drop": true }
         })],
+        "session-expiry" => vec![json!({
+            "match": { "method": "tools/call", "era": "handshake", "every": 3 },
+            "action": { "expire_session": true }
+        })],
+        "pagination-bugs" => vec![
+            json!({ "match": { "method": "tools/list", "after": 1 }, "action": { "repeat_cursor": true } }),
+            json!({ "match": { "method": "resources/list", "first": 1 },
+                    "action": { "set": { "/result/nextCursor": "" } } }),
+            json!({ "match": { "method": "prompts/list" },
+                    "action": { "result": { "prompts": [], "nextCursor": "more" } } }),
+            json!({ "match": { "method": "resources/templates/list", "after": 1 },
+                    "action": { "error": { "code": -32602, "message": "Invalid params: invalid cursor" } } }),
+        ],
         _ => {
             let known: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
             return Err(FieldError::at(
@@ -76,6 +97,6 @@ mod tests {
             assert!(!rules(name, 7).unwrap().is_empty(), "{name}");
         }
         let e = rules("chaos", 0).unwrap_err().to_string();
-        assert!(e.contains("unknown fault preset \"chaos\" (known: flaky-network, slow-server, version-skew, ignore-cancel)"), "{e}");
+        assert!(e.contains("unknown fault preset \"chaos\" (known: flaky-network, slow-server, version-skew, ignore-cancel, session-expiry, pagination-bugs)"), "{e}");
     }
 }

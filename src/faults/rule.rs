@@ -116,11 +116,14 @@ impl RuleSpec {
             || a.ask.is_some()
             || a.expire_session == Some(true)
             || a.http_change().is_some()
+            || a.close_output == Some(true)
+            || a.exit.is_some()
+            || a.stderr.is_some()
             || a.change().is_some();
         if !acts {
             return Err(FieldError::at(
                 "action",
-                "needs one of \"error\", \"drop\": true, \"delay_ms\", \"after_cancel\": true, \"http_status\", \"result\", \"notify\", \"ask\", \"expire_session\", a change to the HTTP answer (\"disconnect\", \"drip\", \"content_type\", \"swap_body\", \"close_stream\") or a change to the answer (\"wrong_id\", \"duplicate\", \"no_jsonrpc\", \"not_json\", \"truncate\", \"oversize\", \"set\", \"remove\")",
+                "needs one of \"error\", \"drop\": true, \"delay_ms\", \"after_cancel\": true, \"http_status\", \"result\", \"notify\", \"ask\", \"expire_session\", \"close_output\", \"exit\", \"stderr\", a change to the HTTP answer (\"disconnect\", \"drip\", \"content_type\", \"swap_body\", \"close_stream\") or a change to the answer (\"wrong_id\", \"duplicate\", \"no_jsonrpc\", \"not_json\", \"truncate\", \"oversize\", \"set\", \"remove\")",
             ));
         }
         let answers = [
@@ -210,6 +213,18 @@ impl RuleSpec {
                 "answers 404 instead of serving: not with \"error\", \"result\", \"drop\" or \"http_status\"",
             ));
         }
+        if a.stream_only() && a.http_only() {
+            return Err(FieldError::at(
+                "action",
+                "\"close_output\" and \"exit\" act on stdio, the HTTP actions on HTTP: not together",
+            ));
+        }
+        if a.stderr.as_ref().is_some_and(|e| e.count == 0) {
+            return Err(FieldError::at(
+                "action.stderr.count",
+                "counts from 1, got 0",
+            ));
+        }
         if a.drip.is_some_and(|d| d.bytes == 0) {
             return Err(FieldError::at("action.drip.bytes", "counts from 1, got 0"));
         }
@@ -222,6 +237,9 @@ impl RuleSpec {
         let out = self.matches.direction == Some(Direction::Out);
         if out {
             let refused = [
+                ("close_output", a.close_output.is_some()),
+                ("exit", a.exit.is_some()),
+                ("stderr", a.stderr.is_some()),
                 ("expire_session", a.expire_session.is_some()),
                 ("disconnect", a.disconnect.is_some()),
                 ("drip", a.drip.is_some()),

@@ -3,11 +3,12 @@
 
 use super::change::Change;
 use super::live::{Facts, Rule};
-use super::pending::{Answers, Holds};
+use super::pending::{Answers, Closing, Holds};
 use super::rule::Direction;
 use crate::jsonrpc::{Message, RequestId};
 use crate::server::seams::{
-    Hooks, Inbound, InboundFrame, OutVerdict, Outbound, OutboundFrame, Verdict,
+    Hooks, Inbound, InboundFrame, OutVerdict, Outbound, OutboundFrame, Transport, TransportEvent,
+    Verdict,
 };
 use crate::traffic::{FaultMark, Kind};
 use std::collections::HashMap;
@@ -32,11 +33,16 @@ pub struct RuleSet {
     answers: Arc<Answers>,
     /// The requests held until cancelled (the server's one table).
     holds: Arc<Holds>,
+    /// The connections whose output a rule closed (the server's one set).
+    closing: Arc<Closing>,
 }
 
 impl RuleSet {
     /// The set of `rules`, indexed, sharing `answers`.
-    pub(super) fn of(rules: Vec<Arc<Rule>>, answers: Arc<Answers>, holds: Arc<Holds>) -> Self {
+    pub(super) fn of(
+        rules: Vec<Arc<Rule>>,
+        (answers, holds, closing): (Arc<Answers>, Arc<Holds>, Arc<Closing>),
+    ) -> Self {
         let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
         let (mut unnamed, mut outgoing) = (Vec::new(), Vec::new());
         for (i, rule) in rules.iter().enumerate() {
@@ -54,6 +60,7 @@ impl RuleSet {
             outgoing,
             answers,
             holds,
+            closing,
         }
     }
 }
@@ -96,8 +103,13 @@ impl Hooks for RuleSet {
         let verdict = rule.verdict_now();
         if let Message::Request(request) = frame.message {
             if let Some(change) = &rule.change {
+                let change = if change.per_request() {
+                    Arc::new(change.for_request(request.params.as_ref()))
+                } else {
+                    change.clone()
+                };
                 self.answers
-                    .leave(frame.conn, request.id.clone(), change.clone(), rule.mark());
+                    .leave(frame.conn, request.id.clone(), change, rule.mark());
             }
             if let Inbound::AfterCancel(signal) = &verdict.inbound {
                 self.holds
@@ -105,6 +117,13 @@ impl Hooks for RuleSet {
             }
         }
         verdict
+    }
+
+    fn transport(&self, event: &TransportEvent<'_>) -> Transport {
+        match event {
+            TransportEvent::StreamWrite { conn } if self.closing.closed(conn) => Transport::Close,
+            _ => Transport::Pass,
+        }
     }
 
     fn outbound(&self, frame: &OutboundFrame<'_>) -> OutVerdict {

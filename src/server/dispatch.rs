@@ -516,6 +516,23 @@ impl Server {
     /// then its request (on a connection answered into the void: the answer is recorded, and
     /// nothing waits for it; outside one, with an id of its own).
     fn send_first(&self, origin: Origin<'_>, sink: &Sink, first: &SendFirst) {
+        if let Some((line, count)) = &first.stderr {
+            use std::io::Write as _;
+            let mut err = std::io::stderr().lock();
+            for _ in 0..*count {
+                let _ = writeln!(err, "{line}");
+            }
+        }
+        if let Some(code) = first.exit {
+            if self.faults.may_exit() {
+                tracing::warn!(code, "a fault rule exits the process");
+                self.recorder.flush();
+                std::process::exit(code);
+            }
+        }
+        if first.close_output || first.exit.is_some() {
+            self.faults.close_output(origin.conn());
+        }
         if let Some((method, params, count)) = &first.notify {
             for _ in 0..*count {
                 sink.send(&Message::notification(method, params.clone()));

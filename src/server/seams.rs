@@ -156,6 +156,13 @@ pub struct SendFirst {
     /// A request, whatever the client declared: a method and its params. Its answer is
     /// recorded; nothing waits for it.
     pub ask: Option<(String, Option<serde_json::Value>)>,
+    /// A line written to the server's stderr, and how many times.
+    pub stderr: Option<(String, u32)>,
+    /// The process exits with this code (a server that owns its process; others close the
+    /// connection's output).
+    pub exit: Option<i32>,
+    /// The connection's output is closed: nothing more is written to it.
+    pub close_output: bool,
 }
 
 impl Verdict {

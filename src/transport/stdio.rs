@@ -32,12 +32,58 @@ pub async fn serve_stdio(server: Arc<Server>, shutdown: CancellationToken) -> st
     serve_io(
         server,
         StreamReader::new(chunks),
-        tokio::io::stdout(),
+        ProcessStdout(tokio::io::stdout()),
         TransportKind::Stdio,
         shutdown,
     )
     .await
 }
+
+/// The process's stdout, whose shutdown closes it (a client reading it sees its end): tokio's
+/// `Stdout` leaves the descriptor open when shut down, and a fault rule's `close_output` must
+/// look to the client like a server that closed its output.
+struct ProcessStdout(tokio::io::Stdout);
+
+impl AsyncWrite for ProcessStdout {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let flushed = std::pin::Pin::new(&mut self.0).poll_flush(cx);
+        if flushed.is_ready() {
+            close_stdout();
+        }
+        flushed
+    }
+}
+
+/// Closes the process's standard output (descriptor 1).
+#[cfg(unix)]
+fn close_stdout() {
+    use std::os::fd::FromRawFd as _;
+    // SAFETY: descriptor 1 is the process's stdout, open since the process started; only this
+    // writer writes to it, and nothing uses it after it is shut down.
+    drop(unsafe { std::os::fd::OwnedFd::from_raw_fd(1) });
+}
+
+/// Elsewhere stdout stays open (the output is only no longer written).
+#[cfg(not(unix))]
+fn close_stdout() {}
 
 /// Copies stdin into `tx` in chunks until EOF, a read error, or the receiver is gone.
 fn read_stdin(tx: &mpsc::Sender<std::io::Result<Bytes>>) {
@@ -120,7 +166,10 @@ async fn write_lines<W: AsyncWrite + Unpin>(
         if seams.armed()
             && seams.transport(&TransportEvent::StreamWrite { conn: &conn }) == Transport::Close
         {
-            break;
+            // The output is closed, as a crashed writer leaves it: what was written goes out,
+            // then the writer shuts down (a socket's half is closed, the process's stdout too).
+            w.flush().await?;
+            return w.shutdown().await;
         }
         w.write_all(frame.as_bytes()).await?;
         w.write_all(b"\n").await?;

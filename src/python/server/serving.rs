@@ -49,6 +49,8 @@ pub(super) fn new(py: Python<'_>, options: ServerOptions) -> PyResult<PyServer> 
 pub(super) fn run_stdio(server: &PyServer, py: Python<'_>) -> PyResult<()> {
     server.ensure_running()?;
     let stop = server.shutdown.child_token();
+    // This server owns the process's stdio: a fault rule's `exit` may end the process.
+    server.core.faults.allow_exit();
     let serve = stdio::serve_stdio(server.core.clone(), stop.clone());
     let drain = Some((&stop, STOP_TIMEOUT));
     let served = run_interruptibly(py, &server.handle, None, drain, serve);
