@@ -318,3 +318,60 @@ def test_the_traffic_stream_sends_each_record_as_it_is_recorded() -> None:
                 first = next(line for line in resumed.iter_lines() if line.startswith("id: "))
                 assert first == "id: 3"
             assert api.get("/traffic/stream", params={"since": "x"}).status_code == 400
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_any_notification_and_a_question_to_the_clients(mode: str) -> None:
+    """`POST /_control/notify {"notification": …}` sends any notification; `POST /_control/ask`
+    asks the connected clients (a handshake-era session answers `roots/list`; the stateless
+    era has no session to ask, so nobody is asked)."""
+    seen: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        seen.append(str(getattr(getattr(message, "root", message), "method", "")))
+
+    async def roots(_context: Any) -> Any:
+        from mcp import types
+
+        return types.ListRootsResult(roots=[types.Root(uri="file:///work", name="work")])
+
+    with Server(catalogs=["none"]) as srv:
+        url = srv.start_http()
+        with control(srv) as api, anyio.fail_after(WAIT):
+            async with Client(url, mode=mode, message_handler=on_message, list_roots_callback=roots) as client:
+                await client.list_tools()
+                note = {"notification": {"method": "notifications/tools/list_changed"}}
+                sent = await anyio.to_thread.run_sync(lambda: api.post("/notify", json=note).json())
+                asked = await anyio.to_thread.run_sync(lambda: api.post("/ask", json={"method": "roots/list"}).json())
+                if mode == "legacy":
+                    assert sent == {"sent": 1}
+                    while "notifications/tools/list_changed" not in seen:
+                        await anyio.sleep(0.005)
+                    (answer,) = asked["answers"].values()
+                    assert answer["roots"] == [{"uri": "file:///work", "name": "work"}]
+                else:
+                    assert sent == {"sent": 0} and asked == {"answers": {}}
+        for body, field in [
+            ({"notification": {}}, "notification.method"),
+            ({"notification": 3}, "notification"),
+        ]:
+            assert api_post(srv, "/notify", body) == (400, field)
+        assert api_post(srv, "/ask", {"methd": "roots/list"}) == (400, "methd")
+
+
+def api_post(srv: Server, path: str, body: Any) -> tuple[int, str]:
+    """A control API POST's status and, for an error, the field it names."""
+    with control(srv) as api:
+        r = api.post(path, json=body)
+        return r.status_code, r.json().get("error", {}).get("field", "")
+
+
+def test_srv_reset_takes_rules_traffic_and_the_clock_back() -> None:
+    with Server(catalogs=["none"], clock="manual") as srv:
+        srv.faults.add(action={"drop": True})
+        conn = srv.connect()
+        conn.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        srv.traffic.wait_for("notifications/initialized", timeout=WAIT)
+        srv.clock.advance(5)
+        srv.reset()
+        assert (len(srv.faults), len(srv.traffic), srv.clock.elapsed) == (0, 0, 0)

@@ -204,6 +204,8 @@ class Server:
         """`ask` without waiting: `callback([(session, answer_json)], None)` or `callback(None, error)` later."""
     def notify(self, method: str, params: str | None = None, session: str | None = None) -> int:
         """Send a notification to one session or every initialized one."""
+    def reset(self) -> None:
+        """No fault rules, no traffic kept, a manual clock's elapsed at zero."""
     def advance_clock(self, seconds: float) -> float:
         """Advance a manual clock (GIL released); seconds advanced since the start."""
     def advance_clock_async(self, seconds: float, callback: Callable[[Any, BaseException | None], None]) -> Pending:

@@ -174,6 +174,13 @@ class Server:
         """Forget the in-memory traffic (a record file keeps everything)."""
         self._core.clear_traffic()
 
+    def reset(self) -> None:
+        """Back to the start between tests that share a server: no fault rules, no traffic kept
+        in memory, a manual clock's ``elapsed`` at 0 (time itself never runs backwards). What a
+        test registered stays; ``POST /_control/reset`` also takes out the control API's canned
+        items."""
+        self._core.reset()
+
     @property
     def clock(self) -> Clock:
         """The clock every timer of the server runs on: ``Server(clock="manual")`` makes it

@@ -123,6 +123,14 @@ impl Server {
         }))
     }
 
+    /// Back to the start for the next test: no fault rules, no traffic kept, a manual clock's
+    /// `elapsed` at zero (time itself goes on; see [`crate::clock::Clock::restart`]).
+    pub fn reset(&self) {
+        self.faults.clear();
+        self.recorder.clear();
+        self.clock.restart();
+    }
+
     /// Moves a manual clock `by` forward ([`crate::clock::Clock::advance`]: every timer due by
     /// then fires, in order, its work done), then drops the tasks whose TTL passed, so they are
     /// gone when this returns; how far the clock has moved since it started. The real clock

@@ -226,6 +226,11 @@ impl PyServer {
         triggers::ask_async(self, method, params, session, timeout, callback)
     }
 
+    /// Back to the start: no fault rules, no traffic kept, a manual clock's elapsed at zero.
+    fn reset(&self) {
+        self.core.reset();
+    }
+
     /// Advances a manual clock `seconds` (every timer due by then fires, in order, its work
     /// done), GIL released; how far it has moved since it started. On the real clock: a
     /// `ConfigError`.

@@ -47,6 +47,7 @@ const ENDPOINTS: &[&str] = &[
     "GET /_control/traffic?since=SEQ",
     "GET /_control/traffic/stream?since=SEQ",
     "POST /_control/notify",
+    "POST /_control/ask",
     "POST /_control/reset",
 ];
 
@@ -79,6 +80,7 @@ pub fn routes(state: Arc<HttpState>) -> Router {
         .route("/_control/traffic", get(traffic::traffic))
         .route("/_control/traffic/stream", get(traffic::stream))
         .route("/_control/notify", post(notify::notify))
+        .route("/_control/ask", post(notify::ask))
         .route("/_control/reset", post(reset))
         .route(
             "/_control/{*rest}",
@@ -106,10 +108,8 @@ async fn index(State(state): State<Arc<HttpState>>) -> Response {
 /// listener registered (clients get `list_changed`), no traffic kept, and a manual clock's
 /// `elapsed` at zero again (`204`).
 async fn reset(State(state): State<Arc<HttpState>>) -> Response {
-    state.server.faults.clear();
     canned::remove_all(&state);
-    state.server.recorder.clear();
-    state.server.clock.restart();
+    state.server.reset();
     StatusCode::NO_CONTENT.into_response()
 }
 /// Anything else under `/_control/`: `404` naming what there is.

@@ -1,4 +1,5 @@
-//! The control API's notifications: a resource updated, a list changed, a log message.
+//! The control API's notifications (a resource updated, a list changed, a log message, any
+//! notification) and its questions to the clients (`POST /_control/ask`).
 
 use super::reply::{answer, bad};
 use crate::protocol::LogLevel;
@@ -21,7 +22,7 @@ pub async fn notify(State(state): State<Arc<HttpState>>, body: Bytes) -> Respons
         Ok(_) => {
             return bad(
                 "",
-                "the body is one of {\"resource_updated\": URI}, {\"list_changed\": KIND}, {\"log\": {...}}",
+                "the body is one of {\"resource_updated\": URI}, {\"list_changed\": KIND}, {\"log\": {...}}, {\"notification\": {...}}",
             )
         }
         Err(e) => return bad("", format!("the body is not JSON: {e}")),
@@ -66,9 +67,71 @@ pub async fn notify(State(state): State<Arc<HttpState>>, body: Bytes) -> Respons
             answer(StatusCode::OK, json!({ "sent": sent }))
         }
         ("log", _) => bad("log", "must be an object {\"level\", \"data\", \"logger\"}"),
+        ("notification", Value::Object(n)) => {
+            let Some(Value::String(method)) = n.get("method") else {
+                return bad("notification.method", "is required (a string)");
+            };
+            let session = match n.get("session") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(s.as_str()),
+                Some(_) => return bad("notification.session", "must be a session id (a string)"),
+            };
+            let sent = server.notify(session, method, n.get("params").cloned());
+            answer(StatusCode::OK, json!({ "sent": sent }))
+        }
+        ("notification", _) => bad(
+            "notification",
+            "must be an object {\"method\", \"params\", \"session\"}",
+        ),
         (other, _) => bad(
             other,
-            "unknown notification (resource_updated, list_changed, log)",
+            "unknown notification (resource_updated, list_changed, log, notification)",
+        ),
+    }
+}
+
+/// `POST /_control/ask`'s body.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ask {
+    /// The request's method (`roots/list`, `sampling/createMessage`, `elicitation/create`).
+    method: String,
+    /// Its params, if any.
+    #[serde(default)]
+    params: Option<Value>,
+    /// One session's client only (default: every initialized one).
+    #[serde(default)]
+    session: Option<String>,
+    /// How long to wait for the answers, in seconds (default 30).
+    #[serde(default)]
+    timeout: Option<f64>,
+}
+
+/// `POST /_control/ask` `{"method", "params", "session", "timeout"}`: asks the clients (as
+/// Python's `srv.ask`) and answers `{"answers": {session: result or {"error": …}}}`; `504` when
+/// they have not all answered in time.
+pub async fn ask(State(state): State<Arc<HttpState>>, body: Bytes) -> Response {
+    let ask = match crate::field_error::from_json::<Ask>(&String::from_utf8_lossy(&body)) {
+        Ok(ask) => ask,
+        Err(e) => return bad(&e.field, e.message),
+    };
+    let Ok(limit) = std::time::Duration::try_from_secs_f64(ask.timeout.unwrap_or(30.0)) else {
+        return bad("timeout", "must be a finite number of seconds >= 0");
+    };
+    let asked = state
+        .server
+        .ask_sessions(ask.session.as_deref(), &ask.method, ask.params);
+    match tokio::time::timeout(limit, asked).await {
+        Ok(answers) => {
+            let answers: serde_json::Map<String, Value> = answers
+                .into_iter()
+                .map(|(id, a)| (id.to_string(), a.unwrap_or_else(|e| json!({ "error": e }))))
+                .collect();
+            answer(StatusCode::OK, json!({ "answers": answers }))
+        }
+        Err(_) => answer(
+            StatusCode::GATEWAY_TIMEOUT,
+            json!({ "error": { "field": "timeout", "message": "the clients did not all answer in time" } }),
         ),
     }
 }
