@@ -17,12 +17,18 @@ from mcp import Client, MCPError, StdioServerParameters
 
 from everything_mcp import Server, load_records
 
-from conftest import SERVER_CMD, WAIT, StdioServer, texts
+from conftest import SERVER_CMD, WAIT, StdioServer, init_params, texts
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
 
 MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 FIRST_ECHO = {"method": "tools/call", "name": "echo", "nth": 1}
+ECHO_CALL = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "tools/call",
+    "params": {"name": "echo", "arguments": {"message": "x"}},
+}
 
 
 def fault_file(tmp_path: Path, action: dict[str, Any]) -> str:
@@ -67,14 +73,7 @@ def test_the_process_exits_with_the_code_and_the_record_keeps_the_request(tmp_pa
     server = StdioServer("stdio", "--faults", fault_file(tmp_path, {"exit": 3}), "--record", str(record))
     try:
         server.initialize()
-        server.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "echo", "arguments": {"message": "x"}},
-            }
-        )
+        server.send(ECHO_CALL)
         assert server.proc.wait(timeout=WAIT) == 3
     finally:
         server.stop()
@@ -86,14 +85,7 @@ def test_output_closed_leaves_stdout_at_its_end(tmp_path: Path) -> None:
     server = StdioServer("stdio", "--faults", fault_file(tmp_path, {"close_output": True}))
     try:
         server.initialize()
-        server.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "echo", "arguments": {"message": "x"}},
-            }
-        )
+        server.send(ECHO_CALL)
         with pytest.raises(AssertionError, match="closed stdout"):
             server.recv()
         assert server.proc.poll() is None  # the process goes on; only its output ended
@@ -108,16 +100,7 @@ def test_stderr_flooded(tmp_path: Path) -> None:
         input="\n".join(
             json.dumps(m)
             for m in [
-                {
-                    "jsonrpc": "2.0",
-                    "id": 0,
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": "2025-11-25",
-                        "capabilities": {},
-                        "clientInfo": {"name": "t", "version": "1"},
-                    },
-                },
+                {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init_params()},
                 {"jsonrpc": "2.0", "method": "notifications/initialized"},
                 {
                     "jsonrpc": "2.0",

@@ -286,9 +286,14 @@ pub fn resource(text: &str) -> Result<Resource, FieldError> {
 
 /// A `resources/read` result holds a `contents` list.
 fn has_contents(result: &Map<String, Value>) -> Result<(), String> {
-    match result.get("contents") {
+    holds_list(result, "contents", "resources/read")
+}
+
+/// Whether `result` (of `method`) holds a list under `key`; the error says what it should be.
+fn holds_list(result: &Map<String, Value>, key: &str, method: &str) -> Result<(), String> {
+    match result.get(key) {
         Some(Value::Array(_)) => Ok(()),
-        _ => Err("a resources/read result is {\"contents\": [...]}".into()),
+        _ => Err(format!("a {method} result is {{\"{key}\": [...]}}")),
     }
 }
 
@@ -325,10 +330,7 @@ pub fn prompt(text: &str) -> Result<Prompt, FieldError> {
 
 /// A `prompts/get` result holds a `messages` list.
 fn has_messages(result: &Map<String, Value>) -> Result<(), String> {
-    match result.get("messages") {
-        Some(Value::Array(_)) => Ok(()),
-        _ => Err("a prompts/get result is {\"messages\": [...]}".into()),
-    }
+    holds_list(result, "messages", "prompts/get")
 }
 
 /// One answer as written: an error, or a result (an object `check` accepts).
