@@ -94,3 +94,76 @@ async def test_an_answer_only_after_the_client_cancelled(mode: str, transport: s
             assert order == [("in", "notifications/cancelled"), ("out", order[1][1])]
             cancel = next(r for r in srv.traffic if r.method == "notifications/cancelled")
             assert cancel.fault == {"rule": rule.id, "action": "after_cancel"}
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_delay_after_the_handler(mode: str) -> None:
+    """`after_handler`: the handler runs at once and its answer waits; without it the handler
+    itself starts late. The manual clock tells the two apart."""
+    with Server(catalogs=["none"], clock="manual") as srv:
+        ran: list[str] = []
+
+        @srv.tool()
+        def mark(label: str) -> str:
+            """Notes that it ran."""
+            ran.append(label)
+            return label
+
+        srv.faults.add(
+            match={"method": "tools/call", "name": "mark", "nth": 1}, action={"delay_ms": 300, "after_handler": True}
+        )
+        srv.faults.add(match={"method": "tools/call", "name": "mark", "nth": 2}, action={"delay_ms": 300})
+        with anyio.fail_after(WAIT):
+            async with Client(srv.start_http(), mode=mode) as client:
+                for label, runs_first in [("after", True), ("before", False)]:
+                    results: list[types.CallToolResult] = []
+                    async with anyio.create_task_group() as tg:
+
+                        async def call(label: str = label, results: list[types.CallToolResult] = results) -> None:
+                            results.append(await client.call_tool("mark", {"label": label}))
+
+                        tg.start_soon(call)
+                        while not [r for r in srv.traffic if r.dir == "in" and label in r.raw]:
+                            await anyio.sleep(0.005)
+                        if runs_first:
+                            while label not in ran:
+                                await anyio.sleep(0.005)
+                        await srv.clock.aadvance(0.299)
+                        assert (label in ran) is runs_first
+                        assert not answered(srv, f'"text":"{label}"')
+                        await srv.clock.aadvance(0.001)
+                    assert texts(results[0]) == [label]
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_progress_that_arrives_after_the_response(mode: str, transport: str) -> None:
+    """`progress_after`: a `notifications/progress` for the call's token follows its answer. A
+    correct client drops it (the official client calls no progress callback for it)."""
+    progress: list[float] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(value)
+
+    with Server(catalogs=["everything"]) as srv:
+        srv.faults.add(match=ECHO, action={"progress_after": True})
+        with anyio.fail_after(WAIT):
+            async with Client(target(srv, transport), mode=mode) as client:
+                if (mode, transport) == ("auto", "http"):
+                    # 2026-07-28 over HTTP answers this call in a JSON body, which holds one
+                    # message: the answer and a frame after it are not one JSON value.
+                    with pytest.raises(MCPError, match="Failed to parse JSON response"):
+                        await client.call_tool("echo", {"message": "x"}, progress_callback=on_progress)
+                    return
+                result = await client.call_tool("echo", {"message": "x"}, progress_callback=on_progress)
+                assert texts(result) == ["Echo: x"]
+                while not [r for r in srv.traffic if r.method == "notifications/progress"]:
+                    await anyio.sleep(0.005)
+                assert texts(await client.call_tool("echo", {"message": "y"})) == ["Echo: y"]
+        out = [
+            r for r in srv.traffic if r.dir == "out" and ("Echo: x" in r.raw or r.method == "notifications/progress")
+        ]
+        assert [r.kind for r in out][:2] == ["response", "notification"]
+        call = next(r for r in srv.traffic if r.dir == "in" and "Echo" not in r.raw and r.method == "tools/call")
+        assert out[1].msg["params"]["progressToken"] == call.msg["params"]["_meta"]["progressToken"]
+        assert progress == []

@@ -41,6 +41,10 @@ pub struct Action {
     /// `[min, max]`, drawn per frame from the rule's seeded sequence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_ms: Option<DelayMs>,
+    /// With `delay_ms`: the handler runs at once and its answer waits (a delay after the
+    /// handler) instead of the serving starting late.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_handler: Option<bool>,
     /// Hold the request until the client cancels it, then serve it and answer (a late
     /// response); the cancellation itself is not applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -115,6 +119,10 @@ pub struct Action {
     /// cursor: a client that follows it loops).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat_cursor: Option<bool>,
+    /// A `notifications/progress` for the request's `progressToken` sent after its answer (a
+    /// progress that arrives after the response).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress_after: Option<bool>,
     /// A raw line (not JSON: a stray log line, garbage) written before the answer (or the
     /// frame, going out), as a frame of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -293,6 +301,7 @@ impl Action {
             ("remove", self.remove.is_some()),
             ("stray_line", self.stray_line.is_some()),
             ("repeat_cursor", self.repeat_cursor == Some(true)),
+            ("progress_after", self.progress_after == Some(true)),
         ]
         .into_iter()
         .find_map(|(name, on)| on.then_some(name))

@@ -34,6 +34,10 @@ pub struct Change {
     stray_line: Option<String>,
     /// The answer's `nextCursor` becomes the request's cursor ([`Change::for_request`]).
     repeat_cursor: bool,
+    /// A progress notification follows the answer ([`Change::for_request`]).
+    progress_after: bool,
+    /// Frames sent after the answer (made for one request).
+    after: Vec<String>,
 }
 
 impl Change {
@@ -60,13 +64,16 @@ impl Change {
             discard,
             stray_line: action.stray_line.clone(),
             repeat_cursor: action.repeat_cursor == Some(true),
+            progress_after: action.progress_after == Some(true),
+            after: Vec::new(),
         })
     }
 
     /// The change for the answer to a request with `params`: a `repeat_cursor` sets the answer's
     /// `nextCursor` to the request's `cursor` (the first page, without one: the change is
-    /// as written).
-    pub fn for_request(&self, params: Option<&Value>) -> Self {
+    /// as written). A `progress_after` sends a `notifications/progress` for the request's
+    /// `progressToken` (from its `_meta`) after the answer; a request without one gets none.
+    pub fn for_request(&self, params: Option<&Value>, progress_token: Option<&Value>) -> Self {
         let mut change = self.clone();
         if self.repeat_cursor {
             if let Some(cursor) = params.and_then(|p| p.get("cursor")) {
@@ -74,6 +81,14 @@ impl Change {
                     .set
                     .push(("/result/nextCursor".into(), cursor.clone()));
             }
+        }
+        if let (true, Some(token)) = (self.progress_after, progress_token) {
+            let late = serde_json::json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": { "progressToken": token, "progress": 1, "message": "after the answer" }
+            });
+            change.after.push(late.to_string());
         }
         change
     }
@@ -105,6 +120,7 @@ impl Change {
             frames.push(out.clone());
         }
         frames.push(out);
+        frames.extend(self.after.iter().cloned());
         frames
     }
 
@@ -115,7 +131,7 @@ impl Change {
 
     /// Whether the change depends on the request it answers (see [`Change::for_request`]).
     pub fn per_request(&self) -> bool {
-        self.repeat_cursor
+        self.repeat_cursor || self.progress_after
     }
 
     /// Changes the members of `frame` in place.

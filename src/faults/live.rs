@@ -148,7 +148,10 @@ impl Rule {
     pub(super) fn verdict_now(&self) -> Verdict {
         let mut verdict = self.verdict.clone();
         match (&mut verdict.inbound, self.spec.action.delay_ms) {
-            (Inbound::Delay(by, _), Some(DelayMs::Range([min, max]))) => {
+            (
+                Inbound::Delay(by, _) | Inbound::DelayAnswer(by),
+                Some(DelayMs::Range([min, max])),
+            ) => {
                 let span = (max - min) as f64;
                 let drawn = min + (next_unit(&self.delay_draw) * (span + 1.0)).floor() as u64;
                 *by = Duration::from_millis(drawn.min(max));
@@ -209,6 +212,11 @@ impl Rule {
                 end_session: true,
             })),
             // A range's placeholder: the delay is drawn per frame (`RuleSet::inbound`).
+            (Some(DelayMs::Fixed(ms) | DelayMs::Range([ms, _])), None)
+                if a.after_handler == Some(true) =>
+            {
+                Inbound::DelayAnswer(Duration::from_millis(ms))
+            }
             (Some(DelayMs::Fixed(ms) | DelayMs::Range([ms, _])), instead) => {
                 Inbound::Delay(Duration::from_millis(ms), instead)
             }

@@ -165,6 +165,14 @@ impl RuleSpec {
                 "counts from 1, got 0",
             ));
         }
+        if a.after_handler.is_some()
+            && (a.delay_ms.is_none() || a.error.is_some() || a.result.is_some())
+        {
+            return Err(FieldError::at(
+                "action.after_handler",
+                "goes with \"delay_ms\" (the answer of the handler waits), not with \"error\" or \"result\"",
+            ));
+        }
         if let Some(DelayMs::Range([min, max])) = a.delay_ms {
             if min > max {
                 return Err(FieldError::at(

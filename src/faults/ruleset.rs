@@ -104,7 +104,8 @@ impl Hooks for RuleSet {
         if let Message::Request(request) = frame.message {
             if let Some(change) = &rule.change {
                 let change = if change.per_request() {
-                    Arc::new(change.for_request(request.params.as_ref()))
+                    let token = request.meta.as_ref().and_then(|m| m.get("progressToken"));
+                    Arc::new(change.for_request(request.params.as_ref(), token))
                 } else {
                     change.clone()
                 };

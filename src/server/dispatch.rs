@@ -120,6 +120,11 @@ impl Server {
                             self.handle_message(origin, sink, message, exchange, Some(frame));
                         delay.then(work)
                     }
+                    Seamed::Answered(delay) => {
+                        let work =
+                            self.handle_message(origin, sink, message, exchange, Some(frame));
+                        delay.after(work)
+                    }
                     Seamed::Pass => {
                         self.handle_message(origin, sink, message, exchange, Some(frame))
                     }
@@ -220,6 +225,7 @@ impl Server {
             }
             Inbound::Delay(by, None) => Seamed::Late(self.delay(by)),
             Inbound::Http(http) => Seamed::Instead(Work::Http(http)),
+            Inbound::DelayAnswer(by) => Seamed::Answered(self.delay(by)),
             Inbound::AfterCancel(signal) => Seamed::Late(Delay {
                 timer: None,
                 wait: Box::pin(async move { signal.0.notified().await }),
@@ -570,6 +576,8 @@ enum Seamed {
     Instead(Work),
     /// Served after this delay.
     Late(Delay),
+    /// Served at once, answered after this delay.
+    Answered(Delay),
 }
 
 /// A fault's delay, its sleep set on the server's clock when the fault was decided.
@@ -595,6 +603,23 @@ impl Server {
 }
 
 impl Delay {
+    /// `work` served now, what it answers sent after the delay (set when the fault was
+    /// decided, so the delay counts from the request's arrival).
+    fn after(self, work: Work) -> Work {
+        match work {
+            Work::Task(serve) => {
+                let Delay { timer, wait } = self;
+                Work::Task(Box::pin(async move {
+                    let out = serve.await;
+                    wait.await;
+                    drop(timer);
+                    out
+                }))
+            }
+            other => self.then(other),
+        }
+    }
+
     /// `work`, done after the delay: a reply sent late, a serving future started late.
     fn then(self, work: Work) -> Work {
         let Delay { timer, wait: sleep } = self;

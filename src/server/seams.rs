@@ -62,6 +62,8 @@ pub enum Inbound {
     /// frame-ordered decisions (lifecycle, cancellation) are made at once; what is late is the
     /// serving and the answer.
     Delay(Duration, Option<Instead>),
+    /// Served at once, its answer sent this much later (a delay after the handler).
+    DelayAnswer(Duration),
     /// Over HTTP: this answer to the POST instead (a status such as 503, its headers and body);
     /// the frame is not served.
     Http(Arc<HttpAnswer>),
