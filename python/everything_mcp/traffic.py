@@ -69,8 +69,10 @@ class TrafficRecord:
     handshake-era task's requests to the client (related-task ``_meta``); None otherwise (and
     in files written before the field existed)."""
     fault: dict[str, str] | None = None
-    """The fault rule that acted on the frame, ``{"rule": id, "action": "error" | "drop" |
-    "delay" | "http_status"}`` (None when none did: the field is absent from the JSON then)."""
+    """The fault rule that acted on the frame, ``{"rule": id, "action": name}`` (the action's
+    name: ``"error"``, ``"drop"``, ``"delay"``, ``"duplicate"``, ``"expire_session"``, …; see
+    docs/faults.md), on the request a rule hit and on the frames it changed or sent; None when
+    none did (the field is absent from the JSON then)."""
 
     @property
     def result(self) -> Any:
