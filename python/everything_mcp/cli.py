@@ -29,7 +29,7 @@ _LOG_ALIASES = {"warning": "warn"}
 DEFAULT_PORT = 3001
 """The reference server's default port (also read from ``PORT``)."""
 
-_COMMANDS = ("stdio", "http", "streamableHttp", "sse", "config")
+_COMMANDS = ("stdio", "http", "streamableHttp", "sse", "config", "report")
 _STDIO_ONLY: dict[str, Any] = {"control_port": None, "control_token": None}
 """The defaults of the flags only `stdio` has (its control API's listener)."""
 
@@ -150,6 +150,11 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
         if command in (None, name, *aliases):
             _add_server_options(p)
             _add_http_options(p)
+    report = commands.add_parser("report", help="what each client in recorded traffic did: checks, levels, a matrix")
+    report.add_argument("files", nargs="+", metavar="FILE.jsonl", help="record files (--record); several give a matrix")
+    shape = report.add_mutually_exclusive_group()
+    shape.add_argument("--json", action="store_true", help="the report as JSON (docs/report.md: the schema)")
+    shape.add_argument("--markdown", action="store_true", help="the compatibility matrix as Markdown")
     config = commands.add_parser("config", help="print a client configuration to paste into Claude, VS Code or Cursor")
     config.add_argument("client", nargs="?", default="json", choices=("claude", "vscode", "cursor", "json"))
     config.add_argument("--name", default="everything", help="the server's name in the configuration")
@@ -416,6 +421,23 @@ def _load_faults(server: _core.Server, path: str) -> None:
         raise _core.ConfigError(f"--faults {path}: {e}") from e
 
 
+def _report(ns: Any) -> int:
+    """`report FILE…`: the checks of every client the files show, as a table, JSON or Markdown."""
+    from .report import ClientReport, Report, dumps, report
+    from .traffic import load_records
+
+    clients: list[ClientReport] = []
+    try:
+        for path in ns.files:
+            clients.extend(report(load_records(path)).clients)
+    except (OSError, ValueError) as e:
+        print(f"everything-mcp: report: {e}", file=sys.stderr)
+        return 2
+    whole = Report(tuple(clients))
+    sys.stdout.write(dumps(whole) if ns.json else whole.markdown() if ns.markdown else whole.table())
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -428,6 +450,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ns: Any = SimpleNamespace(command="stdio", **_server_defaults(), **_STDIO_ONLY)
     else:
         ns = _parser(args[0] if args and args[0] in _COMMANDS else None).parse_args(args)
+    if ns.command == "report":
+        return _report(ns)
     if ns.command == "config":
         import json
 

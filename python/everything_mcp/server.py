@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .clock import Clock
     from .faults import Faults
     from .options import HttpOptions, ServerOptions
+    from .report import Report
     from .tasks import TaskGate, TaskInfo
     from .traffic import TrafficRecord, TrafficView
 
@@ -169,6 +170,13 @@ class Server:
         from .traffic import parse_record
 
         return [parse_record(line) for line in self._core.traffic(seq)]
+
+    def report(self) -> Report:
+        """What each client did, computed from the traffic so far (docs/report.md):
+        ``srv.report().client().assert_level("subscription", 5)``."""
+        from .report import report
+
+        return report(self.traffic)
 
     def clear_traffic(self) -> None:
         """Forget the in-memory traffic (a record file keeps everything)."""

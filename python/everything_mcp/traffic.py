@@ -17,7 +17,7 @@ __all__ = ["TrafficRecord", "TrafficView", "load_records", "parse_record"]
 
 Direction = Literal["in", "out"]
 Era = Literal["handshake", "stateless"]
-Kind = Literal["request", "notification", "response", "error", "batch", "invalid"]
+Kind = Literal["request", "notification", "response", "error", "batch", "invalid", "http"]
 
 
 @dataclass(frozen=True, slots=True)

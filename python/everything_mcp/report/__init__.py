@@ -1,0 +1,163 @@
+"""What did this client actually do? Checks computed from traffic (docs/report.md).
+
+``report(records)`` (or ``srv.report()``, or ``python -m everything_mcp report FILE.jsonl…``)
+groups the records by client (its ``clientInfo``, era and transport) and evaluates the catalog of
+:mod:`everything_mcp.report.checks` for each: the subscription ladder, the lifecycle, re-lists
+after ``list_changed``, reactions to injected faults, malformed frames. Several record files give a
+compatibility matrix (``--markdown``: clients as columns, checks as rows).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..traffic import TrafficRecord
+from .checks import CATALOG, Check, ClientTraffic, level, lifecycle
+
+__all__ = ["SCHEMA_VERSION", "Check", "ClientReport", "Report", "report"]
+
+SCHEMA_VERSION = 1
+"""The version of ``--json``'s schema (raised when a change would break a reader)."""
+
+ENVELOPE_CLIENT = "io.modelcontextprotocol/clientInfo"
+
+
+@dataclass(frozen=True)
+class ClientReport:
+    """The checks of one client."""
+
+    name: str
+    """Its ``clientInfo.name`` (``?`` when it sent none)."""
+    version: str
+    """Its ``clientInfo.version``."""
+    era: str | None
+    """``handshake`` or ``stateless``."""
+    revision: str | None
+    """The revision it spoke."""
+    transport: str
+    """``stdio``, ``http``, ``sse`` or ``memory``."""
+    checks: tuple[Check, ...]
+    """Every check, in catalog order."""
+
+    @property
+    def label(self) -> str:
+        """``name version (era, transport)``, a matrix column's title."""
+        return f"{self.name} {self.version} ({self.era or '?'}, {self.transport})"
+
+    def check(self, id: str) -> Check:
+        """The check `id`."""
+        for c in self.checks:
+            if c.id == id:
+                return c
+        raise KeyError(id)
+
+    def level(self, ladder: str = "subscription") -> int:
+        """How far up `ladder` the client went (the subscription ladder: 0-7)."""
+        return level(self.checks, ladder)
+
+    def assert_level(self, ladder: str, at_least: int) -> None:
+        """Fails with the checks of `ladder` unless the client reached `at_least`."""
+        reached = self.level(ladder)
+        if reached < at_least:
+            table = "\n".join(f"  {c.id}: {c.status}" for c in self.checks if c.id.startswith(f"{ladder}."))
+            raise AssertionError(f"{self.label} reached {ladder} level {reached}, not {at_least}:\n{table}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "client": {"name": self.name, "version": self.version},
+            "era": self.era,
+            "revision": self.revision,
+            "transport": self.transport,
+            "levels": {"subscription": self.level()},
+            "checks": [
+                {"id": c.id, "description": c.description, "status": c.status, "seqs": list(c.seqs)}
+                for c in self.checks
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class Report:
+    """The clients a set of records shows, each with its checks."""
+
+    clients: tuple[ClientReport, ...]
+
+    def client(self, name: str | None = None) -> ClientReport:
+        """The one client (named `name`, when several)."""
+        found = [c for c in self.clients if name is None or c.name == name]
+        if len(found) != 1:
+            raise LookupError(f"{len(found)} clients named {name!r} in {[c.label for c in self.clients]}")
+        return found[0]
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as ``--json`` writes it (``docs/report.md`` has the schema)."""
+        return {"version": SCHEMA_VERSION, "clients": [c.to_json() for c in self.clients]}
+
+    def table(self) -> str:
+        """A readable table: one block per client, a line per check."""
+        mark = {"pass": "ok  ", "fail": "FAIL", "not exercised": "-   "}
+        blocks = []
+        for c in self.clients:
+            lines = [f"{c.label}  subscription level {c.level()}/7"]
+            lines += [f"  {mark[k.status]} {k.id:<28} {k.description}" for k in c.checks]
+            blocks.append("\n".join(lines))
+        return "\n\n".join(blocks) + "\n"
+
+    def markdown(self) -> str:
+        """The compatibility matrix: checks as rows, clients as columns."""
+        cell = {"pass": "pass", "fail": "FAIL", "not exercised": "-"}
+        head = "| check | " + " | ".join(c.label for c in self.clients) + " |"
+        rule = "| --- |" + " --- |" * len(self.clients)
+        ids = [k.id for k in self.clients[0].checks] if self.clients else []
+        rows = ["| subscription level | " + " | ".join(str(c.level()) for c in self.clients) + " |"]
+        for id in ids:
+            rows.append(f"| {id} | " + " | ".join(cell[c.check(id).status] for c in self.clients) + " |")
+        return "\n".join([head, rule, *rows]) + "\n"
+
+
+def _identity(records: Sequence[TrafficRecord]) -> tuple[str, str, str | None, str | None, str]:
+    """Who sent a connection's records: (name, version, era, revision, transport)."""
+    info: dict[str, Any] = {}
+    era = revision = None
+    for r in records:
+        if r.dir != "in" or r.kind != "request":
+            continue
+        params = r.params if isinstance(r.params, dict) else {}
+        if r.method == "initialize":
+            info = params.get("clientInfo") or {}
+        elif ENVELOPE_CLIENT in (params.get("_meta") or {}):
+            info = params["_meta"][ENVELOPE_CLIENT] or {}
+        era, revision = era or r.era, revision or r.revision
+        if info:
+            break
+    transport = records[0].transport if records else "?"
+    return str(info.get("name", "?")), str(info.get("version", "?")), era, revision, transport
+
+
+def report(records: Iterable[TrafficRecord]) -> Report:
+    """The report of `records` (a server's traffic, or a record file's)."""
+    by_conn: dict[str, list[TrafficRecord]] = {}
+    for r in records:
+        by_conn.setdefault(r.conn, []).append(r)
+    by_client: dict[tuple[str, str, str | None, str | None, str], ClientTraffic] = {}
+    for conn_records in by_conn.values():
+        if not any(r.dir == "in" for r in conn_records):
+            continue
+        key = _identity(conn_records)
+        by_client.setdefault(key, ClientTraffic()).records.extend(conn_records)
+    clients = []
+    for (name, version, era, revision, transport), traffic in by_client.items():
+        traffic.records.sort(key=lambda r: r.seq)
+        checks = [*lifecycle(traffic, era)]
+        for family in CATALOG:
+            checks += family(traffic)
+        clients.append(ClientReport(name, version, era, revision, transport, tuple(checks)))
+    return Report(tuple(clients))
+
+
+def dumps(r: Report) -> str:
+    """``--json``'s text."""
+    return json.dumps(r.to_json(), indent=2, ensure_ascii=False) + "\n"

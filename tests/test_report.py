@@ -1,0 +1,184 @@
+"""The report (docs/report.md): checks computed from traffic, per client. Recorded runs of the
+official `mcp` client in both eras and of raw JSON-RPC clients that skip steps, asserted check by
+check; the CLI's table, JSON and Markdown matrix over record files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters, types
+
+from everything_mcp import Server
+
+from conftest import SERVER_CMD, WAIT, StdioServer
+
+pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
+
+DOC = "demo://resource/static/document/features.md"
+
+
+def statuses(client: object, prefix: str) -> dict[str, str]:
+    return {c.id: c.status for c in client.checks if c.id.startswith(prefix)}  # type: ignore[attr-defined]
+
+
+async def test_the_subscription_ladder_of_the_official_client_in_the_handshake_era() -> None:
+    """It lists, reads, subscribes, receives the update, re-reads and sees the new version,
+    then unsubscribes: level 7."""
+    with Server(catalogs=["none"]) as srv:
+        state = {"v": 1}
+
+        @srv.resource("demo://counter")
+        def counter() -> str:
+            """A counter."""
+            return f"v{state['v']}"
+
+        updated = anyio.Event()
+
+        async def on_message(message: object) -> None:
+            if isinstance(getattr(message, "root", message), types.ResourceUpdatedNotification):
+                updated.set()
+
+        with anyio.fail_after(WAIT):
+            async with Client(
+                StdioServerParameters(**srv.stdio_params), mode="legacy", message_handler=on_message
+            ) as client:
+                await client.list_resources()
+                await client.read_resource("demo://counter")
+                await client.subscribe_resource("demo://counter")
+                state["v"] = 2
+                srv.notify_resource_updated("demo://counter")
+                await updated.wait()
+                await client.read_resource("demo://counter")
+                await client.unsubscribe_resource("demo://counter")
+        mine = srv.report().client("mcp")
+        assert (mine.era, mine.transport, mine.level()) == ("handshake", "stdio", 7)
+        assert mine.check("subscription.closed").status == "pass"
+        assert statuses(mine, "lifecycle.") == {"lifecycle.initialize": "pass", "lifecycle.initialized": "pass"}
+        mine.assert_level("subscription", 7)
+
+
+async def test_the_stateless_era_official_client_reads_without_subscribing() -> None:
+    with Server(catalogs=["everything"]) as srv:
+        with anyio.fail_after(WAIT):
+            async with Client(StdioServerParameters(**srv.stdio_params)) as client:
+                await client.list_resources()
+                await client.read_resource(DOC)
+        mine = srv.report().client("mcp")
+        assert (mine.era, mine.level()) == ("stateless", 3)
+        assert statuses(mine, "subscription.")["subscription.subscribed"] == "not exercised"
+        assert mine.check("lifecycle.envelope").status == "pass"
+        with pytest.raises(AssertionError, match="reached subscription level 3, not 5"):
+            mine.assert_level("subscription", 5)
+
+
+def test_raw_clients_that_skip_steps() -> None:
+    """One never sends `initialized`; one subscribes and never re-reads after the update; one
+    ignores a `list_changed`. Each failing check is the one it skipped."""
+    with Server(catalogs=["everything"]) as srv:
+        srv.start_http()
+        conn = srv.connect()
+        send = lambda m: conn.send(json.dumps(m))  # noqa: E731
+        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "skipper", "version": "1"}}
+        send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
+        conn.recv(timeout=WAIT)
+        send({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": DOC}})
+        conn.recv(timeout=WAIT)
+        send({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": {"uri": DOC}})
+        conn.recv(timeout=WAIT)
+        srv.notify_resource_updated(DOC)
+        srv.notify_list_changed("tools")
+        conn.recv(timeout=WAIT)
+        conn.recv(timeout=WAIT)
+        skipper = srv.report().client("skipper")
+        assert skipper.check("lifecycle.initialized").status == "fail"
+        assert skipper.level() == 1  # connected, but never listed the resources
+        assert statuses(skipper, "subscription.") == {
+            "subscription.connected": "pass",
+            "subscription.discovered": "not exercised",
+            "subscription.read": "pass",
+            "subscription.subscribed": "pass",
+            "subscription.notified": "pass",
+            "subscription.reread": "not exercised",
+            "subscription.changed": "not exercised",
+            "subscription.closed": "not exercised",
+        }
+        assert skipper.check("list_changed.tools").status == "fail"
+        assert skipper.check("list_changed.prompts").status == "not exercised"
+        assert skipper.check("errors.malformed").status == "pass"
+
+
+def test_a_client_that_ignores_a_503_fails_the_retry_check(tmp_path: Path) -> None:
+    record = tmp_path / "traffic.jsonl"
+    with Server(catalogs=["everything"], record=str(record)) as srv:
+        srv.faults.add(match={"method": "tools/list"}, action={"http_status": 503})
+        url = srv.start_http()
+        import httpx
+
+        h = {"Accept": "application/json, text/event-stream"}
+        ping = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/list",
+            "params": {
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                    "io.modelcontextprotocol/clientInfo": {"name": "quitter", "version": "1"},
+                }
+            },
+        }
+        h |= {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
+        assert httpx.post(url, json=ping, headers=h, timeout=WAIT).status_code == 503
+        quitter = srv.report().client("quitter")
+        assert quitter.check("faults.retry_503").status == "fail"
+    out = subprocess.run(
+        [*SERVER_CMD, "report", str(record), "--json"], capture_output=True, text=True, timeout=WAIT, check=True
+    )
+    data = json.loads(out.stdout)
+    assert data["version"] == 1
+    (client,) = data["clients"]
+    assert client["client"] == {"name": "quitter", "version": "1"}
+    assert {c["id"]: c["status"] for c in client["checks"]}["faults.retry_503"] == "fail"
+
+
+def test_a_matrix_over_three_recorded_clients(tmp_path: Path) -> None:
+    files = []
+    for name, steps in [("lister", 1), ("reader", 2), ("quiet", 0)]:
+        path = tmp_path / f"{name}.jsonl"
+        server = StdioServer("stdio", "--record", str(path))
+        try:
+            init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": name, "version": "1"}}
+            server.request(0, "initialize", init)
+            server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            server.recv()  # the tools/list_changed the catalog announces
+            if steps >= 1:
+                server.request(1, "resources/list")
+            if steps >= 2:
+                server.request(2, "resources/read", {"uri": DOC})
+            server.close_stdin()
+            server.proc.wait(timeout=WAIT)
+        finally:
+            server.stop()
+        files.append(str(path))
+    out = subprocess.run(
+        [*SERVER_CMD, "report", *files, "--markdown"], capture_output=True, text=True, timeout=WAIT, check=True
+    )
+    rows = {
+        line.split(" | ")[0].strip("| "): [c.strip(" |") for c in line.split(" | ")[1:]]
+        for line in out.stdout.splitlines()
+    }
+    assert rows["check"] == ["lister 1 (handshake, stdio)", "reader 1 (handshake, stdio)", "quiet 1 (handshake, stdio)"]
+    assert rows["subscription level"] == ["2", "3", "1"]
+    assert rows["subscription.discovered"] == ["pass", "pass", "-"]
+    assert rows["subscription.read"] == ["-", "pass", "-"]
+    # The catalog announces a tools/list_changed after initialized; none of them re-listed.
+    assert rows["list_changed.tools"] == ["FAIL", "FAIL", "FAIL"]
+    table = subprocess.run(
+        [*SERVER_CMD, "report", files[1]], capture_output=True, text=True, timeout=WAIT, check=True
+    ).stdout
+    assert table.startswith("reader 1 (handshake, stdio)  subscription level 3/7\n")
+    assert "  ok   subscription.read" in table
