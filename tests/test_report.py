@@ -182,3 +182,52 @@ def test_a_matrix_over_three_recorded_clients(tmp_path: Path) -> None:
     ).stdout
     assert table.startswith("reader 1 (handshake, stdio)  subscription level 3/7\n")
     assert "  ok   subscription.read" in table
+
+
+async def test_questions_progress_pagination_and_the_header_in_the_handshake_era() -> None:
+    async def sample(_context: object, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text="ok"), model="m")
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        pass
+
+    with Server(catalogs=["everything"], page_size=1) as srv:
+        with anyio.fail_after(WAIT):
+            async with Client(srv.start_http(), mode="legacy", sampling_callback=sample) as client:
+                await srv.aask("sampling/createMessage", {"messages": [], "maxTokens": 5})
+                await client.call_tool(
+                    "trigger-long-running-operation", {"duration": 0.01, "steps": 1}, progress_callback=on_progress
+                )
+                await client.list_prompts()  # the first page only
+        mine = srv.report().client("mcp")
+        assert statuses(mine, "asks.") == {
+            "asks.sampling": "pass",
+            "asks.elicitation": "not exercised",
+            "asks.roots": "not exercised",
+            "asks.mrtr_retried": "not exercised",
+        }
+        assert mine.check("progress.token").status == "pass"
+        assert mine.check("pagination.followed").status == "fail"
+        assert mine.check("http.protocol_version_header").status == "pass"
+        assert mine.check("cancel.sent").status == "not exercised"
+
+
+async def test_a_multi_round_retry_and_a_fallback_in_2026() -> None:
+    async def elicit(_context: object, _params: object) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"confirm": True})
+
+    with Server(catalogs=["conformance"]) as srv:
+        with anyio.fail_after(WAIT):
+            async with Client(StdioServerParameters(**srv.stdio_params), elicitation_callback=elicit) as client:
+                await client.call_tool("test_elicitation", {"message": "ok?"})
+        assert srv.report().client("mcp").check("asks.mrtr_retried").status == "pass"
+    with Server(catalogs=["everything"]) as srv:
+        srv.faults.preset("version-skew")
+        with anyio.fail_after(WAIT):
+            async with Client(StdioServerParameters(**srv.stdio_params)) as client:
+                assert client.protocol_version == "2025-11-25"
+        # Reported in the era it ended up speaking.
+        fell_back = srv.report().client("mcp")
+        assert (fell_back.era, fell_back.revision) == ("handshake", "2025-11-25")
+        assert fell_back.check("faults.fallback_after_32022").status == "pass"
+        assert fell_back.check("lifecycle.initialize").status == "pass"

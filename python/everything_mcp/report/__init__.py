@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..traffic import TrafficRecord
-from .checks import CATALOG, Check, ClientTraffic, level, lifecycle
+from .checks import CATALOG, lifecycle
+from .ladder import level
+from .model import Check, ClientTraffic
 
 __all__ = ["SCHEMA_VERSION", "Check", "ClientReport", "Report", "report"]
 
@@ -119,20 +121,20 @@ class Report:
 
 
 def _identity(records: Sequence[TrafficRecord]) -> tuple[str, str, str | None, str | None, str]:
-    """Who sent a connection's records: (name, version, era, revision, transport)."""
+    """Who sent a connection's records: (name, version, era, revision, transport). The era and
+    revision are the last the client spoke (a client that fell back to the handshake after
+    `-32022` is reported in the handshake era)."""
     info: dict[str, Any] = {}
     era = revision = None
     for r in records:
         if r.dir != "in" or r.kind != "request":
             continue
         params = r.params if isinstance(r.params, dict) else {}
-        if r.method == "initialize":
+        if not info and r.method == "initialize":
             info = params.get("clientInfo") or {}
-        elif ENVELOPE_CLIENT in (params.get("_meta") or {}):
+        elif not info and ENVELOPE_CLIENT in (params.get("_meta") or {}):
             info = params["_meta"][ENVELOPE_CLIENT] or {}
-        era, revision = era or r.era, revision or r.revision
-        if info:
-            break
+        era, revision = r.era or era, r.revision or revision
     transport = records[0].transport if records else "?"
     return str(info.get("name", "?")), str(info.get("version", "?")), era, revision, transport
 
