@@ -155,8 +155,12 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     shape = report.add_mutually_exclusive_group()
     shape.add_argument("--json", action="store_true", help="the report as JSON (docs/report.md: the schema)")
     shape.add_argument("--markdown", action="store_true", help="the compatibility matrix as Markdown")
-    config = commands.add_parser("config", help="print a client configuration to paste into Claude, VS Code or Cursor")
-    config.add_argument("client", nargs="?", default="json", choices=("claude", "vscode", "cursor", "json"))
+    from .agents import AGENTS
+
+    config = commands.add_parser(
+        "config", help="how to add this server to an agent: the file and snippet, or the command"
+    )
+    config.add_argument("client", nargs="?", default="json", choices=("claude", "vscode", "cursor", "json", *AGENTS))
     config.add_argument("--name", default="everything", help="the server's name in the configuration")
     config.add_argument("--port", type=_port, default=_default_port(), help="port of the HTTP variant")
     return parser
@@ -455,7 +459,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.command == "config":
         import json
 
-        print(json.dumps(_client_config(ns.client, ns.name, ns.port), indent=2))
+        from .agents import AGENTS, agent_config
+
+        if ns.client in AGENTS:
+            sys.stdout.write(agent_config(ns.client, ns.name, ns.port).text(ns.port))
+        else:
+            print(json.dumps(_client_config(ns.client, ns.name, ns.port), indent=2))
         return 0
     try:
         _core.init_logging(ns.log_level)
