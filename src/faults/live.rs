@@ -87,7 +87,7 @@ impl Rule {
             && (!over_http || !self.spec.action.stream_only())
             && m.client
                 .as_deref()
-                .is_none_or(|want| frame.client == Some(want))
+                .is_none_or(|want| (frame.client)().as_deref() == Some(want))
             && m.method
                 .as_deref()
                 .is_none_or(|want| facts.method == Some(want))

@@ -208,7 +208,7 @@ mod tests {
             transport: TransportKind::Memory,
             era: Era::Handshake,
             revision: None,
-            client: None,
+            client: &|| None,
             message: &message,
         };
         match seams.inbound(&frame).inbound {

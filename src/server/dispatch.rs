@@ -146,7 +146,7 @@ impl Server {
         exchange: &Exchange,
         message: &Message,
     ) -> Verdict {
-        let client = match (&exchange.envelope, origin) {
+        let client = || match (&exchange.envelope, origin) {
             (Some(Ok(envelope)), _) => envelope
                 .client_info
                 .as_deref()
@@ -163,7 +163,7 @@ impl Server {
             transport: origin.transport(),
             era: exchange.era,
             revision: meta.revision,
-            client: client.as_deref(),
+            client: &client,
             message,
         };
         self.seams.inbound(&frame)

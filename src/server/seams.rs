@@ -33,8 +33,10 @@ pub struct InboundFrame<'a> {
     pub era: Era,
     /// The revision its record names, when known.
     pub revision: Option<Revision>,
-    /// The client's `clientInfo.name`, when it gave one (read only while hooks are installed).
-    pub client: Option<&'a str>,
+    /// Reads the client's `clientInfo.name`, when it gave one: called only by a hook that
+    /// matches on it, so a frame does not pay for a lookup (a session lock and a copy) that
+    /// no rule asks for.
+    pub client: &'a (dyn Fn() -> Option<String> + 'a),
     /// The message.
     pub message: &'a Message,
 }
