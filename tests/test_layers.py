@@ -57,6 +57,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "server::context",
             "server::exchange",
             "server::serve",
+            "server::seamed",
             "server::dispatch",
             "server::stateless",
             "server::methods",

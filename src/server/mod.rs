@@ -26,6 +26,7 @@ pub mod registry;
 pub mod request_state;
 pub mod rounds;
 pub mod scope;
+mod seamed;
 pub mod seams;
 pub mod serve;
 pub mod session;
