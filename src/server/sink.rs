@@ -145,29 +145,21 @@ impl Sink {
     /// line after line; a dropped one is an empty body).
     pub fn record_only(&self, out: &Outgoing) -> Arc<str> {
         let (text, parsed) = out.encode();
-        let (frames, mark) = match self.outbound_seam(&text, &parsed) {
-            None => {
+        let verdict = self.outbound_seam(&text, &parsed);
+        match verdict.outbound {
+            Outbound::Pass => {
                 self.record_sent(&self.meta, text.clone(), parsed);
-                return text;
+                text
             }
-            Some(OutVerdict {
-                outbound: Outbound::Drop,
-                ..
-            }) => return Arc::from(""),
-            Some(OutVerdict {
-                outbound: Outbound::Replace(frames),
-                mark,
-            }) => (frames, mark),
-            Some(_) => {
-                self.record_sent(&self.meta, text.clone(), parsed);
-                return text;
+            Outbound::Drop => Arc::from(""),
+            Outbound::Replace(frames) => {
+                let meta = self.marked_by(verdict.mark).meta;
+                for frame in &frames {
+                    self.record_sent(&meta, frame.clone(), summary_of(frame));
+                }
+                Arc::from(frames.join("\n"))
             }
-        };
-        let meta = self.marked(mark);
-        for frame in &frames {
-            self.record_sent(&meta, frame.clone(), summary_of(frame));
         }
-        Arc::from(frames.join("\n"))
     }
 
     /// Records `text` as handed over by the transport itself.
@@ -177,10 +169,10 @@ impl Sink {
             .record_and_deliver(meta, text, parsed, || Ok::<_, Undeliverable>(None));
     }
 
-    /// What the outbound seam decides for a frame; `None` while nothing is installed.
-    fn outbound_seam(&self, text: &str, parsed: &FrameSummary) -> Option<OutVerdict> {
+    /// What the outbound seam decides for a frame (it passes while nothing is installed).
+    fn outbound_seam(&self, text: &str, parsed: &FrameSummary) -> OutVerdict {
         if !self.wire.seams.armed() {
-            return None;
+            return OutVerdict::PASS;
         }
         let frame = OutboundFrame {
             conn: &self.meta.conn,
@@ -189,22 +181,15 @@ impl Sink {
             summary: parsed,
             text,
         };
-        Some(self.wire.seams.outbound(&frame))
+        self.wire.seams.outbound(&frame)
     }
 
-    /// The same sink, its frames recorded with a fault rule's mark (frames a rule sends).
+    /// The same sink, its frames recorded with a fault rule's mark (frames a rule sends or
+    /// changed).
     pub fn marked_by(&self, mark: Option<Arc<crate::traffic::FaultMark>>) -> Self {
-        Self {
-            meta: self.marked(mark),
-            ..self.clone()
-        }
-    }
-
-    /// This sink's record metadata, marked by the fault rule that changed the frame.
-    fn marked(&self, mark: Option<Arc<crate::traffic::FaultMark>>) -> FrameMeta {
-        let mut meta = self.meta.clone();
-        meta.fault = mark;
-        meta
+        let mut marked = self.clone();
+        marked.meta.fault = mark;
+        marked
     }
 
     /// Sends a message or a batch reply; `false` when the other side is gone.
@@ -215,22 +200,13 @@ impl Sink {
     /// Passes an encoded frame through the outbound seam, then records it and hands it to the
     /// outlet, under the recorder's lock.
     fn deliver(&self, (text, parsed): (Arc<str>, FrameSummary)) -> bool {
-        match self.outbound_seam(&text, &parsed) {
-            None => {}
-            Some(OutVerdict {
-                outbound: Outbound::Pass,
-                ..
-            }) => {}
+        let verdict = self.outbound_seam(&text, &parsed);
+        match verdict.outbound {
+            Outbound::Pass => self.hand_over(text, parsed),
             // As if sent: the client simply never sees it.
-            Some(OutVerdict {
-                outbound: Outbound::Drop,
-                ..
-            }) => return true,
-            Some(OutVerdict {
-                outbound: Outbound::Replace(frames),
-                mark,
-            }) => {
-                let marked = self.marked_by(mark);
+            Outbound::Drop => true,
+            Outbound::Replace(frames) => {
+                let marked = self.marked_by(verdict.mark);
                 // Every frame is handed over, even after one could not be.
                 let sent: Vec<bool> = frames
                     .into_iter()
@@ -239,10 +215,9 @@ impl Sink {
                         marked.hand_over(frame, parsed)
                     })
                     .collect();
-                return sent.into_iter().all(|s| s);
+                sent.into_iter().all(|s| s)
             }
         }
-        self.hand_over(text, parsed)
     }
 
     /// Records a frame and hands it to the outlet, under the recorder's lock (a frame that
