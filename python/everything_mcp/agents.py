@@ -10,8 +10,9 @@ import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["AGENTS", "AgentConfig", "agent_config"]
+__all__ = ["AGENTS", "AgentConfig", "agent_config", "json_config"]
 
 
 @dataclass(frozen=True)
@@ -174,3 +175,17 @@ AGENTS: dict[str, Callable[[str, str], AgentConfig]] = {
 def agent_config(agent: str, name: str, port: int) -> AgentConfig:
     """What to do to add the server (as `name`, its HTTP variant on `port`) to `agent`."""
     return AGENTS[agent](name, f"http://127.0.0.1:{port}/mcp")
+
+
+def json_config(client: str, name: str, port: int) -> dict[str, Any]:
+    """The JSON block of `client` (``claude``, ``vscode``, ``cursor``; ``json``: both variants
+    plainly) with a stdio and an HTTP variant, in the client's own format."""
+    stdio = {"command": sys.executable, "args": _argv()[1:]}
+    url = f"http://127.0.0.1:{port}/mcp"
+    if client == "vscode":  # .vscode/mcp.json
+        return {"servers": {name: {"type": "stdio", **stdio}, f"{name}-http": {"type": "http", "url": url}}}
+    if client == "cursor":  # ~/.cursor/mcp.json
+        return {"mcpServers": {name: stdio, f"{name}-http": {"url": url}}}
+    if client == "claude":  # claude_desktop_config.json (stdio) / .mcp.json of Claude Code (http)
+        return {"mcpServers": {name: stdio, f"{name}-http": {"type": "http", "url": url}}}
+    return {"stdio": stdio, "http": {"url": url, "start": [sys.executable, "-m", "everything_mcp", "http"]}}

@@ -399,19 +399,6 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise _Terminated
 
 
-def _client_config(client: str, name: str, port: int) -> dict[str, Any]:
-    """A configuration with a stdio and an HTTP variant, in the client's own format."""
-    stdio = {"command": sys.executable, "args": ["-m", "everything_mcp", "stdio"]}
-    url = f"http://127.0.0.1:{port}/mcp"
-    if client == "vscode":  # .vscode/mcp.json
-        return {"servers": {name: {"type": "stdio", **stdio}, f"{name}-http": {"type": "http", "url": url}}}
-    if client == "cursor":  # ~/.cursor/mcp.json
-        return {"mcpServers": {name: stdio, f"{name}-http": {"url": url}}}
-    if client == "claude":  # claude_desktop_config.json (stdio) / .mcp.json of Claude Code (http)
-        return {"mcpServers": {name: stdio, f"{name}-http": {"type": "http", "url": url}}}
-    return {"stdio": stdio, "http": {"url": url, "start": [sys.executable, "-m", "everything_mcp", "http"]}}
-
-
 def _load_faults(server: _core.Server, path: str) -> None:
     """Puts the rules of the fault file at ``path`` in force; its errors name the file."""
     try:
@@ -427,18 +414,14 @@ def _load_faults(server: _core.Server, path: str) -> None:
 
 def _report(ns: Any) -> int:
     """`report FILE…`: the checks of every client the files show, as a table, JSON or Markdown."""
-    from .report import ClientReport, Report, dumps, report
-    from .traffic import load_records
+    from .report import of_files
 
-    clients: list[ClientReport] = []
     try:
-        for path in ns.files:
-            clients.extend(report(load_records(path)).clients)
+        whole = of_files(ns.files)
     except (OSError, ValueError) as e:
         print(f"everything-mcp: report: {e}", file=sys.stderr)
         return 2
-    whole = Report(tuple(clients))
-    sys.stdout.write(dumps(whole) if ns.json else whole.markdown() if ns.markdown else whole.table())
+    sys.stdout.write(whole.dumps() if ns.json else whole.markdown() if ns.markdown else whole.table())
     return 0
 
 
@@ -459,12 +442,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.command == "config":
         import json
 
-        from .agents import AGENTS, agent_config
+        from .agents import AGENTS, agent_config, json_config
 
         if ns.client in AGENTS:
             sys.stdout.write(agent_config(ns.client, ns.name, ns.port).text(ns.port))
         else:
-            print(json.dumps(_client_config(ns.client, ns.name, ns.port), indent=2))
+            print(json.dumps(json_config(ns.client, ns.name, ns.port), indent=2))
         return 0
     try:
         _core.init_logging(ns.log_level)

@@ -19,7 +19,7 @@ from .checks import CATALOG, lifecycle
 from .ladder import level
 from .model import Check, ClientTraffic
 
-__all__ = ["SCHEMA_VERSION", "Check", "ClientReport", "Report", "report"]
+__all__ = ["SCHEMA_VERSION", "Check", "ClientReport", "Report", "of_files", "report"]
 
 SCHEMA_VERSION = 1
 """The version of ``--json``'s schema (raised when a change would break a reader)."""
@@ -98,6 +98,10 @@ class Report:
         """The report as ``--json`` writes it (``docs/report.md`` has the schema)."""
         return {"version": SCHEMA_VERSION, "clients": [c.to_json() for c in self.clients]}
 
+    def dumps(self) -> str:
+        """``--json``'s text."""
+        return json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n"
+
     def table(self) -> str:
         """A readable table: one block per client, a line per check."""
         mark = {"pass": "ok  ", "fail": "FAIL", "not exercised": "-   "}
@@ -160,6 +164,9 @@ def report(records: Iterable[TrafficRecord]) -> Report:
     return Report(tuple(clients))
 
 
-def dumps(r: Report) -> str:
-    """``--json``'s text."""
-    return json.dumps(r.to_json(), indent=2, ensure_ascii=False) + "\n"
+def of_files(paths: Iterable[str]) -> Report:
+    """The report of record files (``--record``), one client list across them all: several
+    files (one per agent) give the matrix."""
+    from ..traffic import load_records
+
+    return Report(tuple(c for path in paths for c in report(load_records(path)).clients))

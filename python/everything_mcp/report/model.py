@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from ..traffic import TrafficRecord
 
@@ -33,6 +33,9 @@ class ClientTraffic:
     """The records of one client (its frames and the server's to it), in wire order."""
 
     records: list[TrafficRecord] = field(default_factory=list)
+    _index: tuple[dict[Any, list[TrafficRecord]], dict[Any, list[TrafficRecord]]] | None = field(
+        default=None, init=False, repr=False
+    )
 
     def frames(self, direction: str, method: str | None = None, kind: str | None = None) -> list[TrafficRecord]:
         """Its records going `direction`, of `method` and `kind` when given."""
@@ -48,23 +51,32 @@ class ClientTraffic:
 
     def answer_from_client(self, request: TrafficRecord) -> TrafficRecord | None:
         """The client's answer to the server's `request`, if it sent one."""
-        for r in self.records:
-            if r.seq > request.seq and r.dir == "in" and r.kind in ("response", "error") and r.id == request.id:
-                return r
-        return None
+        return _first_after(self._answers()[0].get(request.id, ()), request.seq)
 
     def answered(self, request: TrafficRecord) -> TrafficRecord | None:
         """The server's answer to `request`, if it went out."""
-        for r in self.records:
-            if (
-                r.seq > request.seq
-                and r.dir == "out"
-                and r.kind in ("response", "error")
-                and r.id == request.id
-                and r.conn == request.conn
-            ):
-                return r
-        return None
+        return _first_after(self._answers()[1].get((request.conn, request.id), ()), request.seq)
+
+    def _answers(self) -> tuple[dict[Any, list[TrafficRecord]], dict[Any, list[TrafficRecord]]]:
+        """The answers by id (the client's) and by connection and id (the server's), in wire
+        order: built once, on the first lookup (the records are complete by then), so a check
+        that looks up every request's answer reads the records once, not once per request."""
+        if self._index is None:
+            theirs: dict[Any, list[TrafficRecord]] = {}
+            ours: dict[Any, list[TrafficRecord]] = {}
+            for r in self.records:
+                if r.kind in ("response", "error"):
+                    if r.dir == "in":
+                        theirs.setdefault(r.id, []).append(r)
+                    else:
+                        ours.setdefault((r.conn, r.id), []).append(r)
+            self._index = (theirs, ours)
+        return self._index
+
+
+def _first_after(answers: Sequence[TrafficRecord], seq: int) -> TrafficRecord | None:
+    """The first of `answers` (in wire order) after record `seq`."""
+    return next((a for a in answers if a.seq > seq), None)
 
 
 def check(id: str, description: str, proof: Sequence[TrafficRecord] | None, failed: bool = False) -> Check:
