@@ -4,40 +4,62 @@
 //! those.
 
 use super::reply::{answer, bad, missing, not_utf8};
+use crate::catalog::canned;
 use crate::field_error::FieldError;
+use crate::server::Server;
+use crate::transport::http::state::CannedItems;
 use crate::transport::http::state::HttpState;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use indexmap::IndexSet;
 use serde::Deserialize;
 use serde_json::json;
 use std::sync::Arc;
 
-/// What a canned item's registration answers: `201` with its key, or the `400` naming the
-/// field at fault.
-fn registered(key: (&str, String), built: Result<(), FieldError>) -> Response {
-    match built {
-        Ok(()) => answer(StatusCode::CREATED, json!({ key.0: key.1 })),
+/// Registers the canned item `body` describes: built by `build`, put in force by `add` (which
+/// returns its key); `201 {field: key}`, or the `400` naming the member at fault.
+fn register<T>(
+    body: &[u8],
+    field: &str,
+    build: fn(&str) -> Result<T, FieldError>,
+    add: impl FnOnce(T) -> String,
+) -> Response {
+    let Ok(text) = std::str::from_utf8(body) else {
+        return not_utf8();
+    };
+    match build(text) {
+        Ok(item) => answer(StatusCode::CREATED, json!({ field: add(item) })),
         Err(e) => bad(&e.field, e.message),
+    }
+}
+
+/// Takes out the `what` (`tool`, …) registered as `key` (named by `field` in a `404`): `204`
+/// (clients get `list_changed`), or `404`. The listener forgets it as one of its own.
+fn unregister(
+    state: &HttpState,
+    (what, field, key): (&str, &str, &str),
+    remove: fn(&Server, &str) -> bool,
+    own: fn(&mut CannedItems) -> &mut IndexSet<String>,
+) -> Response {
+    own(&mut state.canned()).shift_remove(key);
+    if remove(&state.server, key) {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        missing(field, format!("no {what} {key:?} is registered"))
     }
 }
 
 /// `POST /_control/tools` (`{"name", "description", "inputSchema", "results": [...]}`):
 /// registers a canned tool, `201` with its name. A tool of that name is replaced.
 pub async fn add_tool(State(state): State<Arc<HttpState>>, body: Bytes) -> Response {
-    let Ok(text) = std::str::from_utf8(&body) else {
-        return not_utf8();
-    };
-    match crate::catalog::canned::tool(text) {
-        Ok(tool) => {
-            let name = tool.name().to_string();
-            state.server.add_tool(tool);
-            state.canned().tools.insert(name.clone());
-            registered(("name", name), Ok(()))
-        }
-        Err(e) => registered(("name", String::new()), Err(e)),
-    }
+    register(&body, "name", canned::tool, |tool| {
+        let name = tool.name().to_string();
+        state.server.add_tool(tool);
+        state.canned().tools.insert(name.clone());
+        name
+    })
 }
 
 /// `DELETE /_control/tools/{name}`: `204` (clients get `list_changed`), or `404`.
@@ -45,29 +67,20 @@ pub async fn remove_tool(
     State(state): State<Arc<HttpState>>,
     Path(name): Path<String>,
 ) -> Response {
-    state.canned().tools.shift_remove(&name);
-    if state.server.remove_tool(&name) {
-        StatusCode::NO_CONTENT.into_response()
-    } else {
-        missing("name", format!("no tool {name:?} is registered"))
-    }
+    unregister(&state, ("tool", "name", &name), Server::remove_tool, |c| {
+        &mut c.tools
+    })
 }
 
 /// `POST /_control/resources` (`{"uri", "name", "mimeType", "text"}`, or `"results"` of
 /// `resources/read` results): registers a canned resource, `201` with its URI.
 pub async fn add_resource(State(state): State<Arc<HttpState>>, body: Bytes) -> Response {
-    let Ok(text) = std::str::from_utf8(&body) else {
-        return not_utf8();
-    };
-    match crate::catalog::canned::resource(text) {
-        Ok(resource) => {
-            let uri = resource.uri().to_string();
-            state.server.add_resource(resource);
-            state.canned().resources.insert(uri.clone());
-            registered(("uri", uri), Ok(()))
-        }
-        Err(e) => registered(("uri", String::new()), Err(e)),
-    }
+    register(&body, "uri", canned::resource, |resource| {
+        let uri = resource.uri().to_string();
+        state.server.add_resource(resource);
+        state.canned().resources.insert(uri.clone());
+        uri
+    })
 }
 
 /// `DELETE /_control/resources?uri=URI`'s query (a URI does not fit a path segment).
@@ -85,29 +98,23 @@ pub async fn remove_resource(
     let Ok(Query(Uri { uri })) = query else {
         return bad("uri", "is required: DELETE /_control/resources?uri=URI");
     };
-    state.canned().resources.shift_remove(&uri);
-    if state.server.remove_resource(&uri) {
-        StatusCode::NO_CONTENT.into_response()
-    } else {
-        missing("uri", format!("no resource {uri:?} is registered"))
-    }
+    unregister(
+        &state,
+        ("resource", "uri", &uri),
+        Server::remove_resource,
+        |c| &mut c.resources,
+    )
 }
 
 /// `POST /_control/prompts` (`{"name", "description", "arguments", "results": [...]}` of
 /// `prompts/get` results): registers a canned prompt, `201` with its name.
 pub async fn add_prompt(State(state): State<Arc<HttpState>>, body: Bytes) -> Response {
-    let Ok(text) = std::str::from_utf8(&body) else {
-        return not_utf8();
-    };
-    match crate::catalog::canned::prompt(text) {
-        Ok(prompt) => {
-            let name = prompt.name().to_string();
-            state.server.add_prompt(prompt);
-            state.canned().prompts.insert(name.clone());
-            registered(("name", name), Ok(()))
-        }
-        Err(e) => registered(("name", String::new()), Err(e)),
-    }
+    register(&body, "name", canned::prompt, |prompt| {
+        let name = prompt.name().to_string();
+        state.server.add_prompt(prompt);
+        state.canned().prompts.insert(name.clone());
+        name
+    })
 }
 
 /// `DELETE /_control/prompts/{name}`: `204` (clients get `list_changed`), or `404`.
@@ -115,12 +122,12 @@ pub async fn remove_prompt(
     State(state): State<Arc<HttpState>>,
     Path(name): Path<String>,
 ) -> Response {
-    state.canned().prompts.shift_remove(&name);
-    if state.server.remove_prompt(&name) {
-        StatusCode::NO_CONTENT.into_response()
-    } else {
-        missing("name", format!("no prompt {name:?} is registered"))
-    }
+    unregister(
+        &state,
+        ("prompt", "name", &name),
+        Server::remove_prompt,
+        |c| &mut c.prompts,
+    )
 }
 
 /// Takes out every canned item this listener registered (a reset); how many there were.
