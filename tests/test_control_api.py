@@ -375,3 +375,19 @@ def test_srv_reset_takes_rules_traffic_and_the_clock_back() -> None:
         srv.clock.advance(5)
         srv.reset()
         assert (len(srv.faults), len(srv.traffic), srv.clock.elapsed) == (0, 0, 0)
+
+
+def test_a_whole_fault_file_goes_in_together_or_not_at_all() -> None:
+    """`POST /_control/faults` with a fault file (an array, or `{"rules": [...]}`): Python's
+    `srv.faults.load_text` for a test suite in another language."""
+    with Server(catalogs=["none"]) as srv:
+        srv.start_http()
+        with control(srv) as api:
+            rules = [{"match": {"method": "ping"}, "action": {"drop": True}}, {"action": {"delay_ms": 5}}]
+            added = api.post("/faults", json={"rules": rules})
+            assert (added.status_code, len(added.json()["ids"])) == (201, 2)
+            assert len(srv.faults) == 2
+            refused = api.post("/faults", json=[{"action": {"drop": True}}, {"action": {"dorp": True}}])
+            assert refused.status_code == 400 and refused.json()["error"]["field"] == "rules"
+            assert "rule 2: action.dorp: unknown field" in refused.json()["error"]["message"]
+            assert len(srv.faults) == 2

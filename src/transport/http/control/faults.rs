@@ -24,12 +24,27 @@ pub async fn list_faults(State(state): State<Arc<HttpState>>) -> Response {
     answer(StatusCode::OK, json!({ "rules": rules }))
 }
 
-/// `POST /_control/faults` (a rule in the file format): `201` with its id and the rule.
+/// `POST /_control/faults`: a rule in the file format, `201` with its id and the rule; or a
+/// whole fault file (a JSON array of rules, or `{"rules": [...]}`), its rules in force together
+/// or none (as Python's `srv.faults.load_text`), `201` with their ids.
 pub async fn add_fault(State(state): State<Arc<HttpState>>, body: Bytes) -> Response {
     let Ok(text) = std::str::from_utf8(&body) else {
         return not_utf8();
     };
     let refused = |e: FieldError| bad(&e.field, e.message);
+    if is_file(text) {
+        let specs = match crate::faults::parse_file(text) {
+            Ok(specs) => specs,
+            Err(e) => return bad("rules", e),
+        };
+        return match state.server.faults.add_all(specs) {
+            Ok(rules) => {
+                let ids: Vec<&str> = rules.iter().map(|r| &*r.id).collect();
+                answer(StatusCode::CREATED, json!({ "ids": ids }))
+            }
+            Err(e) => refused(e),
+        };
+    }
     let spec = match RuleSpec::parse(text) {
         Ok(spec) => spec,
         Err(e) => return refused(e),
@@ -40,6 +55,16 @@ pub async fn add_fault(State(state): State<Arc<HttpState>>, body: Bytes) -> Resp
             json!({ "id": &*rule.id, "rule": rule.to_json() }),
         ),
         Err(e) => refused(e),
+    }
+}
+
+/// Whether a body is a fault file rather than one rule: an array, or an object whose only
+/// member is `rules`.
+fn is_file(text: &str) -> bool {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Array(_)) => true,
+        Ok(Value::Object(m)) => m.len() == 1 && m.contains_key("rules"),
+        _ => false,
     }
 }
 
