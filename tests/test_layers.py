@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "server::outgoing",
             "server::scope",
             "server::session",
+            "server::report_hook",
             "server::request_state",
             "server::rounds",
             "server::pagination",

@@ -14,6 +14,7 @@ __all__ = [
     "DEFAULTS",
     "ERAS",
     "HTTP_OPTIONS",
+    "LAB_PAGE",
     "SERVER_OPTIONS",
     "SUPPORTED_REVISIONS",
     "ClientError",
@@ -38,6 +39,8 @@ ERAS: list[str]
 """The values of ``era``: ``handshake``, ``stateless`` or ``both``."""
 CATALOGS: list[str]
 DEFAULTS: dict[str, Any]
+LAB_PAGE: str
+"""The lab page (``/_lab/``): one self-contained HTML file, also the HTML report's template."""
 """Every option's default (durations in seconds; ``None``: unset), read from the Rust core."""
 SERVER_OPTIONS: tuple[str, ...]
 """The names of the options ``Server()`` takes, in the Rust type's order."""
@@ -167,6 +170,10 @@ class Server:
         """Take fault rule id out; whether it was in force."""
     def clear_faults(self) -> None:
         """Take every fault rule out."""
+    def trigger(self, name: str) -> int:
+        """Fire the loaded catalogs' trigger name; how many things it set off."""
+    def trigger_names(self) -> list[str]:
+        """The triggers the loaded catalogs offer."""
     def notify_resource_updated(self, uri: str) -> int:
         """Send notifications/resources/updated to subscribers of uri; return how many."""
     def notify_list_changed(self, kind: str) -> None:

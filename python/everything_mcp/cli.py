@@ -28,6 +28,9 @@ LOG_LEVELS = ("off", "error", "warn", "info", "debug", "trace")
 _LOG_ALIASES = {"warning": "warn"}
 DEFAULT_PORT = 3001
 """The reference server's default port (also read from ``PORT``)."""
+LAB_KEEP_TRAFFIC = 100_000
+"""Records an HTTP server with the lab page keeps in memory (unless ``--keep-traffic`` is
+given): the page and ``GET /_control/report`` read them."""
 
 _COMMANDS = ("stdio", "http", "streamableHttp", "sse", "config", "report")
 _STDIO_ONLY: dict[str, Any] = {"control_port": None, "control_token": None}
@@ -52,9 +55,9 @@ def _server_defaults() -> dict[str, Any]:
     list_changed = os.environ.get("MCP_TEST_SEND_LIST_CHANGED")
     defaults: dict[str, Any] = {name: None for name in _core.SERVER_OPTIONS if name not in _FIXED}
     defaults["log_level"] = "warn"
-    # The CLI keeps no traffic in memory unless asked: `--record` writes every frame to a file,
-    # and only the control API's `GET /_control/traffic` reads the memory.
-    defaults["keep_traffic"] = 0
+    # The CLI keeps no traffic in memory unless asked (`--record` writes every frame to a file)
+    # or the lab page, which reads the memory, is served: `main` decides once it knows.
+    defaults["keep_traffic"] = None
     defaults["faults"] = None
     defaults["faults_preset"] = None
     defaults["faults_seed"] = None
@@ -155,6 +158,24 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     shape = report.add_mutually_exclusive_group()
     shape.add_argument("--json", action="store_true", help="the report as JSON (docs/report.md: the schema)")
     shape.add_argument("--markdown", action="store_true", help="the compatibility matrix as Markdown")
+    shape.add_argument(
+        "--html", metavar="OUT.html", help="write the checklist and the sequence diagram as one self-contained page"
+    )
+    shape.add_argument(
+        "--serve",
+        action="store_true",
+        help="serve the live lab page for the files instead (with --follow it updates as they grow)",
+    )
+    report.add_argument(
+        "--follow", action="store_true", help="with --serve: keep reading the file as it grows (a --record run)"
+    )
+    report.add_argument("--port", type=_port, default=0, help="with --serve: the port (default: any free one)")
+    report.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the table (default: when stdout is a terminal and NO_COLOR is unset)",
+    )
     from .agents import AGENTS
 
     config = commands.add_parser(
@@ -307,6 +328,8 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
 def _add_http_options(p: argparse.ArgumentParser) -> None:
     """The listener's address and one flag per HTTP option (``_core.HTTP_OPTIONS``), each storing
     it under the option's name."""
+    import argparse
+
     defaults = _core.DEFAULTS
     p.add_argument("--host", help=f"address to bind (default: {defaults['host']})")
     p.add_argument(
@@ -393,6 +416,13 @@ def _add_http_options(p: argparse.ArgumentParser) -> None:
         dest="control_token",
         help="every control API call must carry Authorization: Bearer TOKEN",
     )
+    p.add_argument(
+        "--lab",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="serve the live lab page at /_lab/ (default: when bound to loopback; docs/report.md); it keeps"
+        f" the newest {LAB_KEEP_TRAFFIC:,} records in memory unless --keep-traffic says otherwise",
+    )
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
@@ -413,15 +443,30 @@ def _load_faults(server: _core.Server, path: str) -> None:
 
 
 def _report(ns: Any) -> int:
-    """`report FILE…`: the checks of every client the files show, as a table, JSON or Markdown."""
-    from .report import of_files
+    """`report FILE…`: the checks of every client the files show, as a table, JSON, Markdown or
+    an HTML page, or served live (`--serve`)."""
+    from .report import Report, html, load_files, report
 
+    if ns.follow and not ns.serve:
+        print("everything-mcp: report: --follow needs --serve", file=sys.stderr)
+        return 2
+    if ns.serve:
+        from .report.serve import serve_files
+
+        return serve_files(ns.files, ns.port, follow=ns.follow)
     try:
-        whole = of_files(ns.files)
+        files = load_files(ns.files)
     except (OSError, ValueError) as e:
         print(f"everything-mcp: report: {e}", file=sys.stderr)
         return 2
-    sys.stdout.write(whole.dumps() if ns.json else whole.markdown() if ns.markdown else whole.table())
+    if ns.html:
+        title = "everything-mcp report: " + ", ".join(os.path.basename(f) for f in ns.files)
+        with open(ns.html, "w", encoding="utf-8") as out:
+            out.write(html(files, title))
+        return 0
+    whole = Report(tuple(c for records in files for c in report(records).clients))
+    color = ns.color == "always" or (ns.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+    sys.stdout.write(whole.dumps() if ns.json else whole.markdown() if ns.markdown else whole.table(color=color))
     return 0
 
 
@@ -453,7 +498,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         _core.init_logging(ns.log_level)
         # The binding itself, not `Server`: the authoring machinery `Server` brings along would
         # add a third to the start-up time of every stdio client's spawn.
-        server = _core.Server(**_given(ns, _core.SERVER_OPTIONS), **_FIXED)
+        options = _given(ns, _core.SERVER_OPTIONS)
+        if "keep_traffic" not in options:
+            # The lab page (HTTP, unless --no-lab) reads the traffic from memory.
+            lab = ns.command != "stdio" and getattr(ns, "lab", None) is not False
+            options["keep_traffic"] = LAB_KEEP_TRAFFIC if lab else 0
+        server = _core.Server(**options, **_FIXED)
         if ns.faults:
             _load_faults(server, ns.faults)
         for preset in ns.faults_preset or []:

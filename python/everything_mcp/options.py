@@ -58,6 +58,7 @@ class HttpOptions(TypedDict, total=False):
     standalone_stream: bool | None
     control: bool | None
     control_token: str | None
+    lab: bool | None
 
 
 class Options(ServerOptions, HttpOptions, total=False):

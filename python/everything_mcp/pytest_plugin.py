@@ -9,7 +9,9 @@ Fixtures:
   all stopped after the test.
 
 On a failing test the traffic of every server the test used is added to the report, and with
-``--everything-mcp-records DIR`` (or the ``everything_mcp_records`` ini option) saved there as JSONL.
+``--everything-mcp-records DIR`` (or the ``everything_mcp_records`` ini option) saved there as JSONL;
+with ``--everything-mcp-report DIR`` (or ``everything_mcp_report``) the HTML report of that traffic
+(the checklist per client and the sequence diagram, docs/report.md) is written there too.
 Fixtures are synchronous, so they work in sync, pytest-asyncio and anyio tests alike.
 """
 
@@ -40,6 +42,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="save the MCP traffic of failing tests as JSONL files in DIR",
     )
     parser.addini("everything_mcp_records", "directory for the MCP traffic of failing tests (JSONL)", default="")
+    group.addoption(
+        "--everything-mcp-report",
+        metavar="DIR",
+        default=None,
+        help="write the HTML report (checks and sequence diagram) of failing tests' MCP traffic in DIR",
+    )
+    parser.addini("everything_mcp_report", "directory for the HTML reports of failing tests", default="")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -62,6 +71,7 @@ def pytest_runtest_makereport(
             for i, srv in enumerate(servers):
                 report.sections.append((f"everything-mcp traffic (server {i + 1})", srv.traffic.table(limit=200)))
             _save_records(item, servers)
+            _save_reports(item, servers)
     return report
 
 
@@ -78,6 +88,20 @@ def _save_records(item: pytest.Item, servers: list[Server]) -> None:
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid)
     for i, srv in enumerate(servers):
         srv.traffic.to_jsonl(out / f"{stem}-{i + 1}.jsonl")
+
+
+def _save_reports(item: pytest.Item, servers: list[Server]) -> None:
+    directory = item.config.getoption("--everything-mcp-report") or item.config.getini("everything_mcp_report")
+    if not directory:
+        return
+    from .report import html
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid)
+    for i, srv in enumerate(servers):
+        page = html([list(srv.traffic)], title=f"{item.nodeid} (server {i + 1})")
+        (out / f"{stem}-{i + 1}.html").write_text(page, encoding="utf-8")
 
 
 def _start(item: pytest.Item, options: dict[str, Any]) -> Server:

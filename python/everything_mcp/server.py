@@ -261,6 +261,17 @@ class Server:
         subscribed, listen streams whose ``resourceSubscriptions`` name it); return how many."""
         return self._core.notify_resource_updated(uri)
 
+    def trigger(self, name: str) -> int:
+        """Fire a loaded catalog's trigger, e.g. ``"review-lab.update"`` (every pending update of
+        the review lab now, instead of after its delay); how many things it set off. The names:
+        :attr:`trigger_names`; an unknown one raises ``ConfigError``."""
+        return self._core.trigger(name)
+
+    @property
+    def trigger_names(self) -> list[str]:
+        """The triggers the loaded catalogs offer (``POST /_control/triggers/{name}`` too)."""
+        return self._core.trigger_names()
+
     def notify_list_changed(self, kind: str) -> None:
         """Send ``notifications/<kind>/list_changed`` (``tools``, ``resources``, ``prompts``) to
         every session and every listen stream that asked for it."""

@@ -111,9 +111,43 @@ fn trace(line: std::fmt::Arguments<'_>) {
     let _ = std::io::stderr().write_all(text.as_bytes());
 }
 
+/// The name of the trigger that sends every pending update now ([`Registry::triggers`]).
+pub const UPDATE_TRIGGER: &str = "review-lab.update";
+
+/// The updates scheduled and not yet sent, server-wide, so a test (or a person at the lab
+/// page) can send them now instead of waiting for the delay: each is woken through its own
+/// `Notify`, held weakly (an update that was sent or cancelled drops it).
+#[derive(Default)]
+struct Scheduled(Mutex<Vec<std::sync::Weak<tokio::sync::Notify>>>);
+
+impl Scheduled {
+    /// Wakes every update still waiting; how many there were.
+    fn fire_all(&self) -> usize {
+        let waiting = std::mem::take(&mut *crate::lock::lock(&self.0));
+        waiting
+            .iter()
+            .filter_map(std::sync::Weak::upgrade)
+            .map(|wake| wake.notify_one())
+            .count()
+    }
+
+    /// Keeps `wake` among the waiting updates (and forgets the ones already gone).
+    fn add(&self, wake: &Arc<tokio::sync::Notify>) {
+        let mut waiting = crate::lock::lock(&self.0);
+        waiting.retain(|w| w.strong_count() > 0);
+        waiting.push(Arc::downgrade(wake));
+    }
+}
+
 /// Registers this catalog.
 pub fn load(registry: &mut Registry, options: &Options) -> Result<(), Error> {
     let clients = Arc::new(Clients::default());
+    let scheduled = Arc::new(Scheduled::default());
+    let all = scheduled.clone();
+    registry.triggers.insert(
+        UPDATE_TRIGGER.to_string(),
+        Arc::new(move |_server| all.fire_all()),
+    );
     registry
         .resources
         .insert(STATUS_URI.to_string(), status_resource(clients.clone()));
@@ -138,6 +172,7 @@ pub fn load(registry: &mut Registry, options: &Options) -> Result<(), Error> {
                 delay,
                 list_changed,
                 clock: server.clock.clone(),
+                scheduled: scheduled.clone(),
             };
             on_subscribe(session, state, uri, subscribed, update);
         }));
@@ -201,6 +236,8 @@ struct Update {
     list_changed: bool,
     /// The server's clock, which the delay runs on.
     clock: crate::clock::Clock,
+    /// Where the update waits to be sent early ([`UPDATE_TRIGGER`]).
+    scheduled: Arc<Scheduled>,
 }
 
 /// Starts (on subscribe) or cancels (on unsubscribe) the session's pending update, which
@@ -255,10 +292,13 @@ fn on_subscribe(
     let mut timer = update.clock.timer();
     let due = timer.sleep(update.delay);
     let list_changed = update.list_changed;
+    let wake = Arc::new(tokio::sync::Notify::new());
+    update.scheduled.add(&wake);
     tokio::spawn(async move {
         tokio::select! {
             () = stop.cancelled() => return,
             () = due => {}
+            () = wake.notified() => {}
         }
         update_now(weak, state, uri, stop, list_changed);
         drop(timer);
@@ -429,5 +469,31 @@ mod tests {
             assert!(tokio::time::Instant::now() < deadline, "session leaked");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+    }
+
+    #[tokio::test]
+    async fn the_update_trigger_sends_every_pending_update_now() {
+        // An hour's delay: only the trigger can send the update within the test's wait.
+        let server = lab(Duration::from_secs(3600), false);
+        let mut a = open(&server).await;
+        assert_eq!(
+            server.trigger(UPDATE_TRIGGER),
+            Some(0),
+            "nothing pending yet"
+        );
+        request(
+            &mut a,
+            1,
+            "resources/subscribe",
+            json!({ "uri": STATUS_URI }),
+        )
+        .await;
+        assert_eq!(server.trigger(UPDATE_TRIGGER), Some(1));
+        let updated = recv(&mut a).await;
+        assert_eq!(updated["method"], "notifications/resources/updated");
+        assert_eq!(read_text(&mut a, 2).await, REVIEWED_TEXT);
+        assert_eq!(server.trigger(UPDATE_TRIGGER), Some(0), "already sent");
+        assert_eq!(server.trigger("no-such-trigger"), None);
+        assert_eq!(server.trigger_names(), vec![UPDATE_TRIGGER.to_string()]);
     }
 }

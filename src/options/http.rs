@@ -44,6 +44,10 @@ pub struct HttpOptions {
     pub control: bool,
     /// A bearer token every control API call must carry (empty: none).
     pub control_token: Option<String>,
+    /// Whether the live lab page is served at `/_lab/` (docs/report.md); `None`: when the
+    /// listener is on loopback (a page that drives the server is not offered to a network
+    /// unless asked).
+    pub lab: Option<bool>,
 }
 
 impl Group for HttpOptions {}
@@ -65,6 +69,7 @@ impl Default for HttpOptions {
             standalone_stream: http.standalone_stream,
             control: http.control,
             control_token: http.control_token,
+            lab: None,
         }
     }
 }
@@ -87,6 +92,7 @@ impl HttpOptions {
             standalone_stream: self.standalone_stream,
             control: self.control,
             control_token: self.control_token.clone().filter(|t| !t.is_empty()),
+            lab: self.lab.unwrap_or(true),
         })
     }
 
@@ -98,11 +104,21 @@ impl HttpOptions {
         let host = host.unwrap_or(http::DEFAULT_HOST);
         let (listener, addr) =
             http::listen(host, port, self.strict_port, &mut config.allow).await?;
+        config.lab = self.lab.unwrap_or_else(|| is_loopback_bind(host));
         Ok(Listener {
             listener,
             addr,
             config,
         })
+    }
+}
+
+/// Whether `host` binds loopback only (a wildcard such as `0.0.0.0` is announced as loopback
+/// but reachable from the network).
+fn is_loopback_bind(host: &str) -> bool {
+    match host.trim_matches(['[', ']']).parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => host.eq_ignore_ascii_case("localhost"),
     }
 }
 

@@ -46,6 +46,7 @@ pub mod _core {
         )?;
         m.add("ERAS", crate::protocol::EraChoice::NAMES.to_vec())?;
         m.add("CATALOGS", crate::catalog::names().collect::<Vec<_>>())?;
+        m.add("LAB_PAGE", crate::transport::http::lab::PAGE)?;
         m.add("DEFAULTS", super::options::defaults(m.py())?)?;
         m.add(
             "SERVER_OPTIONS",

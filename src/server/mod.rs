@@ -4,7 +4,7 @@
 //! (see [`exchange`] and [`dispatch`]).
 //!
 //! The modules are layered (docs/architecture.md, "Layers"; `tests/test_layers.py` checks it):
-//! state (`config`, `outgoing`, `sink`, `session`, `request_state`, `rounds`, `pagination`,
+//! state (`config`, `outgoing`, `sink`, `session`, `report_hook`, `request_state`, `rounds`, `pagination`,
 //! `uri_template`, `frontmatter`, `skills`, `listeners`, the task store and gates) → the model
 //! (`model`: the types that name each other) → serving (`handler`, `registry`, `context`,
 //! `exchange`, `seams`, `dispatch`, `stateless`, `methods`, `tasks`, `listen`) → this module,
@@ -23,6 +23,7 @@ pub mod model;
 pub mod outgoing;
 pub mod pagination;
 pub mod registry;
+pub mod report_hook;
 pub mod request_state;
 pub mod rounds;
 pub mod scope;
@@ -121,6 +122,7 @@ impl Server {
             listeners: listeners::Listeners::default(),
             next_conn: AtomicU64::new(1),
             state_key,
+            report: Default::default(),
         }))
     }
 
@@ -130,6 +132,18 @@ impl Server {
         self.faults.clear();
         self.recorder.clear();
         self.clock.restart();
+    }
+
+    /// Fires the catalogs' trigger `name` ([`Registry::triggers`]) and says how many things it
+    /// set off; `None` when no loaded catalog offers it.
+    pub fn trigger(&self, name: &str) -> Option<usize> {
+        let trigger = self.registry().triggers.get(name).cloned()?;
+        Some(trigger(self))
+    }
+
+    /// The names of the triggers the loaded catalogs offer.
+    pub fn trigger_names(&self) -> Vec<String> {
+        self.registry().triggers.keys().cloned().collect()
     }
 
     /// Moves a manual clock `by` forward ([`crate::clock::Clock::advance`]: every timer due by

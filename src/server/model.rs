@@ -75,6 +75,9 @@ pub struct Server {
     /// Whether the handshake and the stateless era are served: read per request by both
     /// eras' gates, fixed once `new` settled the revisions.
     pub(super) eras: (bool, bool),
+    /// Where `GET /_control/report` and the lab page get the report of the traffic: the Python
+    /// package installs its source here (the core does not compute the report itself).
+    pub report: super::report_hook::ReportHook,
 }
 
 /// The context of one request being served.
@@ -225,6 +228,10 @@ pub struct Registry {
     /// 2025 server): while it is loaded the server serves no stateless revision, so a 2026
     /// client gets the handshake era's `-32601` for `server/discover` and falls back.
     pub handshake_only: bool,
+    /// Named triggers a catalog offers a test (e.g. the review lab's `review-lab.update`: every
+    /// pending update now): `Server::trigger`, `POST /_control/triggers/{name}` and the lab
+    /// page's buttons fire them; each says how many things it set off.
+    pub triggers: FastIndexMap<String, TriggerFn>,
 }
 
 /// Errors a catalog reports in another server's words (see [`Registry::dialect`]).
@@ -303,3 +310,6 @@ pub type SessionHook = Arc<dyn Fn(Arc<Server>, Arc<Session>) + Send + Sync>;
 
 /// A hook run on (un)subscription: `(server, session, uri, subscribed)`.
 pub type SubscribeHook = Arc<dyn Fn(Arc<Server>, Arc<Session>, String, bool) + Send + Sync>;
+/// A catalog's named trigger ([`Registry::triggers`]): does its thing now and says how many
+/// things it set off (updates sent, timers fired).
+pub type TriggerFn = Arc<dyn Fn(&Server) -> usize + Send + Sync>;

@@ -7,6 +7,7 @@
 mod clock;
 mod faults;
 mod registration;
+mod report;
 mod serving;
 mod state;
 mod tasks;
@@ -137,6 +138,17 @@ impl PyServer {
     /// Sends `notifications/<kind>/list_changed` (`tools`, `resources` or `prompts`).
     fn notify_list_changed(&self, kind: &str) -> PyResult<()> {
         triggers::notify_list_changed(self, kind)
+    }
+
+    /// Fires the loaded catalogs' trigger `name` (e.g. `review-lab.update`); how many things it
+    /// set off.
+    fn trigger(&self, name: &str) -> PyResult<usize> {
+        triggers::trigger(self, name)
+    }
+
+    /// The names of the triggers the loaded catalogs offer.
+    fn trigger_names(&self) -> Vec<String> {
+        self.core.trigger_names()
     }
 
     /// How many sessions are open, on any transport.

@@ -30,6 +30,8 @@ const MAX_BLOCKING_THREADS: usize = 64;
 /// A server with `options`, its catalogs loaded (GIL released), on a runtime of its own.
 pub(super) fn new(py: Python<'_>, options: ServerOptions) -> PyResult<PyServer> {
     let core = py.detach(|| options.server()).map_err(to_py)?;
+    core.report
+        .set(super::report::source(core.recorder.clone()));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(options.worker_threads())
         .max_blocking_threads(MAX_BLOCKING_THREADS)

@@ -100,3 +100,14 @@ fn asking(
             .collect())
     })
 }
+
+/// Fires the catalogs' trigger `name`; how many things it set off. An unknown name is a
+/// `ConfigError` naming the triggers there are.
+pub(super) fn trigger(server: &PyServer, name: &str) -> PyResult<usize> {
+    server.core.trigger(name).ok_or_else(|| {
+        ConfigError::new_err(format!(
+            "no trigger {name:?}; the loaded catalogs offer {:?}",
+            server.core.trigger_names()
+        ))
+    })
+}

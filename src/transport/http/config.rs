@@ -27,6 +27,9 @@ pub struct HttpConfig {
     /// The bearer token every control API call must carry (`None`: none needed; the API is
     /// behind the loopback Host/Origin guard either way).
     pub control_token: Option<String>,
+    /// Whether the live lab page is served at `/_lab/` (it needs the control API, so it is
+    /// off with it).
+    pub lab: bool,
 }
 impl Default for HttpConfig {
     fn default() -> Self {
@@ -41,6 +44,7 @@ impl Default for HttpConfig {
             standalone_stream: true,
             control: true,
             control_token: None,
+            lab: true,
         }
     }
 }

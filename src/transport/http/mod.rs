@@ -8,6 +8,7 @@ pub mod control;
 pub mod front;
 pub mod guard;
 pub mod headers;
+pub mod lab;
 pub mod legacy_sse;
 pub mod mcp;
 pub mod negotiation;

@@ -20,7 +20,8 @@ async fn health() -> impl IntoResponse {
         r#"{"status":"ok"}"#,
     )
 }
-/// The whole HTTP app: `/mcp`, `/sse`, `/message`, `/health`, behind the guard and CORS
+/// The whole HTTP app: `/mcp`, `/sse`, `/message`, `/health`, the control API and the lab page
+/// (`/_control/`, `/_lab/`), behind the guard and CORS
 /// ([`front`]).
 pub fn app(state: Arc<HttpState>) -> Router {
     let mcp_headers = [SESSION_HEADER.clone(), VERSION_HEADER.clone()];
@@ -42,6 +43,9 @@ pub fn app(state: Arc<HttpState>) -> Router {
         .with_state(state.clone());
     if state.config.control {
         routes = routes.merge(super::control::routes(state.clone()));
+        if state.config.lab {
+            routes = routes.merge(super::lab::routes());
+        }
     }
     Router::new().fallback_service(super::front::Front {
         state,

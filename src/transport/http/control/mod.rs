@@ -1,18 +1,20 @@
 //! The control API (`/_control/`, `docs/control-api.md`): a small JSON API on the HTTP
 //! listener that lets a test suite in any language script the server as a Python test does —
-//! fault rules, canned tools, resources and prompts, notifications, the clock, the traffic, a
-//! reset. It sits behind the same Host/Origin guard as `/mcp`; with a token configured every
+//! fault rules, canned tools, resources and prompts, notifications, triggers, the clock, the
+//! traffic and its report, a reset. It sits behind the same Host/Origin guard as `/mcp`; with a token configured every
 //! call must carry `Authorization: Bearer <token>`. A body the API cannot take is answered
 //! `400` with `{"error": {"field", "message"}}`, and the server goes on serving. One module per
-//! concept: [`faults`], [`canned`], [`notify`], [`clock`], [`traffic`]; [`reply`] is how every
-//! one of them answers.
+//! concept: [`faults`], [`canned`], [`notify`], [`clock`], [`traffic`], [`report`],
+//! [`triggers`]; [`reply`] is how every one of them answers.
 
 mod canned;
 mod clock;
 mod faults;
 mod notify;
 mod reply;
+mod report;
 mod traffic;
+mod triggers;
 
 use super::state::HttpState;
 use axum::extract::State;
@@ -46,6 +48,9 @@ const ENDPOINTS: &[&str] = &[
     "POST /_control/clock/advance",
     "GET /_control/traffic?since=SEQ",
     "GET /_control/traffic/stream?since=SEQ",
+    "GET /_control/report",
+    "GET /_control/triggers",
+    "POST /_control/triggers/{name}",
     "POST /_control/notify",
     "POST /_control/ask",
     "POST /_control/reset",
@@ -79,6 +84,9 @@ pub fn routes(state: Arc<HttpState>) -> Router {
         .route("/_control/clock/advance", post(clock::advance))
         .route("/_control/traffic", get(traffic::traffic))
         .route("/_control/traffic/stream", get(traffic::stream))
+        .route("/_control/report", get(report::report))
+        .route("/_control/triggers", get(triggers::list))
+        .route("/_control/triggers/{name}", post(triggers::fire))
         .route("/_control/notify", post(notify::notify))
         .route("/_control/ask", post(notify::ask))
         .route("/_control/reset", post(reset))

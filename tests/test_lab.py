@@ -1,0 +1,327 @@
+"""The lab page (`/_lab/`, docs/report.md) and what it reads: the control API's report and
+triggers, the listener's `lab` option, the CLI's `report --html` and `report --serve --follow`.
+The pages are opened in headless Chromium (tests/browser.py) and driven like a person would:
+the checklist is read from the DOM, a frame is clicked to see its JSON, a trigger button is
+clicked and the official client receives the notification it sends."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from mcp import Client, StdioServerParameters, types
+
+from everything_mcp import ConfigError, Server, load_records
+
+from browser import artifact_dir, chromium_page
+from conftest import SERVER_CMD, WAIT
+
+pytestmark = pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")
+
+STATUS = "test://review/status"
+DOCS_IMAGES = Path(__file__).resolve().parent.parent / "docs" / "img"
+
+
+def keep_screenshot(page: Any, name: str) -> Path:
+    """A screenshot of `page` kept as a test artifact; with EVERYTHING_MCP_DOCS_IMAGES=1 it also
+    replaces the one docs/report.md shows."""
+    import os
+
+    path = artifact_dir() / name
+    page.screenshot(path=path)
+    if os.environ.get("EVERYTHING_MCP_DOCS_IMAGES") == "1":
+        DOCS_IMAGES.mkdir(exist_ok=True)
+        shutil.copy(path, DOCS_IMAGES / name)
+    return path
+
+
+@pytest.fixture
+def lab() -> Iterator[Server]:
+    """The everything and review-lab catalogs over HTTP; the review lab's update waits an hour,
+    so only its trigger sends it within a test."""
+    with Server(catalogs=["everything", "review-lab"], update_delay=3600) as srv:
+        srv.start_http()
+        yield srv
+
+
+def control(srv: Server) -> httpx.Client:
+    return httpx.Client(base_url=f"{srv.base_url}/_control", timeout=WAIT)
+
+
+# --- the listener and the control API -------------------------------------------------------
+
+
+def test_the_page_is_served_self_contained_with_a_policy_that_forbids_the_network(lab: Server) -> None:
+    with httpx.Client(base_url=lab.base_url or "", timeout=WAIT) as http:
+        page = http.get("/_lab/")
+        assert page.status_code == 200
+        assert page.headers["content-type"] == "text/html; charset=utf-8"
+        policy = page.headers["content-security-policy"]
+        assert "default-src 'none'" in policy and "connect-src 'self'" in policy
+        assert '<script id="lab-data" type="application/json">null</script>' in page.text
+        assert "http://" not in page.text and "https://" not in page.text
+        moved = http.get("/_lab")
+        assert (moved.status_code, moved.headers["location"]) == (308, "/_lab/")
+        # The same Host guard as /mcp.
+        assert http.get("/_lab/", headers={"Host": "evil.example"}).status_code == 403
+
+
+@pytest.mark.parametrize(
+    ("host", "options", "served"),
+    [
+        (None, {"lab": False}, False),
+        (None, {"control": False}, False),
+        ("0.0.0.0", {}, False),  # not loopback: off unless asked
+        ("0.0.0.0", {"lab": True}, True),
+    ],
+)
+def test_the_lab_option(host: str | None, options: dict[str, Any], served: bool) -> None:
+    with Server(catalogs=["none"]) as srv:
+        srv.start_http(host, **options)
+        assert httpx.get(f"{srv.base_url}/_lab/", timeout=WAIT).status_code == (200 if served else 404)
+
+
+def test_the_control_api_serves_the_report_of_srv_report(lab: Server) -> None:
+    async def drive() -> None:
+        async with Client(lab.http_url or "", mode="legacy") as client:
+            await client.list_resources()
+            await client.read_resource(STATUS)
+
+    anyio.run(drive)
+    with control(lab) as api:
+        got = api.get("/report")
+    assert got.status_code == 200
+    assert got.headers["cache-control"] == "no-store"
+    assert got.json() == lab.report().to_json()
+    mine = got.json()["clients"][0]
+    assert (mine["client"]["name"], mine["transport"], mine["levels"]["subscription"]) == ("mcp", "http", 3)
+
+
+def test_triggers_from_the_control_api_and_python(lab: Server) -> None:
+    with control(lab) as api:
+        assert api.get("/triggers").json() == {"triggers": ["review-lab.update"]}
+        assert lab.trigger_names == ["review-lab.update"]
+        assert api.post("/triggers/review-lab.update").json() == {"fired": 0}
+        with httpx.Client(timeout=WAIT) as http:
+            session = handshake(http, lab.http_url or "")
+            post(http, lab.http_url or "", session, 2, "resources/subscribe", {"uri": STATUS})
+            assert api.post("/triggers/review-lab.update").json() == {"fired": 1}
+            # The update waits for the session's standalone stream.
+            headers = {"accept": "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+            with http.stream("GET", lab.http_url or "", headers=headers) as stream:
+                events = (json.loads(line[6:]) for line in stream.iter_lines() if line.startswith("data: {"))
+                update = next(e for e in events if e.get("method") == "notifications/resources/updated")
+            assert update["params"] == {"uri": STATUS}
+            assert lab.trigger("review-lab.update") == 0  # sent already
+        unknown = api.post("/triggers/nope")
+        assert unknown.status_code == 404
+        assert (
+            unknown.json()["error"]["message"] == 'no trigger "nope"; the loaded catalogs offer ["review-lab.update"]'
+        )
+    with pytest.raises(ConfigError, match="no trigger"):
+        lab.trigger("nope")
+
+
+def handshake(http: httpx.Client, url: str) -> str:
+    """A raw handshake-era session; its id."""
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    }
+    answer = http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}, headers=ACCEPT)
+    session = answer.headers["mcp-session-id"]
+    headers = {**ACCEPT, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+    http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+    return session
+
+
+ACCEPT = {"accept": "application/json, text/event-stream"}
+
+
+def post(http: httpx.Client, url: str, session: str, id: int, method: str, params: dict[str, Any]) -> None:
+    headers = {**ACCEPT, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+    answer = http.post(url, json={"jsonrpc": "2.0", "id": id, "method": method, "params": params}, headers=headers)
+    assert answer.status_code == 200, answer.text
+
+
+# --- recorded runs and the CLI ---------------------------------------------------------------
+
+
+def record_a_run(path: Path, mode: str = "legacy") -> None:
+    """A run of the official client over stdio, recorded to `path`: it lists, reads, subscribes,
+    is told of the update, re-reads and unsubscribes."""
+    with Server(catalogs=["none"], record=str(path)) as srv:
+        state = {"v": 1}
+
+        @srv.resource("demo://counter")
+        def counter() -> str:
+            """A counter."""
+            return f"v{state['v']}"
+
+        updated = anyio.Event()
+
+        async def on_message(message: object) -> None:
+            if isinstance(getattr(message, "root", message), types.ResourceUpdatedNotification):
+                updated.set()
+
+        async def drive() -> None:
+            with anyio.fail_after(WAIT):
+                params = StdioServerParameters(**srv.stdio_params)
+                async with Client(params, mode=mode, message_handler=on_message) as client:  # type: ignore[arg-type]
+                    await client.list_resources()
+                    await client.read_resource("demo://counter")
+                    await client.subscribe_resource("demo://counter")
+                    state["v"] = 2
+                    srv.notify_resource_updated("demo://counter")
+                    await updated.wait()
+                    await client.read_resource("demo://counter")
+                    await client.unsubscribe_resource("demo://counter")
+
+        anyio.run(drive)
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*SERVER_CMD, *args], capture_output=True, text=True, timeout=WAIT * 3)
+
+
+def test_report_html_is_one_file_with_the_records_and_the_report(tmp_path: Path) -> None:
+    run, out = tmp_path / "run.jsonl", tmp_path / "run.html"
+    record_a_run(run)
+    done = cli("report", str(run), "--html", str(out))
+    assert done.returncode == 0, done.stderr
+    text = out.read_text(encoding="utf-8")
+    assert "http://" not in text and "https://" not in text
+    data = json.loads(text.split('<script id="lab-data" type="application/json">', 1)[1].split("</script>", 1)[0])
+    assert [r["seq"] for r in data["records"]] == [r.seq for r in load_records(run)]
+    assert data["report"]["clients"][0]["levels"] == {"subscription": 7}
+
+
+def test_the_html_report_in_chromium(tmp_path: Path) -> None:
+    """The checklist's DOM, a click on a frame showing its JSON, and a screenshot."""
+    run, out = tmp_path / "run.jsonl", tmp_path / "run.html"
+    record_a_run(run)
+    assert cli("report", str(run), "--html", str(out)).returncode == 0
+    records = load_records(run)
+    read = next(r for r in records if r.method == "resources/read" and r.kind == "request")
+    with chromium_page() as page:
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(out.as_uri())
+        client = page.locator("[data-client]")
+        assert client.count() == 1
+        label = client.get_attribute("data-client") or ""
+        assert label.startswith("mcp ") and label.endswith(" (handshake, stdio)"), label
+        assert page.locator("[data-level]").first.get_attribute("data-level") == "7"
+        for check in ("subscription.read", "subscription.notified", "subscription.changed", "lifecycle.initialized"):
+            assert page.locator(f'[data-check="{check}"]').get_attribute("data-status") == "pass", check
+        assert page.locator('[data-check="cancel.sent"]').get_attribute("data-status") == "not exercised"
+        assert page.locator("#status").inner_text().strip().lower() == "file"
+        assert page.locator("#btn-review-update").is_hidden()
+        page.locator(f'.frame[data-seq="{read.seq}"]').click()
+        shown = json.loads(page.locator("#detail-json").inner_text())
+        assert shown == read.msg
+        keep_screenshot(page, "report-html.png")
+        assert errors == []
+
+
+def test_the_live_page_while_the_official_client_subscribes(lab: Server) -> None:
+    """A person's view: the checklist turns green as the client goes up the ladder, the "update
+    now" button makes the server send the update, and the client receives it."""
+    subscribed, notified, finish = threading.Event(), threading.Event(), threading.Event()
+    failure: list[BaseException] = []
+
+    async def drive() -> None:
+        async def on_message(message: object) -> None:
+            if isinstance(getattr(message, "root", message), types.ResourceUpdatedNotification):
+                notified.set()
+
+        with anyio.fail_after(WAIT * 3):
+            async with Client(lab.http_url or "", mode="legacy", message_handler=on_message) as client:
+                await client.list_resources()
+                await client.read_resource(STATUS)
+                await client.subscribe_resource(STATUS)
+                subscribed.set()
+                await anyio.to_thread.run_sync(lambda: notified.wait(WAIT))
+                await client.read_resource(STATUS)
+                await anyio.to_thread.run_sync(lambda: finish.wait(WAIT))
+
+    thread = in_thread(drive, failure)
+    try:
+        with chromium_page() as page:
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(f"{lab.base_url}/_lab/")
+            page.wait_for_selector("#status:text-is('live')")
+            assert subscribed.wait(WAIT)
+            page.wait_for_selector('[data-check="subscription.subscribed"][data-status="pass"]')
+            assert page.locator('[data-check="subscription.notified"]').get_attribute("data-status") == "not exercised"
+            page.fill("#resource-uri", STATUS)
+            page.click("#btn-review-update")
+            page.wait_for_selector("#action-result:has-text('fired')")
+            assert notified.wait(WAIT), "the client never received the update"
+            page.wait_for_selector('[data-check="subscription.changed"][data-status="pass"]')
+            assert page.locator("[data-level]").first.get_attribute("data-level") == "7"
+            update = lab.traffic.wait_for("notifications/resources/updated", timeout=WAIT)
+            page.locator(f'.frame[data-seq="{update.seq}"]').click()
+            assert json.loads(page.locator("#detail-json").inner_text()) == update.msg
+            keep_screenshot(page, "lab-live.png")
+            assert errors == []
+    finally:
+        finish.set()
+        thread.join(WAIT)
+    assert not failure, failure
+
+
+def in_thread(main: Callable[[], Any], failure: list[BaseException]) -> threading.Thread:
+    """Runs the async `main` on its own event loop in a thread (Playwright's sync API owns the
+    test's thread); an exception is kept in `failure`."""
+
+    def run() -> None:
+        try:
+            anyio.run(main)
+        except BaseException as e:  # reported by the test
+            failure.append(e)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_report_serve_follow_watches_a_growing_record_file(tmp_path: Path) -> None:
+    """`report FILE --serve --follow`: the page of a stdio session's record file grows with it."""
+    whole, growing = tmp_path / "whole.jsonl", tmp_path / "growing.jsonl"
+    record_a_run(whole)
+    lines = whole.read_text(encoding="utf-8").splitlines(keepends=True)
+    growing.write_text("".join(lines[:3]), encoding="utf-8")
+    proc = subprocess.Popen(
+        [*SERVER_CMD, "report", str(growing), "--serve", "--follow", "--port", "0"],
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    try:
+        url = json.loads(proc.stderr.readline())["url"]
+        assert url.endswith("/_lab/")
+        with chromium_page() as page:
+            page.goto(url)
+            page.wait_for_selector("#count:text-is('3')")
+            with growing.open("a", encoding="utf-8") as f:
+                f.write("".join(lines[3:]))
+            page.wait_for_selector(f"#count:text-is('{len(lines)}')")
+            page.wait_for_selector('[data-check="subscription.changed"][data-status="pass"]')
+        refused = httpx.post(url.replace("/_lab/", "/_control/notify"), json={}, timeout=WAIT)
+        assert refused.status_code == 501
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=WAIT) == 0
+        proc.stderr.close()
