@@ -8,6 +8,8 @@ Contenders (each figure is measured for those it applies to):
 - `ours-py`: the same with `echo` registered as a plain Python function;
 - `ours-faults`: `ours-tape` with 100 fault rules in force that match none of the load's frames;
 - `ours-clock`: `ours-tape` on the manual clock (`clock="manual"`, never advanced);
+- `ours-lab`: the CLI's `http` as it starts by default, with the lab page on (`/_lab/`), so the
+  newest 100,000 records kept in memory (`ours` runs with `--no-lab`);
 - `reference`: `@modelcontextprotocol/server-everything` (Node), pinned like `bench.side_by_side`;
 - `python-sdk`: the official `mcp` SDK's `MCPServer` with the same `echo`, pinned, own venv;
 - `bare-axum`: the machine's ceiling: an axum endpoint that parses the JSON-RPC body and answers
@@ -46,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from . import listen, side_by_side, tasks  # the reference's pinned install is shared with side_by_side
+from . import report as report_bench
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -84,6 +87,8 @@ class Sizes:
     """`subscriptions/listen` streams open at once on one server (the listen figures)."""
     tasks: int = 10_000
     """Tasks created per round (the task memory figures, `bench.tasks`)."""
+    report_records: int = 100_000
+    """Records in the file the report figures read (`bench.report`)."""
     loadgen_timeout: float = 1200.0
     """Seconds one loadgen run may take (`--smoke` lowers it: CI must never hang on a stuck server)."""
 
@@ -103,6 +108,7 @@ SMOKE = Sizes(
     relay_runs=2,
     listen_streams=50,
     tasks=100,
+    report_records=1_000,
     loadgen_timeout=120.0,
 )
 
@@ -197,6 +203,28 @@ def contenders(available: set[str]) -> list[Contender]:
         Contender(
             "ours",
             [py, "-m", "everything_mcp", "stdio"],
+            lambda p: (
+                [
+                    py,
+                    "-m",
+                    "everything_mcp",
+                    "http",
+                    "--port",
+                    str(p),
+                    "--strict-port",
+                    "--max-sessions",
+                    "20000",
+                    "--log-level",
+                    "off",
+                    # The lab page keeps records in memory; its cost is `ours-lab`'s figure.
+                    "--no-lab",
+                ],
+                {},
+            ),
+        ),
+        Contender(
+            "ours-lab",
+            None,
             lambda p: (
                 [
                     py,
@@ -620,6 +648,14 @@ TARGETS = (
         "x",
     ),
     Target(
+        "HTTP echo with the lab page on (records kept) within 10% of the CLI without it (16 connections)",
+        ("http_rps_c16", "ours-lab"),
+        ("http_rps_c16", "ours"),
+        ">=",
+        0.9,
+        "x",
+    ),
+    Target(
         "Python-registered echo >= 10x the Python SDK's requests/s (16 connections)",
         ("http_rps_c16", "ours-py"),
         ("http_rps_c16", "python-sdk"),
@@ -787,6 +823,24 @@ def report(res: Results, sizes: Sizes, who: list[str], command: str) -> str:
     )
     lines += table(
         res,
+        f"The report over {sizes.report_records:,} records (`everything_mcp.report`; a fresh process each)",
+        [
+            ("report_records", "records"),
+            ("report_file_mb", "file MB"),
+            ("report_api_s", "`of_files` s"),
+            ("report_api_cpu_s", "CPU s"),
+            ("report_api_records_per_s", "records/s"),
+            ("report_api_rss_mb", "peak RSS MB"),
+            ("report_api_import_rss_mb", "after the imports MB"),
+            ("report_cli_s", "`report --json` CLI s"),
+            ("report_cli_cpu_s", "CPU s"),
+            ("report_cli_records_per_s", "records/s"),
+            ("report_cli_rss_mb", "peak RSS MB"),
+        ],
+        who,
+    )
+    lines += table(
+        res,
         "Fixture cost",
         [("fixture_ms", "`Server()` + `start_http()` + `stop()` ms"), ("relay_ms", "relay start → first answer ms")],
         who,
@@ -829,6 +883,39 @@ NOTES = """\
   target that compares two figures) is the median of the per-round ratios: a round runs the
   contenders back to back, so each pair saw the same machine, and drift between rounds (this
   machine's speed moves by 10-20% over minutes) cancels instead of landing on one side.
+
+## The report over 100k records
+
+`python -m bench.run --only report` (`--smoke`: 1,000 records; `python -m bench.report [N]`
+prints one round as JSON) times the client report ([report.md](report.md)) on a record file of
+100,000 records of real traffic, written by an in-process `Server(record=FILE)` driven by raw
+clients in waves of 50 sessions (`bench/report.py`): handshake-era in-process sessions that
+`initialize`, re-list the tools after `tools/list_changed`, list and read the resources,
+subscribe, ping, call `echo` 5-40 times and `get-sum`, cancel, receive
+`notifications/resources/updated`, read again and unsubscribe; one in five a 2026-07-28 client
+with a listen stream; one in ten a Streamable HTTP session (httpx) that ends with `DELETE`. Six
+client names over about 1,500 connections: 100,059 records, 89 MB. Each round reads the file in
+two fresh processes: `everything_mcp.report.of_files([FILE])`, timed after its imports, and
+`python -m everything_mcp report FILE --json`, timed from spawn to exit; peak RSS is each
+process's own `ru_maxrss` (`os.wait4` in a bare launcher: a child's figure includes the
+process it was forked from), and CPU time is shown beside wall time, steadier on a shared
+machine. The CLI's JSON is checked against the clients generated and the subscription level
+each one's traffic reaches. There is no peer (no other MCP server reports on its clients from
+recorded traffic), so the figures are absolute.
+
+Measured 2026-12-02 on a 2-core machine (AMD EPYC) while other jobs shared it (load about 2.5),
+3 rounds, `median (min-max)`:
+
+| | wall s | CPU s | records/s (wall) | peak RSS MB |
+|---|---|---|---|---|
+| `of_files` (after imports; 22 MB after them) | 11.5 (7.26-11.7) | 8.62 (7.22-9.35) | 8,719 (8,521-13,791) | 348 |
+| `python -m everything_mcp report FILE --json` | 9.07 (8.92-13.0) | 8.93 (8.42-9.38) | 11,035 (7,706-11,214) | 350 |
+
+In one process, reading the file (`load_records`: a JSON parse and a `TrafficRecord` per line)
+took 4.3 s and the checks 4.4 s; the checks' largest costs were `ClientTraffic.frames`, which
+scans all of a client's records on each call (about 30 calls per client), and the forward scan
+for each request's answer. Memory is about 3.3 KB per record, 3.7 times the file: every record
+is kept whole, its raw text and its parsed message.
 
 ## What made the HTTP path fast
 
@@ -1024,6 +1111,19 @@ def bench_tasks(sizes: Sizes, out: Results) -> None:
         out.add("tasks_rss_second_mb", "ours", figures["rss_second_mb"])
 
 
+def bench_report(sizes: Sizes, out: Results) -> None:
+    """`everything_mcp.report` over one generated record file, in a fresh process per reading:
+    `of_files` and `python -m everything_mcp report FILE --json` (`bench.report`; no peer)."""
+
+    def log(line: str) -> None:
+        print(f"bench: report: {line}", file=sys.stderr, flush=True)
+
+    for round_no, figures in enumerate(report_bench.measure(sizes.report_records, sizes.rounds, log)):
+        for name, value in figures.items():
+            if round_no == 0 or name not in ("records", "file_mb"):  # one file for every round
+                out.add(f"report_{name}", "ours", value)
+
+
 BENCHMARKS: dict[str, Callable[[list[Contender], Sizes, Results], None]] = {
     "cold-start": bench_cold_start,
     "stdio": bench_stdio,
@@ -1033,8 +1133,22 @@ BENCHMARKS: dict[str, Callable[[list[Contender], Sizes, Results], None]] = {
     "fixture": lambda _cs, sizes, out: bench_fixture(sizes, out),
     "listen": lambda _cs, sizes, out: bench_listen(sizes, out),
     "tasks": lambda _cs, sizes, out: bench_tasks(sizes, out),
+    "report": lambda _cs, sizes, out: bench_report(sizes, out),
 }
-NAMES = ("ours", "ours-tape", "ours-py", "ours-faults", "ours-clock", "reference", "python-sdk", "bare-axum")
+PEER_BENCHMARKS = frozenset(("cold-start", "stdio", "http", "sessions", "memory"))
+"""The benchmarks that run the contenders (and loadgen): the others measure our server alone, so
+a run of only those neither builds bench/rust nor installs the peers."""
+NAMES = (
+    "ours",
+    "ours-lab",
+    "ours-tape",
+    "ours-py",
+    "ours-faults",
+    "ours-clock",
+    "reference",
+    "python-sdk",
+    "bare-axum",
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1067,14 +1181,15 @@ def main(argv: list[str] | None = None) -> int:
             DOCS.write_text(text + "\n")
         return 0
 
-    print("bench: building bench/rust (loadgen, bare-axum)", file=sys.stderr)
-    build_rust_tools()
-    if "reference" in wanted and not ensure_reference():
-        print("bench: the reference server could not be installed; skipping it", file=sys.stderr)
-        wanted.discard("reference")
-    if "python-sdk" in wanted and not ensure_python_sdk():
-        print(f"bench: {SDK_PIN} could not be installed; skipping the Python SDK", file=sys.stderr)
-        wanted.discard("python-sdk")
+    if PEER_BENCHMARKS & set(benches):
+        print("bench: building bench/rust (loadgen, bare-axum)", file=sys.stderr)
+        build_rust_tools()
+        if "reference" in wanted and not ensure_reference():
+            print("bench: the reference server could not be installed; skipping it", file=sys.stderr)
+            wanted.discard("reference")
+        if "python-sdk" in wanted and not ensure_python_sdk():
+            print(f"bench: {SDK_PIN} could not be installed; skipping the Python SDK", file=sys.stderr)
+            wanted.discard("python-sdk")
     cs = contenders(wanted)
     res = Results()
     for name in benches:

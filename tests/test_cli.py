@@ -183,12 +183,11 @@ def test_flags_become_options() -> None:
         ["http", "--catalog", "none,conformance", "--catalog", "skills", "--tick-ms", "50", "--no-standalone-stream"]
     )
     given = cli._given(ns, [*cli._core.SERVER_OPTIONS, *cli._core.HTTP_OPTIONS])
-    # `keep_traffic` is the CLI's own default (0: no records in memory), given always.
+    # `keep_traffic` is left to `main`, which keeps records only for the lab page.
     assert given == {
         "catalogs": ["none", "conformance", "skills"],
         "tick": 0.05,
         "standalone_stream": False,
-        "keep_traffic": 0,
     }
     # `--tick-ms 0` is the reference's timers, as before.
     assert cli._given(cli._parser("stdio").parse_args(["stdio", "--tick-ms", "0"]), ["tick"]) == {}

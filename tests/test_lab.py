@@ -325,3 +325,15 @@ def test_report_serve_follow_watches_a_growing_record_file(tmp_path: Path) -> No
         proc.terminate()
         assert proc.wait(timeout=WAIT) == 0
         proc.stderr.close()
+
+
+def test_the_cli_keeps_the_traffic_for_the_lab_and_no_lab_keeps_none() -> None:
+    from conftest import cli_http_server
+
+    for args, served in (((), True), (("--no-lab",), False)):
+        with cli_http_server(*args) as url, httpx.Client(timeout=WAIT) as http:
+            base = url.removesuffix("/mcp")
+            handshake(http, url)
+            assert http.get(f"{base}/_lab/").status_code == (200 if served else 404)
+            clients = http.get(f"{base}/_control/report").json()["clients"]
+            assert [c["client"]["name"] for c in clients] == (["raw"] if served else [])

@@ -1,7 +1,9 @@
 """The pytest plugin, tested with pytest's own `pytester`: fixtures, marker, traffic attached to
-failing tests and saved as JSONL; sync, pytest-asyncio and anyio (asyncio and trio) tests."""
+failing tests and saved as JSONL and as an HTML report; sync, pytest-asyncio and anyio (asyncio and trio) tests."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -58,8 +60,18 @@ def test_failing(everything_mcp):
 def test_plugin_fixtures_marker_and_failure_records(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_user=USER_TESTS)
     records = pytester.path / "records"
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--everything-mcp-records={records}", "-q")
+    pages = pytester.path / "pages"
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", f"--everything-mcp-records={records}", f"--everything-mcp-report={pages}", "-q"
+    )
     result.assert_outcomes(passed=6, failed=1)
+    # The failing test's HTML report: the page with its records and their report written in.
+    (page,) = pages.glob("*.html")
+    assert "test_failing" in page.name
+    data = page.read_text().split('<script id="lab-data" type="application/json">', 1)[1].split("</script>", 1)[0]
+    written = json.loads(data)
+    assert written["records"][0]["method"] == "initialize"
+    assert [c["transport"] for c in written["report"]["clients"]] == ["http"]
     result.stdout.fnmatch_lines(
         ["*everything-mcp traffic (server 1)*", "*in  request      1      handshake initialize*"]
     )

@@ -500,8 +500,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # add a third to the start-up time of every stdio client's spawn.
         options = _given(ns, _core.SERVER_OPTIONS)
         if "keep_traffic" not in options:
-            # The lab page (HTTP, unless --no-lab) reads the traffic from memory.
-            lab = ns.command != "stdio" and getattr(ns, "lab", None) is not False
+            # The lab page (HTTP unless --no-lab, and a stdio server's control port) reads the
+            # traffic from memory.
+            listens = ns.command != "stdio" or ns.control_port is not None
+            lab = listens and getattr(ns, "lab", None) is not False
             options["keep_traffic"] = LAB_KEEP_TRAFFIC if lab else 0
         server = _core.Server(**options, **_FIXED)
         if ns.faults:
