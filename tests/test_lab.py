@@ -337,3 +337,44 @@ def test_the_cli_keeps_the_traffic_for_the_lab_and_no_lab_keeps_none() -> None:
             assert http.get(f"{base}/_lab/").status_code == (200 if served else 404)
             clients = http.get(f"{base}/_control/report").json()["clients"]
             assert [c["client"]["name"] for c in clients] == (["raw"] if served else [])
+
+
+ANSI_STYLE = {
+    "1": "font-weight:bold",
+    "32": "color:#1a7f37",
+    "1;31": "font-weight:bold;color:#cf222e",
+    "2": "color:#8c959f",
+}
+
+
+def terminal_html(text: str) -> str:
+    """The coloured table as a terminal would show it, for its screenshot."""
+    import html
+    import re
+
+    out, style = [], None
+    for part in re.split(r"(\x1b\[[0-9;]*m)", text):
+        if part.startswith("\x1b["):
+            code = part[2:-1]
+            style = None if code == "0" else ANSI_STYLE[code]
+        elif part:
+            escaped = html.escape(part)
+            out.append(f'<span style="{style}">{escaped}</span>' if style else escaped)
+    body = "".join(out)
+    return f'<pre style="font:13px/1.35 monospace;background:#fff;margin:0;padding:12px">{body}</pre>'
+
+
+def test_the_terminal_table_in_colour(tmp_path: Path) -> None:
+    run = tmp_path / "run.jsonl"
+    record_a_run(run)
+    coloured = cli("report", str(run), "--color", "always")
+    assert coloured.returncode == 0, coloured.stderr
+    assert "\x1b[32m  ok   subscription.read" in coloured.stdout
+    assert "\x1b[2m  -    cancel.sent" in coloured.stdout
+    plain = cli("report", str(run))  # auto: stdout is a pipe here
+    assert "\x1b[" not in plain.stdout
+    assert plain.stdout == cli("report", str(run), "--color", "never").stdout
+    with chromium_page() as page:
+        page.set_viewport_size({"width": 1200, "height": 900})
+        page.set_content(terminal_html(coloured.stdout))
+        keep_screenshot(page, "report-table.png")

@@ -11,15 +11,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..traffic import TrafficRecord
 from .checks import CATALOG, lifecycle
+from .http import attribute_sessionless_gets
 from .ladder import level
+from .latency import latency as latency_of
 from .model import Check, ClientTraffic
 
-__all__ = ["SCHEMA_VERSION", "Check", "ClientReport", "Report", "of_files", "report"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "Check",
+    "ClientReport",
+    "Report",
+    "html",
+    "load_files",
+    "of_files",
+    "report",
+    "report_json",
+]
 
 SCHEMA_VERSION = 1
 """The version of ``--json``'s schema (raised when a change would break a reader)."""
@@ -43,6 +55,9 @@ class ClientReport:
     """``stdio``, ``http``, ``sse`` or ``memory``."""
     checks: tuple[Check, ...]
     """Every check, in catalog order."""
+    latency: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """How long the server took to answer it, per method: ``{"count", "p50_ms", "max_ms"}``
+    (not a check: a measure)."""
 
     @property
     def label(self) -> str:
@@ -74,10 +89,8 @@ class ClientReport:
             "revision": self.revision,
             "transport": self.transport,
             "levels": {"subscription": self.level()},
-            "checks": [
-                {"id": c.id, "description": c.description, "status": c.status, "seqs": list(c.seqs)}
-                for c in self.checks
-            ],
+            "checks": [c.to_json() for c in self.checks],
+            "latency": self.latency,
         }
 
 
@@ -102,13 +115,28 @@ class Report:
         """``--json``'s text."""
         return json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n"
 
-    def table(self) -> str:
-        """A readable table: one block per client, a line per check."""
+    def table(self, color: bool = False) -> str:
+        """A readable table: one block per client, a line per check (with `color`, ANSI colours:
+        pass green, fail red, not exercised dim)."""
         mark = {"pass": "ok  ", "fail": "FAIL", "not exercised": "-   "}
+        paint = {"pass": "32", "fail": "1;31", "not exercised": "2"}
+
+        def ink(text: str, code: str) -> str:
+            return f"\x1b[{code}m{text}\x1b[0m" if color else text
+
         blocks = []
         for c in self.clients:
-            lines = [f"{c.label}  subscription level {c.level()}/7"]
-            lines += [f"  {mark[k.status]} {k.id:<28} {k.description}" for k in c.checks]
+            lines = [ink(f"{c.label}  subscription level {c.level()}/7", "1")]
+            lines += [
+                ink(f"  {mark[k.status]} {k.id:<30}", paint[k.status])
+                + f" {k.description}"
+                + (f": {k.detail}" if k.detail else "")
+                for k in c.checks
+            ]
+            lines += [
+                f"  latency  {m:<30} n={v['count']:<6} p50 {v['p50_ms']} ms  max {v['max_ms']} ms"
+                for m, v in c.latency.items()
+            ]
             blocks.append("\n".join(lines))
         return "\n\n".join(blocks) + "\n"
 
@@ -148,6 +176,7 @@ def report(records: Iterable[TrafficRecord]) -> Report:
     by_conn: dict[str, list[TrafficRecord]] = {}
     for r in records:
         by_conn.setdefault(r.conn, []).append(r)
+    attribute_sessionless_gets(by_conn)  # a GET refused outside any session (conn "-")
     by_client: dict[tuple[str, str, str | None, str | None, str], ClientTraffic] = {}
     for conn_records in by_conn.values():
         if not any(r.dir == "in" for r in conn_records):
@@ -160,13 +189,49 @@ def report(records: Iterable[TrafficRecord]) -> Report:
         checks = [*lifecycle(traffic, era)]
         for family in CATALOG:
             checks += family(traffic)
-        clients.append(ClientReport(name, version, era, revision, transport, tuple(checks)))
+        clients.append(ClientReport(name, version, era, revision, transport, tuple(checks), latency_of(traffic)))
     return Report(tuple(clients))
 
 
 def of_files(paths: Iterable[str]) -> Report:
     """The report of record files (``--record``), one client list across them all: several
     files (one per agent) give the matrix."""
+    return Report(tuple(c for records in load_files(paths) for c in report(records).clients))
+
+
+def load_files(paths: Iterable[str]) -> list[list[TrafficRecord]]:
+    """The records of each file; with several files, each file's ``seq`` numbers go on from the
+    previous file's last (so one page can show them all) and its connections are named
+    ``file:conn``."""
+    from dataclasses import replace
+    from pathlib import Path
+
     from ..traffic import load_records
 
-    return Report(tuple(c for path in paths for c in report(load_records(path)).clients))
+    paths = list(paths)
+    files, offset = [], 0
+    for path in paths:
+        records = load_records(path)
+        if len(paths) > 1:
+            name = Path(path).name
+            records = [replace(r, seq=r.seq + offset, conn=f"{name}:{r.conn}") for r in records]
+            offset = records[-1].seq if records else offset
+        files.append(records)
+    return files
+
+
+def report_json(lines: Sequence[str]) -> str:
+    """The report of JSON-lines records as ``--json`` writes it: what the core serves at
+    ``GET /_control/report`` and the lab page shows (the core calls this)."""
+    from ..traffic import parse_record
+
+    return report([parse_record(line) for line in lines]).dumps()
+
+
+def html(files: Sequence[Sequence[TrafficRecord]], title: str = "everything-mcp report") -> str:
+    """The HTML report of the records of one or several files (:func:`load_files`): the
+    checklist of every client and the sequence diagram, one self-contained page."""
+    from .webpage import render
+
+    whole = Report(tuple(c for records in files for c in report(records).clients))
+    return render((r for records in files for r in records), whole.to_json(), title)

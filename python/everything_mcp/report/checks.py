@@ -1,14 +1,22 @@
-"""The catalog of checks a report computes from traffic records (docs/report.md), beyond the
-subscription ladder (:mod:`.ladder`): the lifecycle, re-lists after ``list_changed``, the
-server's questions answered, multi-round retries, progress tokens, cancellation, pagination,
-stream resumption, the reactions to injected faults and errors, and transport habits."""
+"""The catalog of checks a report computes from traffic records (docs/report.md): the lifecycle
+(and the capabilities declared, :mod:`.capabilities`), the subscription ladder (:mod:`.ladder`),
+re-lists after ``list_changed``, the server's questions answered, multi-round retries, progress
+tokens, cancellation, pagination (:mod:`.pagination`), stream resumption, HTTP habits
+(:mod:`.http`), the reactions to injected faults (:mod:`.faults`) and the errors the client
+caused. ``CATALOG`` is the one list."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 
+from ..traffic import TrafficRecord
+from .capabilities import capabilities
+from .faults import faults
+from .http import http_habits
 from .ladder import subscription
 from .model import Check, ClientTraffic, check
+from .pagination import pagination
 
 LIST_KINDS = ("tools", "resources", "prompts")
 """The lists whose ``list_changed`` a client should follow with a re-list."""
@@ -29,7 +37,8 @@ def lifecycle(t: ClientTraffic, era: str | None) -> list[Check]:
                 "every request carries the 2026-07-28 envelope (its revision in _meta)",
                 bare or requests,
                 failed=bool(bare),
-            )
+            ),
+            *capabilities(t),
         ]
     initialize = t.frames("in", "initialize", "request")
     answer = t.answered(initialize[0]) if initialize else None
@@ -49,6 +58,7 @@ def lifecycle(t: ClientTraffic, era: str | None) -> list[Check]:
             later[:1] if skipped else initialized,
             failed=skipped,
         ),
+        *capabilities(t),
     ]
 
 
@@ -74,53 +84,34 @@ def list_changed(t: ClientTraffic) -> list[Check]:
     return checks
 
 
-def faults(t: ClientTraffic) -> list[Check]:
-    """The client's reaction to injected faults and refusals: a retry after a 503, a new
-    session after a 404 one, a fallback after -32022."""
-    requests = t.requests()
-    hit = [
-        r
-        for r in requests
-        if r.fault and r.fault.get("action") == "http_status" and (r.http or {}).get("status") == 503
-    ]
-    retried = [r for r in requests if hit and r.seq > hit[0].seq and r.method == hit[0].method]
-    gone = [r for r in requests if (r.http or {}).get("status") == 404 and r.era == "handshake"]
-    renewed = [r for r in t.requests("initialize") if gone and r.seq > gone[0].seq]
-    refused = [r for r in t.frames("out", kind="error") if ((r.msg or {}).get("error") or {}).get("code") == -32022]
-    fell_back = [r for r in t.requests("initialize") if refused and r.seq > refused[0].seq]
-    return [
-        check(
-            "faults.retry_503",
-            "retries a request answered 503",
-            (retried[:1] or hit[:1]) if hit else None,
-            failed=bool(hit) and not retried,
-        ),
-        check(
-            "faults.new_session_after_404",
-            "starts a new session (initialize) after its session answered 404",
-            (renewed[:1] or gone[:1]) if gone else None,
-            failed=bool(gone) and not renewed,
-        ),
-        check(
-            "faults.fallback_after_32022",
-            "falls back to the handshake (initialize) after -32022 (unsupported revision)",
-            (fell_back[:1] or refused[:1]) if refused else None,
-            failed=bool(refused) and not fell_back,
-        ),
-    ]
+def _how_answered(method: str, answers: list[TrafficRecord], unanswered: int) -> str:
+    """How the client answered the server's `method` requests: for `elicitation/create` the
+    actions of its results (`accept 2, decline 1`), else `result N, error M`; and how many it
+    left unanswered."""
+    results = [a for a in answers if a.kind == "response"]
+    errors = len(answers) - len(results)
+    if method == "elicitation/create":
+        actions = Counter(str((a.result or {}).get("action", "no action")) for a in results)
+        order = ["accept", "decline", "cancel", *sorted(set(actions) - {"accept", "decline", "cancel"})]
+        parts = [f"{k} {actions[k]}" for k in order if actions[k]] + ([f"error {errors}"] if errors else [])
+    else:
+        parts = [f"result {len(results)}", f"error {errors}"]
+    return ", ".join(parts + ([f"unanswered {unanswered}"] if unanswered else []))
 
 
 def asks(t: ClientTraffic) -> list[Check]:
     """The server's questions answered (`sampling`, `elicitation`, `roots`), and in 2026-07-28
     the multi-round retry that carries the answers and the `requestState` back."""
     checks = []
+    # A question the server cancelled is not to be answered (cancel.honoured judges that).
+    withdrawn = _withdrawn(t)
     for name, method in [
         ("sampling", "sampling/createMessage"),
         ("elicitation", "elicitation/create"),
         ("roots", "roots/list"),
     ]:
         asked = t.frames("out", method, "request")
-        unanswered = [r for r in asked if t.answer_from_client(r) is None]
+        unanswered = [r for r in asked if t.answer_from_client(r) is None and (r.conn, r.id) not in withdrawn]
         answers = [a for r in asked if (a := t.answer_from_client(r)) is not None]
         checks.append(
             check(
@@ -128,6 +119,7 @@ def asks(t: ClientTraffic) -> list[Check]:
                 f"answers the server's {method}",
                 unanswered[:1] or answers[:1],
                 failed=bool(unanswered),
+                detail=_how_answered(method, answers, len(unanswered)),
             )
         )
     rounds = [r for r in t.frames("out", kind="response") if (r.result or {}).get("resultType") == "input_required"]
@@ -144,32 +136,41 @@ def asks(t: ClientTraffic) -> list[Check]:
     return checks
 
 
+def _withdrawn(t: ClientTraffic) -> dict[tuple[str, object], TrafficRecord]:
+    """The server's requests to the client that the server cancelled, by (connection, id): an
+    outgoing `notifications/cancelled` naming the id of an earlier outgoing request of its
+    connection. The value is the cancel."""
+    withdrawn: dict[tuple[str, object], TrafficRecord] = {}
+    asked = t.frames("out", kind="request")
+    for cancel in t.frames("out", "notifications/cancelled", "notification"):
+        id = (cancel.params or {}).get("requestId")
+        if any(r.conn == cancel.conn and r.id == id and r.seq < cancel.seq for r in asked):
+            withdrawn.setdefault((cancel.conn, id), cancel)
+    return withdrawn
+
+
+def cancel_honoured(t: ClientTraffic) -> Check:
+    """`cancel.honoured`: after the server cancelled one of its own requests to the client, the
+    client sent no answer to it."""
+    withdrawn = _withdrawn(t)
+    answers = [r for r in t.frames("in") if r.kind in ("response", "error")]
+    late = []
+    for (conn, id), cancel in withdrawn.items():
+        late += [a for a in answers if a.conn == conn and a.id == id and a.seq > cancel.seq][:1]
+    return check(
+        "cancel.honoured",
+        "does not answer a request of the server's after the server cancelled it",
+        late or list(withdrawn.values())[:1],
+        failed=bool(late),
+        detail=f"{len(late)} of {len(withdrawn)} cancelled requests answered after the cancel",
+    )
+
+
 def habits(t: ClientTraffic) -> list[Check]:
     """Progress tokens, cancellation, pagination, stream resumption, the revision header."""
     requests = t.requests()
     tokens = [r for r in requests if "progressToken" in ((r.params or {}).get("_meta") or {})]
     cancels = t.frames("in", "notifications/cancelled")
-    pages = [
-        (r, a)
-        for r in requests
-        if r.method
-        and r.method.endswith("/list")
-        and (a := t.answered(r)) is not None
-        and (a.result or {}).get("nextCursor")
-    ]
-    followed = [
-        r2
-        for _, a in pages
-        for r2 in requests
-        if r2.seq > a.seq and (r2.params or {}).get("cursor") == (a.result or {}).get("nextCursor")
-    ]
-    repeated = [r for r, a in pages if (r.params or {}).get("cursor") == (a.result or {}).get("nextCursor")]
-    looped = [
-        r2
-        for r in repeated
-        for r2 in requests
-        if r2.seq > r.seq and (r2.params or {}).get("cursor") == (r.params or {}).get("cursor")
-    ]
     resumed = [r for r in t.records if r.dir == "in" and (((r.http or {}).get("headers")) or {}).get("last-event-id")]
     after_init = [
         r
@@ -180,18 +181,8 @@ def habits(t: ClientTraffic) -> list[Check]:
     return [
         check("progress.token", "asks for progress (a progressToken in a request's _meta)", tokens[:1]),
         check("cancel.sent", "cancels a request it gave up on (notifications/cancelled)", cancels[:1]),
-        check(
-            "pagination.followed",
-            "follows nextCursor to the next page",
-            (followed[:1] or [pages[0][1]]) if pages else None,
-            failed=bool(pages) and not followed,
-        ),
-        check(
-            "pagination.stops_at_repeat",
-            "stops at a cursor that repeats instead of looping",
-            (looped[:1] or repeated[:1]) if repeated else None,
-            failed=bool(looped),
-        ),
+        cancel_honoured(t),
+        *pagination(t),
         check("stream.resumed", "resumes an SSE stream with Last-Event-ID", resumed[:1]),
         check(
             "http.protocol_version_header",
@@ -202,12 +193,82 @@ def habits(t: ClientTraffic) -> list[Check]:
     ]
 
 
+DISCOVER = "server/discover"
+"""A 2.x client's probe for the stateless era: a handshake-only server refuses it with
+`-32601`, and the client falls back to `initialize`. Not a mistake."""
+
+
+def _error(r: TrafficRecord | None) -> dict[str, object]:
+    """The `error` member of an error answer (empty for anything else)."""
+    error = (r.msg or {}).get("error") if r is not None and r.kind == "error" and isinstance(r.msg, dict) else None
+    return error if isinstance(error, dict) else {}
+
+
+def _scripted(request: TrafficRecord, answer: TrafficRecord) -> bool:
+    """Whether a fault rule hit `request` or made `answer`: then the answer is not the client's
+    doing (a rule's `error` or `result` answers instead of the server)."""
+    return bool(request.fault or answer.fault)
+
+
+def _refused_arguments(answer: TrafficRecord) -> bool:
+    """Whether `answer` refuses its request's arguments: `-32602` saying "Invalid arguments"
+    (a prompt's), or an `isError` tool result saying it (the server checks a tool's arguments
+    against its `inputSchema` and answers `MCP error -32602: Input validation error: Invalid
+    arguments for tool …`, as the reference server does)."""
+    error = _error(answer)
+    if error:
+        return error.get("code") == -32602 and "Invalid arguments" in str(error.get("message", ""))
+    result = answer.result if isinstance(answer.result, dict) else {}
+    texts = [str(c.get("text", "")) for c in result.get("content") or [] if isinstance(c, dict)]
+    return result.get("isError") is True and any("Invalid arguments" in text for text in texts)
+
+
 def errors(t: ClientTraffic) -> list[Check]:
-    """Errors the client caused: frames that are not valid JSON-RPC."""
+    """Errors the client caused: frames that are not valid JSON-RPC, methods the server does not
+    have, arguments a tool or prompt refused."""
     invalid = t.frames("in", kind="invalid")
     sent = t.frames("in")
-    return [check("errors.malformed", "sends only valid JSON-RPC frames", invalid or sent[:1], failed=bool(invalid))]
+    requests = t.requests()
+    unknown = [
+        (r, a)
+        for r in requests
+        if r.method != DISCOVER
+        and (a := t.answered(r)) is not None
+        and a.kind == "error"
+        and not _scripted(r, a)
+        and _error(a).get("code") == -32601
+    ]
+    calls = [(r, a) for r in requests if r.method in ("tools/call", "prompts/get") and (a := t.answered(r))]
+    # A look at the text first: most answers do not say it.
+    refused = [
+        (r, a) for r, a in calls if "Invalid arguments" in a.raw and not _scripted(r, a) and _refused_arguments(a)
+    ]
+    return [
+        check("errors.malformed", "sends only valid JSON-RPC frames", invalid or sent[:1], failed=bool(invalid)),
+        check(
+            "errors.unknown_method",
+            "sends only methods the server has (no -32601; a server/discover probe aside)",
+            [a for _, a in unknown] or requests[:1],
+            failed=bool(unknown),
+            detail=", ".join(dict.fromkeys(f"-32601 for {r.method}" for r, _ in unknown)),
+        ),
+        check(
+            "errors.invalid_arguments",
+            "calls tools and prompts with valid arguments (none refused: -32602 or an isError result)",
+            [a for _, a in refused] or [a for _, a in calls[:1]],
+            failed=bool(refused),
+            detail=", ".join(dict.fromkeys(f"{r.method} {(r.params or {}).get('name')}" for r, _ in refused)),
+        ),
+    ]
 
 
-CATALOG: tuple[Callable[[ClientTraffic], list[Check]], ...] = (subscription, list_changed, asks, habits, faults, errors)
-"""The checks every client gets, after its lifecycle checks."""
+CATALOG: tuple[Callable[[ClientTraffic], list[Check]], ...] = (
+    subscription,
+    list_changed,
+    asks,
+    habits,
+    http_habits,
+    faults,
+    errors,
+)
+"""The checks every client gets, after its lifecycle checks (which depend on its era)."""

@@ -21,7 +21,9 @@ def subscription(t: ClientTraffic) -> list[Check]:
     listed = [r for r in t.frames("in", "resources/list", "request") if t.answered(r) is not None]
     reads = t.frames("in", "resources/read", "request")
     subscribes = t.frames("in", "resources/subscribe", "request") + [
-        r for r in t.frames("in", "subscriptions/listen", "request") if (r.params or {}).get("resourceSubscriptions")
+        r
+        for r in t.frames("in", "subscriptions/listen", "request")
+        if ((r.params or {}).get("notifications") or {}).get("resourceSubscriptions")
     ]
     updates = t.frames("out", "notifications/resources/updated")
     first = updates[0] if updates else None

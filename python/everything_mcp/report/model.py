@@ -1,5 +1,6 @@
-"""What a check is and what it reads: a :class:`Check` (an id, a description, a status and the
-``seq`` of the records that prove it) and a client's :class:`ClientTraffic`. A step the client
+"""What a check is and what it reads: a :class:`Check` (an id, a description, a status, the
+``seq`` of the records that prove it and a detail for a person) and a client's
+:class:`ClientTraffic`. A step the client
 never attempted is "not exercised", never "failed": most agents need a model to decide to
 subscribe or re-read."""
 
@@ -26,6 +27,18 @@ class Check:
     """``pass``, ``fail`` or ``not exercised``."""
     seqs: tuple[int, ...] = ()
     """The records that prove it (their ``seq``)."""
+    detail: str = ""
+    """A short summary for a person (``accept 2, decline 1``); empty when there is none."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The check as ``--json`` writes it (``detail`` always present, ``""`` when none)."""
+        return {
+            "id": self.id,
+            "description": self.description,
+            "status": self.status,
+            "seqs": list(self.seqs),
+            "detail": self.detail,
+        }
 
 
 @dataclass
@@ -79,9 +92,14 @@ def _first_after(answers: Sequence[TrafficRecord], seq: int) -> TrafficRecord | 
     return next((a for a in answers if a.seq > seq), None)
 
 
-def check(id: str, description: str, proof: Sequence[TrafficRecord] | None, failed: bool = False) -> Check:
-    """`pass` with `proof`, `fail` when `failed` (with the proof given), else not exercised."""
+def check(
+    id: str, description: str, proof: Sequence[TrafficRecord] | None, failed: bool = False, detail: str = ""
+) -> Check:
+    """`pass` with `proof`, `fail` when `failed` (with the proof given), else not exercised (and
+    then without `detail`: there is nothing to sum up)."""
     seqs = tuple(r.seq for r in proof or ())
     if failed:
-        return Check(id, description, "fail", seqs)
-    return Check(id, description, "pass" if proof else "not exercised", seqs)
+        return Check(id, description, "fail", seqs, detail)
+    if not proof:
+        return Check(id, description, "not exercised", seqs)
+    return Check(id, description, "pass", seqs, detail)

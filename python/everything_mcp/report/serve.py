@@ -204,7 +204,7 @@ def handler(watched: Watched, files: list[str]) -> type[BaseHTTPRequestHandler]:
 
 def _line(record: TrafficRecord) -> str:
     """A record as one JSON line (the file's own line, re-encoded)."""
-    from .html import record_json
+    from .webpage import record_json
 
     return json.dumps(record_json(record), ensure_ascii=False, separators=(",", ":"))
 

@@ -25,7 +25,7 @@ def record_json(record: TrafficRecord) -> dict[str, Any]:
     return fields
 
 
-def page(records: Iterable[TrafficRecord], report: dict[str, Any], title: str) -> str:
+def render(records: Iterable[TrafficRecord], report: dict[str, Any], title: str) -> str:
     """The page with `records` and `report` (``Report.to_json()``) written into it."""
     data = {"title": title, "records": [record_json(r) for r in records], "report": report}
     # Inside <script>, `</` could end the element early and `<!--` open a comment: both are
