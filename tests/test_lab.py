@@ -319,6 +319,8 @@ def test_report_serve_follow_watches_a_growing_record_file(tmp_path: Path) -> No
                 f.write("".join(lines[3:]))
             page.wait_for_selector(f"#count:text-is('{len(lines)}')")
             page.wait_for_selector('[data-check="subscription.changed"][data-status="pass"]')
+            # No server behind this page: its buttons are hidden, and a call is refused.
+            assert page.locator("#btn-review-update").is_hidden()
         refused = httpx.post(url.replace("/_lab/", "/_control/notify"), json={}, timeout=WAIT)
         assert refused.status_code == 501
     finally:
@@ -378,3 +380,22 @@ def test_the_terminal_table_in_colour(tmp_path: Path) -> None:
         page.set_viewport_size({"width": 1200, "height": 900})
         page.set_content(terminal_html(coloured.stdout))
         keep_screenshot(page, "report-table.png")
+
+
+def test_the_control_report_follows_the_memory_as_records_come_and_go() -> None:
+    """Each call reads only the records recorded since the last one, and forgets those memory
+    no longer holds (the keep limit, a reset): it always equals `srv.report()`."""
+    with Server(catalogs=["everything"], keep_traffic=6) as srv:
+        srv.start_http()
+        with control(srv) as api, httpx.Client(timeout=WAIT) as http:
+            assert api.get("/report").json() == {"version": 1, "clients": []}
+            session = handshake(http, srv.http_url or "")
+            assert api.get("/report").json() == srv.report().to_json()
+            for id in range(2, 6):  # past the keep limit: the handshake leaves memory
+                post(http, srv.http_url or "", session, id, "ping", {})
+            assert [r.seq for r in srv.traffic][0] > 3
+            assert api.get("/report").json() == srv.report().to_json()
+            srv.reset()
+            assert api.get("/report").json() == {"version": 1, "clients": []}
+            post(http, srv.http_url or "", session, 9, "ping", {})
+            assert api.get("/report").json() == srv.report().to_json()

@@ -175,12 +175,40 @@ def test_a_matrix_over_three_recorded_clients(tmp_path: Path) -> None:
         line.split(" | ")[0].strip("| "): [c.strip(" |") for c in line.split(" | ")[1:]]
         for line in out.stdout.splitlines()
     }
-    assert rows["check"] == ["lister 1 (handshake, stdio)", "reader 1 (handshake, stdio)", "quiet 1 (handshake, stdio)"]
-    assert rows["subscription level"] == ["2", "3", "1"]
-    assert rows["subscription.discovered"] == ["pass", "pass", "-"]
-    assert rows["subscription.read"] == ["-", "pass", "-"]
-    # The catalog announces a tools/list_changed after initialized; none of them re-listed.
-    assert rows["list_changed.tools"] == ["FAIL", "FAIL", "FAIL"]
+    labels = ["lister 1 (handshake, stdio)", "reader 1 (handshake, stdio)", "quiet 1 (handshake, stdio)"]
+    # Every cell: the rows named here, and "-" (not exercised) in all the others.
+    exercised = {
+        "subscription level": ["2", "3", "1"],
+        "lifecycle.initialize": ["pass", "pass", "pass"],
+        "lifecycle.initialized": ["pass", "pass", "pass"],
+        "subscription.connected": ["pass", "pass", "pass"],
+        "subscription.discovered": ["pass", "pass", "-"],
+        "subscription.read": ["-", "pass", "-"],
+        # The catalog announces a tools/list_changed after initialized; none of them re-listed.
+        "list_changed.tools": ["FAIL", "FAIL", "FAIL"],
+        "errors.malformed": ["pass", "pass", "pass"],
+        "errors.unknown_method": ["pass", "pass", "pass"],
+    }
+    ids = [line.split(" | ")[0].strip("| ") for line in out.stdout.splitlines()[3:]]
+    assert len(ids) == 34
+    assert rows == {"check": labels, "---": ["---", "---", "---"]} | {
+        id: exercised.get(id, ["-", "-", "-"]) for id in ["subscription level", *ids]
+    }
+    # The same matrix in --json.
+    whole = json.loads(
+        subprocess.run(
+            [*SERVER_CMD, "report", *files, "--json"], capture_output=True, text=True, timeout=WAIT, check=True
+        ).stdout
+    )
+    cell = {"pass": "pass", "fail": "FAIL", "not exercised": "-"}
+    assert [
+        f"{c['client']['name']} {c['client']['version']} ({c['era']}, {c['transport']})" for c in whole["clients"]
+    ] == labels
+    assert [str(c["levels"]["subscription"]) for c in whole["clients"]] == exercised["subscription level"]
+    for id in ids:
+        assert [cell[{k["id"]: k["status"] for k in c["checks"]}[id]] for c in whole["clients"]] == exercised.get(
+            id, ["-", "-", "-"]
+        ), id
     table = subprocess.run(
         [*SERVER_CMD, "report", files[1]], capture_output=True, text=True, timeout=WAIT, check=True
     ).stdout

@@ -246,6 +246,12 @@ impl Recorder {
         inner.records.iter().skip(skip).cloned().collect()
     }
 
+    /// The `seq` of the newest record no longer in memory (0: none was dropped): every record
+    /// up to it was taken out by `clear` or the `keep` limit.
+    pub fn dropped(&self) -> u64 {
+        crate::lock::lock(&self.inner).dropped
+    }
+
     /// How many frames were recorded (including those no longer in memory).
     pub fn len(&self) -> u64 {
         crate::lock::lock(&self.inner).seq

@@ -25,12 +25,12 @@ __all__ = [
     "SCHEMA_VERSION",
     "Check",
     "ClientReport",
+    "LiveReport",
     "Report",
     "html",
     "load_files",
     "of_files",
     "report",
-    "report_json",
 ]
 
 SCHEMA_VERSION = 1
@@ -220,14 +220,6 @@ def load_files(paths: Iterable[str]) -> list[list[TrafficRecord]]:
     return files
 
 
-def report_json(lines: Sequence[str]) -> str:
-    """The report of JSON-lines records as ``--json`` writes it: what the core serves at
-    ``GET /_control/report`` and the lab page shows (the core calls this)."""
-    from ..traffic import parse_record
-
-    return report([parse_record(line) for line in lines]).dumps()
-
-
 def html(files: Sequence[Sequence[TrafficRecord]], title: str = "everything-mcp report") -> str:
     """The HTML report of the records of one or several files (:func:`load_files`): the
     checklist of every client and the sequence diagram, one self-contained page."""
@@ -235,3 +227,24 @@ def html(files: Sequence[Sequence[TrafficRecord]], title: str = "everything-mcp 
 
     whole = Report(tuple(c for records in files for c in report(records).clients))
     return render((r for records in files for r in records), whole.to_json(), title)
+
+
+class LiveReport:
+    """The report of a server's records as they come (what the core serves at
+    ``GET /_control/report`` and the lab page shows): it keeps the records it has read, so each
+    update parses only the new ones."""
+
+    def __init__(self) -> None:
+        self.records: list[TrafficRecord] = []
+
+    def update(self, lines: Sequence[str], dropped: int) -> str:
+        """Forgets the records up to seq `dropped` (no longer in the server's memory), reads
+        `lines` (the records since the last update) and returns the report as ``--json`` writes
+        it."""
+        from bisect import bisect_right
+
+        from ..traffic import parse_record
+
+        del self.records[: bisect_right(self.records, dropped, key=lambda r: r.seq)]
+        self.records.extend(parse_record(line) for line in lines)
+        return report(self.records).dumps()

@@ -6,6 +6,7 @@ subscribe or re-read."""
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -49,14 +50,30 @@ class ClientTraffic:
     _index: tuple[dict[Any, list[TrafficRecord]], dict[Any, list[TrafficRecord]]] | None = field(
         default=None, init=False, repr=False
     )
+    _frames: dict[tuple[str, str | None, str | None], list[TrafficRecord]] | None = field(
+        default=None, init=False, repr=False
+    )
 
     def frames(self, direction: str, method: str | None = None, kind: str | None = None) -> list[TrafficRecord]:
-        """Its records going `direction`, of `method` and `kind` when given."""
-        return [
-            r
-            for r in self.records
-            if r.dir == direction and (method is None or r.method == method) and (kind is None or r.kind == kind)
-        ]
+        """Its records going `direction`, of `method` and `kind` when given (a fresh list)."""
+        return list(self._by_frame().get((direction, method, kind), ()))
+
+    def _by_frame(self) -> dict[tuple[str, str | None, str | None], list[TrafficRecord]]:
+        """The records by direction, method and kind (None: any), in wire order: built once, on
+        the first lookup. The catalog asks for some two hundred such lists per client; a scan of
+        the records for each took 1.7 of the 4.4 s a report of 100k records took."""
+        if self._frames is None:
+            by: dict[tuple[str, str | None, str | None], list[TrafficRecord]] = {}
+            for r in self.records:
+                for key in (
+                    (r.dir, None, None),
+                    (r.dir, r.method, None),
+                    (r.dir, None, r.kind),
+                    (r.dir, r.method, r.kind),
+                ):
+                    by.setdefault(key, []).append(r)
+            self._frames = by
+        return self._frames
 
     def requests(self, method: str | None = None) -> list[TrafficRecord]:
         """The client's requests (of `method`)."""
@@ -64,32 +81,36 @@ class ClientTraffic:
 
     def answer_from_client(self, request: TrafficRecord) -> TrafficRecord | None:
         """The client's answer to the server's `request`, if it sent one."""
-        return _first_after(self._answers()[0].get(request.id, ()), request.seq)
+        return _first_after(self._answers()[0].get((request.conn, request.id), ()), request.seq)
 
     def answered(self, request: TrafficRecord) -> TrafficRecord | None:
         """The server's answer to `request`, if it went out."""
         return _first_after(self._answers()[1].get((request.conn, request.id), ()), request.seq)
 
     def _answers(self) -> tuple[dict[Any, list[TrafficRecord]], dict[Any, list[TrafficRecord]]]:
-        """The answers by id (the client's) and by connection and id (the server's), in wire
-        order: built once, on the first lookup (the records are complete by then), so a check
-        that looks up every request's answer reads the records once, not once per request."""
+        """The answers by connection and id (the client's, the server's: ids of the two
+        directions are separate spaces), in wire order: built once, on the first lookup (the
+        records are complete by then), so a check that looks up every request's answer reads
+        the records once, not once per request."""
         if self._index is None:
             theirs: dict[Any, list[TrafficRecord]] = {}
             ours: dict[Any, list[TrafficRecord]] = {}
             for r in self.records:
                 if r.kind in ("response", "error"):
-                    if r.dir == "in":
-                        theirs.setdefault(r.id, []).append(r)
-                    else:
-                        ours.setdefault((r.conn, r.id), []).append(r)
+                    (theirs if r.dir == "in" else ours).setdefault((r.conn, r.id), []).append(r)
             self._index = (theirs, ours)
         return self._index
 
 
 def _first_after(answers: Sequence[TrafficRecord], seq: int) -> TrafficRecord | None:
-    """The first of `answers` (in wire order) after record `seq`."""
-    return next((a for a in answers if a.seq > seq), None)
+    """The first of `answers` (in wire order) after record `seq`: by bisection, since a client
+    that numbers its requests per stream reuses an id many times on one connection."""
+    i = bisect.bisect_right(answers, seq, key=_seq)
+    return answers[i] if i < len(answers) else None
+
+
+def _seq(record: TrafficRecord) -> int:
+    return record.seq
 
 
 def check(
