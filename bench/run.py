@@ -47,6 +47,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from . import lab as lab_bench
 from . import listen, side_by_side, tasks  # the reference's pinned install is shared with side_by_side
 from . import report as report_bench
 
@@ -89,6 +90,8 @@ class Sizes:
     """Tasks created per round (the task memory figures, `bench.tasks`)."""
     report_records: int = 100_000
     """Records in the file the report figures read (`bench.report`)."""
+    lab_records: int = 100_000
+    """Records the lab page holds, live and in the HTML report (`bench.lab`)."""
     loadgen_timeout: float = 1200.0
     """Seconds one loadgen run may take (`--smoke` lowers it: CI must never hang on a stuck server)."""
 
@@ -109,6 +112,7 @@ SMOKE = Sizes(
     listen_streams=50,
     tasks=100,
     report_records=1_000,
+    lab_records=1_000,
     loadgen_timeout=120.0,
 )
 
@@ -194,54 +198,21 @@ class Contender:
     http: Callable[[int], tuple[list[str], dict[str, str]]] | None
 
 
+def cli_http(port: int, *extra: str) -> list[str]:
+    """The CLI's `http` on `port`, quiet, with room for the session benchmarks."""
+    flags = ["--port", str(port), "--strict-port", "--max-sessions", "20000", "--log-level", "off"]
+    return [sys.executable, "-m", "everything_mcp", "http", *flags, *extra]
+
+
 def contenders(available: set[str]) -> list[Contender]:
     py = sys.executable
     node_entry = str(side_by_side.REF_ENTRY)
     in_process = str(BENCH / "peers" / "ours_in_process.py")
     sdk_script = str(BENCH / "peers" / "python_sdk_echo.py")
     every = [
-        Contender(
-            "ours",
-            [py, "-m", "everything_mcp", "stdio"],
-            lambda p: (
-                [
-                    py,
-                    "-m",
-                    "everything_mcp",
-                    "http",
-                    "--port",
-                    str(p),
-                    "--strict-port",
-                    "--max-sessions",
-                    "20000",
-                    "--log-level",
-                    "off",
-                    # The lab page keeps records in memory; its cost is `ours-lab`'s figure.
-                    "--no-lab",
-                ],
-                {},
-            ),
-        ),
-        Contender(
-            "ours-lab",
-            None,
-            lambda p: (
-                [
-                    py,
-                    "-m",
-                    "everything_mcp",
-                    "http",
-                    "--port",
-                    str(p),
-                    "--strict-port",
-                    "--max-sessions",
-                    "20000",
-                    "--log-level",
-                    "off",
-                ],
-                {},
-            ),
-        ),
+        # The lab page keeps records in memory: `ours` turns it off, `ours-lab` measures its cost.
+        Contender("ours", [py, "-m", "everything_mcp", "stdio"], lambda p: (cli_http(p, "--no-lab"), {})),
+        Contender("ours-lab", None, lambda p: (cli_http(p), {})),
         Contender("ours-tape", None, lambda p: ([py, in_process, "--port", str(p), "--max-sessions", "20000"], {})),
         Contender("ours-py", None, lambda p: ([py, in_process, "--python-echo", "--port", str(p)], {})),
         Contender(
@@ -325,6 +296,8 @@ class Results:
     """Every sample, keyed by (figure, contender); plus single readings under `notes`."""
 
     samples: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Why a benchmark's figures were not measured, by benchmark (`lab`: no Chromium)."""
 
     def add(self, figure: str, contender: str, value: float) -> None:
         self.samples.setdefault(figure, {}).setdefault(contender, []).append(value)
@@ -841,6 +814,51 @@ def report(res: Results, sizes: Sizes, who: list[str], command: str) -> str:
     )
     lines += table(
         res,
+        f"`GET /_control/report` at {sizes.lab_records:,} records kept (`bench.lab`; an in-process server)",
+        [
+            ("lab_records", "records"),
+            ("lab_report_first_ms", "first call ms"),
+            ("lab_report_extra", "records added"),
+            ("lab_report_second_ms", "second call ms"),
+        ],
+        who,
+    )
+    lines += table(
+        res,
+        f"The live lab page at {sizes.lab_records:,} records kept (`/_lab/` in headless Chromium)",
+        [
+            ("lab_live_records", "records"),
+            ("lab_live_catchup_s", "all shown s"),
+            ("lab_live_ping_ms", "a `ping` to the screen ms"),
+            ("lab_live_ping_max_ms", "max"),
+            ("lab_live_flush_ms", "one frame's flush ms"),
+            ("lab_live_flush_max_ms", "max"),
+            ("lab_live_render_ms", "its render ms"),
+            ("lab_live_render_max_ms", "max"),
+            ("lab_live_heap_mb", "JS heap MB"),
+            ("lab_live_dom_elements", "DOM elements"),
+            ("lab_live_rows", "rows in the DOM"),
+        ],
+        who,
+    )
+    lines += table(
+        res,
+        f"The HTML report of {sizes.lab_records:,} records (`report FILE --html`)",
+        [
+            ("lab_html_records", "records"),
+            ("lab_html_mb", "file MB"),
+            ("lab_html_s", "`--html` s"),
+            ("lab_html_cpu_s", "CPU s"),
+            ("lab_html_rss_mb", "peak RSS MB"),
+            ("lab_html_load_ms", "in Chromium: `loadMs`"),
+            ("lab_html_shown_ms", "`goto` to all shown ms"),
+        ],
+        who,
+    )
+    if why := res.skipped.get("lab"):
+        lines += [f"The lab page in headless Chromium: skipped: {why}.", ""]
+    lines += table(
+        res,
         "Fixture cost",
         [("fixture_ms", "`Server()` + `start_http()` + `stop()` ms"), ("relay_ms", "relay start → first answer ms")],
         who,
@@ -1124,6 +1142,24 @@ def bench_report(sizes: Sizes, out: Results) -> None:
                 out.add(f"report_{name}", "ours", value)
 
 
+def bench_lab(sizes: Sizes, out: Results) -> None:
+    """The lab page holding many records (`bench.lab`; no peer): `GET /_control/report`, the live
+    page in headless Chromium, the HTML report. Without Chromium its browser figures are skipped,
+    with the reason in the report."""
+
+    def log(line: str) -> None:
+        print(f"bench: lab: {line}", file=sys.stderr, flush=True)
+
+    rounds, skipped = lab_bench.measure(sizes.lab_records, sizes.rounds, log)
+    for round_no, figures in enumerate(rounds):
+        for name, value in figures.items():
+            # The counts come from one seed: the same every round.
+            if round_no == 0 or name not in ("records", "report_extra", "live_records", "html_records"):
+                out.add(f"lab_{name}", "ours", value)
+    if skipped:
+        out.skipped["lab"] = skipped
+
+
 BENCHMARKS: dict[str, Callable[[list[Contender], Sizes, Results], None]] = {
     "cold-start": bench_cold_start,
     "stdio": bench_stdio,
@@ -1134,6 +1170,7 @@ BENCHMARKS: dict[str, Callable[[list[Contender], Sizes, Results], None]] = {
     "listen": lambda _cs, sizes, out: bench_listen(sizes, out),
     "tasks": lambda _cs, sizes, out: bench_tasks(sizes, out),
     "report": lambda _cs, sizes, out: bench_report(sizes, out),
+    "lab": lambda _cs, sizes, out: bench_lab(sizes, out),
 }
 PEER_BENCHMARKS = frozenset(("cold-start", "stdio", "http", "sessions", "memory"))
 """The benchmarks that run the contenders (and loadgen): the others measure our server alone, so

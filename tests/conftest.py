@@ -154,6 +154,19 @@ def transport(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+def counter_resource(srv: Any) -> dict[str, int]:
+    """Registers `demo://counter` on `srv`, whose text is `v<state["v"]>`; returns that state, for
+    a test to move the resource to a new version."""
+    state = {"v": 1}
+
+    @srv.resource("demo://counter")
+    def counter() -> str:
+        """A counter."""
+        return f"v{state['v']}"
+
+    return state
+
+
 def texts(result: Any) -> list[str]:
     """The text blocks of a tool result (or of anything with `content`), in order."""
     return [c.text for c in result.content if isinstance(c, TextContent)]

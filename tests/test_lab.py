@@ -22,7 +22,7 @@ from mcp import Client, StdioServerParameters, types
 from everything_mcp import ConfigError, Server, load_records
 
 from browser import artifact_dir, chromium_page
-from conftest import SERVER_CMD, WAIT
+from conftest import SERVER_CMD, WAIT, counter_resource
 
 pytestmark = pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")
 
@@ -160,12 +160,7 @@ def record_a_run(path: Path, mode: str = "legacy") -> None:
     """A run of the official client over stdio, recorded to `path`: it lists, reads, subscribes,
     is told of the update, re-reads and unsubscribes."""
     with Server(catalogs=["none"], record=str(path)) as srv:
-        state = {"v": 1}
-
-        @srv.resource("demo://counter")
-        def counter() -> str:
-            """A counter."""
-            return f"v{state['v']}"
+        state = counter_resource(srv)
 
         updated = anyio.Event()
 
@@ -399,3 +394,19 @@ def test_the_control_report_follows_the_memory_as_records_come_and_go() -> None:
             assert api.get("/report").json() == {"version": 1, "clients": []}
             post(http, srv.http_url or "", session, 9, "ping", {})
             assert api.get("/report").json() == srv.report().to_json()
+
+
+def test_the_page_sends_the_control_token_from_its_fragment() -> None:
+    """With `--control-token T` the page is opened at `/_lab/#token=T`; without it, the
+    checklist says what the API answered."""
+    with Server(catalogs=["none"]) as srv:
+        srv.start_http(control_token="s3cret")
+        with chromium_page() as page:
+            page.goto(f"{srv.base_url}/_lab/")
+            page.wait_for_selector("#checklist:has-text('401')")
+            page.goto(f"{srv.base_url}/_lab/#token=s3cret")
+            page.reload()
+            page.wait_for_selector("#status:text-is('live')")
+            with httpx.Client(timeout=WAIT) as http:
+                handshake(http, srv.http_url or "")
+            page.wait_for_selector('[data-client^="raw 1"] [data-check="lifecycle.initialized"][data-status="pass"]')

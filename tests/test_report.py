@@ -14,7 +14,7 @@ from mcp import Client, StdioServerParameters, types
 
 from everything_mcp import Server
 
-from conftest import SERVER_CMD, WAIT, StdioServer
+from conftest import SERVER_CMD, WAIT, StdioServer, counter_resource
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
 
@@ -29,12 +29,7 @@ async def test_the_subscription_ladder_of_the_official_client_in_the_handshake_e
     """It lists, reads, subscribes, receives the update, re-reads and sees the new version,
     then unsubscribes: level 7."""
     with Server(catalogs=["none"]) as srv:
-        state = {"v": 1}
-
-        @srv.resource("demo://counter")
-        def counter() -> str:
-            """A counter."""
-            return f"v{state['v']}"
+        state = counter_resource(srv)
 
         updated = anyio.Event()
 

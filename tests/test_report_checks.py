@@ -18,7 +18,7 @@ from mcp import Client, MCPError, StdioServerParameters, types
 from everything_mcp import Server
 from everything_mcp.report import Check, ClientReport, of_files
 
-from conftest import WAIT, envelope
+from conftest import WAIT, counter_resource, envelope
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
 
@@ -103,14 +103,21 @@ async def test_how_the_official_client_answered_each_question_and_the_capabiliti
         assert mine.check("lifecycle.capabilities").seqs == (first_answer,)
 
 
+def asked_roots(srv: Server) -> tuple[Raw, dict[str, Any]]:
+    """A raw client that declared roots, and the roots/list a fault rule asks it along with its
+    first ping."""
+    srv.faults.add(match={"method": "ping"}, action={"ask": {"method": "roots/list"}})
+    raw = Raw(srv, capabilities={"roots": {}})
+    raw.handshake()
+    replies = [raw.request(1, "ping"), raw.recv()]
+    (asked,) = [m for m in replies if m.get("method") == "roots/list"]
+    return raw, asked
+
+
 def test_a_question_left_unanswered_is_counted() -> None:
     """A raw client answers one roots/list with a result and leaves the next unanswered."""
     with Server(catalogs=["none"]) as srv:
-        srv.faults.add(match={"method": "ping"}, action={"ask": {"method": "roots/list"}})
-        raw = Raw(srv, capabilities={"roots": {}})
-        raw.handshake()
-        replies = [raw.request(1, "ping"), raw.recv()]
-        (asked,) = [m for m in replies if m.get("method") == "roots/list"]
+        raw, asked = asked_roots(srv)
         raw.send({"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": []}})
         replies = [raw.request(2, "ping"), raw.recv()]
         assert [m.get("method") for m in replies].count("roots/list") == 1
@@ -240,11 +247,7 @@ async def test_the_official_client_does_not_answer_a_question_the_server_cancell
 
 def test_a_client_that_answers_a_cancelled_question_fails() -> None:
     with Server(catalogs=["none"]) as srv:
-        srv.faults.add(match={"method": "ping"}, action={"ask": {"method": "roots/list"}})
-        raw = Raw(srv, capabilities={"roots": {}})
-        raw.handshake()
-        replies = [raw.request(1, "ping"), raw.recv()]
-        (asked,) = [m for m in replies if m.get("method") == "roots/list"]
+        raw, asked = asked_roots(srv)
         assert srv.notify("notifications/cancelled", {"requestId": asked["id"]}) == 1
         assert raw.recv()["method"] == "notifications/cancelled"
         raw.send({"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": []}})
@@ -647,12 +650,7 @@ def test_a_stateless_client_subscribes_with_a_listen_stream() -> None:
     `notifications.resourceSubscriptions` names the resource is level 4, and the ladder goes on
     to 7 with the update it receives and its re-read."""
     with Server(catalogs=["none"]) as srv:
-        state = {"v": 1}
-
-        @srv.resource("demo://counter")
-        def counter() -> str:
-            """A counter."""
-            return f"v{state['v']}"
+        state = counter_resource(srv)
 
         conn = srv.connect()
         meta = {"_meta": envelope()}

@@ -80,28 +80,27 @@ _FAILED = pytest.StashKey[bool]()
 
 
 def _save_records(item: pytest.Item, servers: list[Server]) -> None:
-    directory = item.config.getoption("--everything-mcp-records") or item.config.getini("everything_mcp_records")
-    if not directory:
-        return
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid)
-    for i, srv in enumerate(servers):
-        srv.traffic.to_jsonl(out / f"{stem}-{i + 1}.jsonl")
+    for path, srv in _outputs(item, servers, "records", "jsonl"):
+        srv.traffic.to_jsonl(path)
 
 
 def _save_reports(item: pytest.Item, servers: list[Server]) -> None:
-    directory = item.config.getoption("--everything-mcp-report") or item.config.getini("everything_mcp_report")
-    if not directory:
-        return
     from .report import html
 
+    for i, (path, srv) in enumerate(_outputs(item, servers, "report", "html")):
+        path.write_text(html([list(srv.traffic)], title=f"{item.nodeid} (server {i + 1})"), encoding="utf-8")
+
+
+def _outputs(item: pytest.Item, servers: list[Server], what: str, suffix: str) -> list[tuple[Path, Server]]:
+    """Where each server's `what` goes (``--everything-mcp-<what> DIR`` or its ini option):
+    ``DIR/<test id>-<n>.<suffix>``; none when neither is set."""
+    directory = item.config.getoption(f"--everything-mcp-{what}") or item.config.getini(f"everything_mcp_{what}")
+    if not directory:
+        return []
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", item.nodeid)
-    for i, srv in enumerate(servers):
-        page = html([list(srv.traffic)], title=f"{item.nodeid} (server {i + 1})")
-        (out / f"{stem}-{i + 1}.html").write_text(page, encoding="utf-8")
+    return [(out / f"{stem}-{i + 1}.{suffix}", srv) for i, srv in enumerate(servers)]
 
 
 def _start(item: pytest.Item, options: dict[str, Any]) -> Server:
