@@ -40,25 +40,10 @@ from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
+from bench.chromium import CHROMIUM, CHROMIUM_ARGS, HEIGHT, WIDTH
+
 if TYPE_CHECKING:
     from playwright.sync_api import Page
-
-CHROMIUM = Path("/usr/bin/chromium")
-"""Debian's Chromium (the `chromium` package)."""
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-"""Headless in a container (no sandbox, no GPU) and off the network (no background fetches)."""
-
-WIDTH, HEIGHT = 1400, 900
-"""The page's viewport, in CSS pixels."""
 
 TIMEOUT_MS = 10_000
 """Every Playwright wait (a click, a locator, a navigation) fails after this, well inside the

@@ -410,3 +410,23 @@ def test_the_page_sends_the_control_token_from_its_fragment() -> None:
             with httpx.Client(timeout=WAIT) as http:
                 handshake(http, srv.http_url or "")
             page.wait_for_selector('[data-client^="raw 1"] [data-check="lifecycle.initialized"][data-status="pass"]')
+
+
+def test_the_page_data_cannot_end_its_script_element(tmp_path: Path) -> None:
+    """A frame whose text holds `</script>` or `<!--` stays data: the page's JSON parses back to
+    the very record."""
+    from everything_mcp.report import html
+
+    run = tmp_path / "run.jsonl"
+    with Server(catalogs=["everything"], record=str(run)) as srv:
+        conn = srv.connect()
+        call = {"name": "echo", "arguments": {"message": "</script><!-- é"}}
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}, ensure_ascii=False))
+        assert conn.recv(WAIT)
+        conn.close()
+    records = load_records(run)
+    page = html([records])
+    assert page.count("</script>") == page.count("<script")
+    data = json.loads(page.split('<script id="lab-data" type="application/json">', 1)[1].split("</script>", 1)[0])
+    assert [r["raw"] for r in data["records"]] == [r.raw for r in records]
+    assert "</script><!-- é" in data["records"][0]["raw"]

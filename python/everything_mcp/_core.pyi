@@ -15,6 +15,7 @@ __all__ = [
     "ERAS",
     "HTTP_OPTIONS",
     "LAB_PAGE",
+    "LAB_POLICY",
     "SERVER_OPTIONS",
     "SUPPORTED_REVISIONS",
     "ClientError",
@@ -41,6 +42,8 @@ CATALOGS: list[str]
 DEFAULTS: dict[str, Any]
 LAB_PAGE: str
 """The lab page (``/_lab/``): one self-contained HTML file, also the HTML report's template."""
+LAB_POLICY: str
+"""The ``Content-Security-Policy`` the lab page is served with."""
 """Every option's default (durations in seconds; ``None``: unset), read from the Rust core."""
 SERVER_OPTIONS: tuple[str, ...]
 """The names of the options ``Server()`` takes, in the Rust type's order."""

@@ -445,7 +445,7 @@ def _load_faults(server: _core.Server, path: str) -> None:
 def _report(ns: Any) -> int:
     """`report FILE…`: the checks of every client the files show, as a table, JSON, Markdown or
     an HTML page, or served live (`--serve`)."""
-    from .report import Report, html, load_files, report
+    from .report import Report, load_files, report, write_html
 
     if ns.follow and not ns.serve:
         print("everything-mcp: report: --follow needs --serve", file=sys.stderr)
@@ -462,7 +462,7 @@ def _report(ns: Any) -> int:
     if ns.html:
         title = "everything-mcp report: " + ", ".join(os.path.basename(f) for f in ns.files)
         with open(ns.html, "w", encoding="utf-8") as out:
-            out.write(html(files, title))
+            write_html(out, files, title)
         return 0
     whole = Report(tuple(c for records in files for c in report(records).clients))
     color = ns.color == "always" or (ns.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))

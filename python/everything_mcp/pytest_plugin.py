@@ -85,10 +85,11 @@ def _save_records(item: pytest.Item, servers: list[Server]) -> None:
 
 
 def _save_reports(item: pytest.Item, servers: list[Server]) -> None:
-    from .report import html
+    from .report import write_html
 
     for i, (path, srv) in enumerate(_outputs(item, servers, "report", "html")):
-        path.write_text(html([list(srv.traffic)], title=f"{item.nodeid} (server {i + 1})"), encoding="utf-8")
+        with path.open("w", encoding="utf-8") as out:
+            write_html(out, [list(srv.traffic)], title=f"{item.nodeid} (server {i + 1})")
 
 
 def _outputs(item: pytest.Item, servers: list[Server], what: str, suffix: str) -> list[tuple[Path, Server]]:

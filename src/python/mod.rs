@@ -47,6 +47,10 @@ pub mod _core {
         m.add("ERAS", crate::protocol::EraChoice::NAMES.to_vec())?;
         m.add("CATALOGS", crate::catalog::names().collect::<Vec<_>>())?;
         m.add("LAB_PAGE", crate::transport::http::lab::PAGE)?;
+        m.add(
+            "LAB_POLICY",
+            crate::transport::http::lab::CONTENT_SECURITY_POLICY,
+        )?;
         m.add("DEFAULTS", super::options::defaults(m.py())?)?;
         m.add(
             "SERVER_OPTIONS",

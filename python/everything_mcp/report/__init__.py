@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 from ..traffic import TrafficRecord
 from .checks import CATALOG, lifecycle
@@ -31,6 +31,7 @@ __all__ = [
     "load_files",
     "of_files",
     "report",
+    "write_html",
 ]
 
 SCHEMA_VERSION = 1
@@ -223,10 +224,19 @@ def load_files(paths: Iterable[str]) -> list[list[TrafficRecord]]:
 def html(files: Sequence[Sequence[TrafficRecord]], title: str = "everything-mcp report") -> str:
     """The HTML report of the records of one or several files (:func:`load_files`): the
     checklist of every client and the sequence diagram, one self-contained page."""
-    from .webpage import render
+    import io
+
+    out = io.StringIO()
+    write_html(out, files, title)
+    return out.getvalue()
+
+
+def write_html(out: TextIO, files: Sequence[Sequence[TrafficRecord]], title: str = "everything-mcp report") -> None:
+    """:func:`html`, written to `out` a record at a time (a page of 100k records is 90 MB)."""
+    from .webpage import write
 
     whole = Report(tuple(c for records in files for c in report(records).clients))
-    return render((r for records in files for r in records), whole.to_json(), title)
+    write(out, (r for records in files for r in records), whole.to_json(), title)
 
 
 class LiveReport:

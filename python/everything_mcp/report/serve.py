@@ -32,12 +32,6 @@ no event the standard library can wait on)."""
 KEEPALIVE_SECONDS = 15.0
 """Interval of keep-alive comments on an idle stream, as the server's own streams send them."""
 
-CONTENT_SECURITY_POLICY = (
-    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; "
-    "connect-src 'self'; base-uri 'none'; form-action 'none'"
-)
-"""What the page may load: itself and this origin, as the server's ``/_lab/`` says."""
-
 
 class Watched:
     """The records of a file as it is read (or of several files, read once): the page's traffic
@@ -119,7 +113,7 @@ def handler(watched: Watched, files: list[str]) -> type[BaseHTTPRequestHandler]:
             if url.path == "/_lab":
                 self._answer(HTTPStatus.PERMANENT_REDIRECT, b"", [("Location", "/_lab/")])
             elif url.path == "/_lab/":
-                headers = [("Content-Security-Policy", CONTENT_SECURITY_POLICY), ("Cache-Control", "no-store")]
+                headers = [("Content-Security-Policy", _core.LAB_POLICY), ("Cache-Control", "no-store")]
                 self._answer(HTTPStatus.OK, _core.LAB_PAGE.encode(), headers, "text/html; charset=utf-8")
             elif url.path in ("/_control", "/_control/"):
                 index = {

@@ -14,8 +14,8 @@ use axum::Router;
 pub const PAGE: &str = include_str!("page.html");
 
 /// What the page may load: its own inline script and style, and the control API on its own
-/// origin; nothing from anywhere else.
-const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'";
+/// origin; nothing from anywhere else (`report --serve` sends it too, as `_core.LAB_POLICY`).
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'";
 
 /// The lab's routes, to be merged at the root of the app (behind the same guard as `/mcp`).
 pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
