@@ -984,7 +984,7 @@ Measured 2026-12-02 on a 2-core machine (AMD EPYC), otherwise quiet (load about 
 | The HTML report, 100,059 records | |
 |---|---|
 | file | 89.1 MB |
-| `report FILE --html OUT` | 12.4 s (10.6-13.6) wall, 12.4 s CPU, peak RSS 1,458 MB |
+| `report FILE --html OUT` | 12.4 s (10.6-13.6) wall, 12.4 s CPU, peak RSS 1,458 MB (362 MB since it writes a record at a time, 8.6 s) |
 | the page's `stats.loadMs` in Chromium | 1,044 ms (1,027-1,164) |
 | `page.goto` until `#count` shows them all | 4,210 ms (4,136-4,623) |
 
@@ -999,11 +999,11 @@ later one however few records are new, as every check runs over every record aga
 page open and frames arriving, that is the server's Python busy about half the time at 100,000
 records. The HTML report's file is read and parsed by Chromium for about 3 s before its script
 starts; the script's own work (the embedded data's `JSON.parse`, the first render, the
-checklist) is the 1 s of `loadMs`. Its command peaks at 1.46 GB, four times `report --json`'s
-350 MB: it builds the page's data as one JSON string (`ensure_ascii=False`, and the traffic has
-non-ASCII characters, so 2-4 bytes a character) and copies it in two `replace`s and into the
-template; measured in one process, 345 MB after loading the records and 1.13 GB after the
-`json.dumps` alone.
+checklist) is the 1 s of `loadMs`. Its command peaked at 1.46 GB in this run, four times
+`report --json`'s 350 MB, because it built the page's data as one JSON string
+(`ensure_ascii=False`, 2-4 bytes a character for traffic with non-ASCII text) and copied it
+twice; it now writes the page a record at a time (`report/webpage.py`), and the same file peaks
+at 362 MB in 8.6 s, what the records themselves take.
 
 ## What made the HTTP path fast
 
