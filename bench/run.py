@@ -984,7 +984,7 @@ Measured 2026-12-02 on a 2-core machine (AMD EPYC), otherwise quiet (load about 
 | The HTML report, 100,059 records | |
 |---|---|
 | file | 89.1 MB |
-| `report FILE --html OUT` | 12.4 s (10.6-13.6) wall, 12.4 s CPU, peak RSS 1,458 MB (362 MB since it writes a record at a time, 8.6 s) |
+| `report FILE --html OUT` | 12.4 s (10.6-13.6) wall, 12.4 s CPU, peak RSS 1,458 MB (now 362 MB, below) |
 | the page's `stats.loadMs` in Chromium | 1,044 ms (1,027-1,164) |
 | `page.goto` until `#count` shows them all | 4,210 ms (4,136-4,623) |
 
