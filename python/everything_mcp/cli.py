@@ -417,6 +417,30 @@ def _add_http_options(p: argparse.ArgumentParser) -> None:
         help="every control API call must carry Authorization: Bearer TOKEN",
     )
     p.add_argument(
+        "--auth",
+        choices=("none", "bearer", "oauth"),
+        help="protect the MCP endpoints: static bearer tokens (--token), or OAuth with the built-in authorization"
+        " server (docs/auth.md); default none",
+    )
+    p.add_argument(
+        "--token", metavar="T", action="append", dest="tokens", help="with --auth bearer: a token accepted (repeatable)"
+    )
+    p.add_argument(
+        "--scope",
+        metavar="S",
+        action="append",
+        dest="scopes",
+        help="with --auth oauth: a scope the server knows and asks for (repeatable;"
+        f" default {' '.join(defaults['scopes'])})",
+    )
+    p.add_argument(
+        "--token-ttl",
+        metavar="S",
+        type=float,
+        dest="token_ttl",
+        help=f"with --auth oauth: access tokens' lifetime in seconds (default {defaults['token_ttl']:g})",
+    )
+    p.add_argument(
         "--lab",
         action=argparse.BooleanOptionalAction,
         default=None,

@@ -59,6 +59,10 @@ class HttpOptions(TypedDict, total=False):
     control: bool | None
     control_token: str | None
     lab: bool | None
+    auth: str | None
+    tokens: Sequence[str] | None
+    scopes: Sequence[str] | None
+    token_ttl: float | None
 
 
 class Options(ServerOptions, HttpOptions, total=False):

@@ -3,6 +3,7 @@
 use super::group::{Group, Seconds};
 use crate::error::Error;
 use crate::server::Server;
+use crate::transport::http::auth::{AuthConfig, AuthMode};
 use crate::transport::http::{self, guard::Allowlist, HttpConfig, HttpState};
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
@@ -48,6 +49,15 @@ pub struct HttpOptions {
     /// listener is on loopback (a page that drives the server is not offered to a network
     /// unless asked).
     pub lab: Option<bool>,
+    /// How the MCP endpoints are protected: `none`, `bearer` (the static `tokens`) or `oauth`
+    /// (the built-in authorization server; docs/auth.md).
+    pub auth: String,
+    /// The tokens `auth="bearer"` accepts.
+    pub tokens: Vec<String>,
+    /// The scopes the auth lab knows and asks for (`scopes_supported`, the challenge's `scope`).
+    pub scopes: Vec<String>,
+    /// How long the auth lab's access tokens live, on the server's clock.
+    pub token_ttl: Seconds,
 }
 
 impl Group for HttpOptions {}
@@ -70,6 +80,10 @@ impl Default for HttpOptions {
             control: http.control,
             control_token: http.control_token,
             lab: None,
+            auth: http.auth.mode.as_str().into(),
+            tokens: http.auth.tokens,
+            scopes: http.auth.scopes,
+            token_ttl: Seconds::of(http.auth.token_ttl),
         }
     }
 }
@@ -93,6 +107,25 @@ impl HttpOptions {
             control: self.control,
             control_token: self.control_token.clone().filter(|t| !t.is_empty()),
             lab: self.lab.unwrap_or(true),
+            auth: self.auth_config()?,
+        })
+    }
+
+    /// The auth lab's settings; fails on an unknown mode, `bearer` without tokens, or a bad
+    /// lifetime.
+    fn auth_config(&self) -> Result<AuthConfig, Error> {
+        let mode = self.auth.parse::<AuthMode>().map_err(Error::Config)?;
+        if mode == AuthMode::Bearer && self.tokens.is_empty() {
+            return Err(Error::Config(
+                "auth \"bearer\" needs at least one token (--token)".into(),
+            ));
+        }
+        Ok(AuthConfig {
+            mode,
+            tokens: self.tokens.clone(),
+            scopes: self.scopes.clone(),
+            token_ttl: self.token_ttl.duration("token_ttl")?,
+            base: String::new(),
         })
     }
 
@@ -105,6 +138,8 @@ impl HttpOptions {
         let (listener, addr) =
             http::listen(host, port, self.strict_port, &mut config.allow).await?;
         config.lab = self.lab.unwrap_or_else(|| is_loopback_bind(host));
+        // The issuer and the protected resource are named by the address clients are told.
+        config.auth.base = http::base_url(addr);
         Ok(Listener {
             listener,
             addr,

@@ -39,6 +39,9 @@ SCHEMA_VERSION = 1
 
 ENVELOPE_CLIENT = "io.modelcontextprotocol/clientInfo"
 
+AUTH_CONN = "auth"
+"""The connection the auth lab records its exchanges on."""
+
 
 @dataclass(frozen=True)
 class ClientReport:
@@ -177,6 +180,9 @@ def report(records: Iterable[TrafficRecord]) -> Report:
     by_conn: dict[str, list[TrafficRecord]] = {}
     for r in records:
         by_conn.setdefault(r.conn, []).append(r)
+    # The auth lab's exchanges (discovery, registration, authorize, token) belong to no MCP
+    # connection: they are not a client of their own (docs/auth.md).
+    by_conn.pop(AUTH_CONN, None)
     attribute_sessionless_gets(by_conn)  # a GET refused outside any session (conn "-")
     by_client: dict[tuple[str, str, str | None, str | None, str], ClientTraffic] = {}
     for conn_records in by_conn.values():

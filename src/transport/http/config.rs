@@ -30,6 +30,9 @@ pub struct HttpConfig {
     /// Whether the live lab page is served at `/_lab/` (it needs the control API, so it is
     /// off with it).
     pub lab: bool,
+    /// How the MCP endpoints are protected, and the built-in authorization server's settings
+    /// (`docs/auth.md`).
+    pub auth: super::auth::AuthConfig,
 }
 impl Default for HttpConfig {
     fn default() -> Self {
@@ -45,6 +48,7 @@ impl Default for HttpConfig {
             control: true,
             control_token: None,
             lab: true,
+            auth: super::auth::AuthConfig::default(),
         }
     }
 }

@@ -117,12 +117,16 @@ async fn through_transport_seam(
     Ok(response)
 }
 
-/// The guard: `403` (recorded) for a request whose `Host` or `Origin` is not allowed.
+/// The guard: `403` (recorded) for a request whose `Host` or `Origin` is not allowed; then,
+/// with the auth lab, `401` for a request to the MCP endpoints without a valid token.
 fn refuse(state: &Arc<HttpState>, request: &Request) -> Option<Response> {
     let headers = request.headers();
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
     let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
-    let reason = state.config.allow.refusal(host, origin)?;
+    let Some(reason) = state.config.allow.refusal(host, origin) else {
+        let lab = state.auth.as_ref()?;
+        return super::auth::resource::refusal(state, lab, request);
+    };
     let path = request.uri().path();
     let transport = if path == "/mcp" {
         TransportKind::Http

@@ -2,6 +2,7 @@
 //! HTTP+SSE transport at `/sse` + `/message` ([`legacy_sse`]), behind one DNS-rebinding guard
 //! ([`guard`]) and CORS, plus `GET /health`.
 
+pub mod auth;
 pub mod body;
 pub mod config;
 pub mod control;

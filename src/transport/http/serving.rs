@@ -41,6 +41,9 @@ pub fn app(state: Arc<HttpState>) -> Router {
         .route("/message", axum::routing::post(super::legacy_sse::post))
         .route("/health", get(health))
         .with_state(state.clone());
+    if state.config.auth.mode == super::auth::AuthMode::Oauth {
+        routes = routes.merge(super::auth::routes(state.clone()));
+    }
     if state.config.control {
         routes = routes.merge(super::control::routes(state.clone()));
         if state.config.lab {

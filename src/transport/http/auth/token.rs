@@ -1,0 +1,255 @@
+//! `POST /token`: the authorization code (with its PKCE verifier), refresh token (rotated on
+//! every use) and client credentials grants, answering signed access tokens bound to the MCP
+//! endpoint.
+
+use super::exchange::{redact_form, Exchange};
+use super::jwt::{seconds, Claims};
+use super::{random_token, AuthLab, Client, Grant};
+use crate::lock::lock;
+use crate::transport::http::state::HttpState;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::response::Response;
+use base64::Engine;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// An OAuth error: its status, code and description.
+type Refusal = (StatusCode, &'static str, String);
+
+/// `POST /token` (`application/x-www-form-urlencoded`): `200` with `access_token`,
+/// `token_type: "Bearer"`, `expires_in`, `scope` and (for the code and refresh grants of a
+/// client that registered `refresh_token`) a new `refresh_token`; or the grant's error:
+/// `invalid_client` (`401`), `invalid_grant`, `invalid_request`, `invalid_target`,
+/// `unauthorized_client`, `unsupported_grant_type` (`400`).
+pub async fn token(
+    State(state): State<Arc<HttpState>>,
+    method: Method,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let lab = state.auth.as_ref().expect("served only with the auth lab");
+    let text = String::from_utf8_lossy(&body);
+    let exchange = Exchange {
+        state: &state,
+        method: &method,
+        path: "/token",
+        headers: &headers,
+        sent: redact_form(&text),
+    };
+    let form: HashMap<String, String> = serde_urlencoded::from_str::<Vec<(String, String)>>(&text)
+        .unwrap_or_default()
+        .into_iter()
+        .rev()
+        .collect();
+    match grant(lab, &headers, &form) {
+        Ok(answer) => exchange.answer(StatusCode::OK, answer),
+        Err((status, error, description)) => exchange.error(status, error, &description),
+    }
+}
+
+/// The answer to the grant `form` asks for.
+fn grant(
+    lab: &AuthLab,
+    headers: &HeaderMap,
+    form: &HashMap<String, String>,
+) -> Result<Value, Refusal> {
+    let field = |name: &str| form.get(name).map(String::as_str);
+    let client = authenticate(lab, headers, form)?;
+    if let Some(resource) = field("resource") {
+        if resource != lab.config.resource() {
+            return Err(bad(
+                "invalid_target",
+                "resource is not this server's MCP endpoint",
+            ));
+        }
+    }
+    match field("grant_type") {
+        Some("authorization_code") => {
+            let code = field("code").ok_or_else(|| bad("invalid_request", "code is required"))?;
+            // Taken out whatever happens next: a code is good for one try.
+            let issued = lock(&lab.codes)
+                .remove(code)
+                .ok_or_else(|| bad("invalid_grant", "the code is unknown or was already used"))?;
+            if issued.client_id != client.id {
+                return Err(bad(
+                    "invalid_grant",
+                    "the code was issued to another client",
+                ));
+            }
+            if issued.expires <= lab.clock.wall() {
+                return Err(bad("invalid_grant", "the code has expired"));
+            }
+            if field("redirect_uri").is_some_and(|uri| uri != issued.redirect_uri) {
+                return Err(bad(
+                    "invalid_grant",
+                    "redirect_uri differs from the authorization request's",
+                ));
+            }
+            let verifier = field("code_verifier")
+                .ok_or_else(|| bad("invalid_request", "code_verifier is required (PKCE)"))?;
+            if s256(verifier) != issued.challenge {
+                return Err(bad(
+                    "invalid_grant",
+                    "code_verifier does not match the code_challenge",
+                ));
+            }
+            if issued.resource.is_some() && field("resource").is_none() {
+                return Err(bad(
+                    "invalid_target",
+                    "the authorization request named a resource: send it again",
+                ));
+            }
+            Ok(issue(lab, &client, &issued.scope, true))
+        }
+        Some("refresh_token") => {
+            let token = field("refresh_token")
+                .ok_or_else(|| bad("invalid_request", "refresh_token is required"))?;
+            let grant = lock(&lab.refresh).remove(token).ok_or_else(|| {
+                bad(
+                    "invalid_grant",
+                    "the refresh token is unknown or was already used",
+                )
+            })?;
+            if grant.client_id != client.id {
+                return Err(bad(
+                    "invalid_grant",
+                    "the refresh token was issued to another client",
+                ));
+            }
+            Ok(issue(lab, &client, &grant.scope, true))
+        }
+        Some("client_credentials") => {
+            if client.secret.is_none()
+                || !client.grant_types.iter().any(|g| g == "client_credentials")
+            {
+                return Err(bad(
+                    "unauthorized_client",
+                    "client_credentials needs a confidential client registered for that grant",
+                ));
+            }
+            let scope = field("scope")
+                .filter(|s| !s.is_empty())
+                .map_or_else(|| lab.scope_text(), str::to_string);
+            Ok(issue(lab, &client, &scope, false))
+        }
+        Some(other) => Err(bad(
+            "unsupported_grant_type",
+            format!("grant_type {other:?} is not supported"),
+        )),
+        None => Err(bad("invalid_request", "grant_type is required")),
+    }
+}
+
+/// A `400` refusal.
+fn bad(error: &'static str, description: impl Into<String>) -> Refusal {
+    (StatusCode::BAD_REQUEST, error, description.into())
+}
+
+/// The client the request authenticates as: HTTP Basic (`client_secret_basic`), the secret in
+/// the form (`client_secret_post`), or only its id (a public client, `none`).
+fn authenticate(
+    lab: &AuthLab,
+    headers: &HeaderMap,
+    form: &HashMap<String, String>,
+) -> Result<Client, Refusal> {
+    let refused = |why: &str| (StatusCode::UNAUTHORIZED, "invalid_client", why.to_string());
+    let basic = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Basic "))
+        .map(|encoded| {
+            let decoded = base64::engine::general_purpose::STANDARD
+                .decode(encoded.trim())
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .ok_or_else(|| refused("the Basic credentials are not base64 of id:secret"))?;
+            let (id, secret) = decoded
+                .split_once(':')
+                .ok_or_else(|| refused("the Basic credentials are not id:secret"))?;
+            Ok::<_, Refusal>((form_decode(id), Some(form_decode(secret))))
+        })
+        .transpose()?;
+    let (id, secret) = match basic {
+        Some(credentials) => credentials,
+        None => (
+            form.get("client_id")
+                .cloned()
+                .ok_or_else(|| refused("no client authentication"))?,
+            form.get("client_secret").cloned(),
+        ),
+    };
+    let client = lab.client(&id).ok_or_else(|| refused("unknown client"))?;
+    match (&client.secret, secret) {
+        (None, _) => Ok(client),
+        (Some(expected), Some(given)) if *expected == given => Ok(client),
+        (Some(_), Some(_)) => Err(refused("wrong client secret")),
+        (Some(_), None) => Err(refused(
+            "this client must authenticate (client_secret_basic or client_secret_post)",
+        )),
+    }
+}
+
+/// A component of Basic credentials, which RFC 6749 §2.3.1 form-encodes.
+fn form_decode(text: &str) -> String {
+    serde_urlencoded::from_str::<Vec<(String, String)>>(&format!("v={text}"))
+        .ok()
+        .and_then(|mut pairs| pairs.pop())
+        .map_or_else(|| text.to_string(), |(_, v)| v)
+}
+
+/// The PKCE S256 challenge of `verifier` (RFC 7636 §4.2).
+pub fn s256(verifier: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
+}
+
+/// A new access token for `client` (and a refresh token, when `refreshable` and the client
+/// registered that grant), as `/token` answers.
+fn issue(lab: &AuthLab, client: &Client, scope: &str, refreshable: bool) -> Value {
+    let now = lab.clock.wall();
+    let ttl = lab.config.token_ttl;
+    let claims = Claims {
+        iss: lab.config.issuer().to_string(),
+        sub: client.id.clone(),
+        aud: lab.config.resource(),
+        exp: seconds(now + ttl),
+        iat: seconds(now),
+        jti: random_token(),
+        scope: scope.to_string(),
+        client_id: client.id.clone(),
+    };
+    let mut answer = json!({
+        "access_token": lab.keys.sign(&claims),
+        "token_type": "Bearer",
+        "expires_in": ttl.as_secs(),
+        "scope": scope,
+    });
+    if refreshable && client.grant_types.iter().any(|g| g == "refresh_token") {
+        let refresh = random_token();
+        lock(&lab.refresh).insert(
+            refresh.clone(),
+            Grant {
+                client_id: client.id.clone(),
+                scope: scope.to_string(),
+            },
+        );
+        answer["refresh_token"] = Value::String(refresh);
+    }
+    answer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::s256;
+
+    #[test]
+    fn the_rfc_7636_example() {
+        assert_eq!(
+            s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        );
+    }
+}
