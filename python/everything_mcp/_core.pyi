@@ -173,6 +173,14 @@ class Server:
         """Take fault rule id out; whether it was in force."""
     def clear_faults(self) -> None:
         """Take every fault rule out."""
+    def auth_clients(self) -> str:
+        """The auth lab's registered clients (without secrets), as JSON text."""
+    def auth_tokens(self) -> str:
+        """The auth lab's issued access tokens (never the tokens themselves), as JSON text."""
+    def auth_register(self, metadata: str) -> str:
+        """Registers a client with the auth lab (metadata: JSON text); the answer, as JSON text."""
+    def auth_end(self, jti: str | None, why: str) -> int:
+        """Ends the access token jti (every one when None) as why: revoked or expired."""
     def trigger(self, name: str) -> int:
         """Fire the loaded catalogs' trigger name; how many things it set off."""
     def trigger_names(self) -> list[str]:

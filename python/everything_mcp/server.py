@@ -18,6 +18,7 @@ from .authoring import input_schema as schema_of  # `tool()` has an `input_schem
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from .auth import Auth
     from .clock import Clock
     from .faults import Faults
     from .options import HttpOptions, ServerOptions
@@ -188,6 +189,14 @@ class Server:
         test registered stays; ``POST /_control/reset`` also takes out the control API's canned
         items."""
         self._core.reset()
+
+    @property
+    def auth(self) -> Auth:
+        """The HTTP listener's auth lab (``start_http(auth="oauth")``): its clients and tokens, a
+        client registered by the test, tokens revoked or expired on cue; see docs/auth.md."""
+        from .auth import Auth
+
+        return Auth(self._core)
 
     @property
     def clock(self) -> Clock:

@@ -172,8 +172,22 @@ impl Listener {
         server: Arc<Server>,
         shutdown: CancellationToken,
     ) -> std::io::Result<()> {
+        let (_, serving) = self.start(server, shutdown);
+        serving.await
+    }
+
+    /// The listener's state (its sessions, its auth lab) and the future that serves `server`
+    /// until `shutdown` is cancelled: for a caller that reaches into the state while it serves.
+    pub fn start(
+        self,
+        server: Arc<Server>,
+        shutdown: CancellationToken,
+    ) -> (
+        Arc<HttpState>,
+        impl std::future::Future<Output = std::io::Result<()>> + Send + 'static,
+    ) {
         let state = HttpState::new(server, self.config, shutdown);
-        http::serve(self.listener, state).await
+        (state.clone(), http::serve(self.listener, state))
     }
 }
 

@@ -4,6 +4,7 @@
 //! ([`registration`]), what the test triggers or asks ([`triggers`]), the recorded traffic
 //! ([`traffic`]), tasks ([`tasks`]), fault rules ([`faults`]) and the clock ([`clock`]).
 
+mod auth;
 mod clock;
 mod faults;
 mod registration;
@@ -149,6 +150,27 @@ impl PyServer {
     /// The names of the triggers the loaded catalogs offer.
     fn trigger_names(&self) -> Vec<String> {
         self.core.trigger_names()
+    }
+
+    /// The auth lab's registered clients (without secrets), as JSON text.
+    fn auth_clients(&self) -> PyResult<String> {
+        auth::clients(self)
+    }
+
+    /// The auth lab's issued access tokens (never the tokens themselves), as JSON text.
+    fn auth_tokens(&self) -> PyResult<String> {
+        auth::tokens(self)
+    }
+
+    /// Registers a client with the auth lab (`metadata`: JSON text); the answer, as JSON text.
+    fn auth_register(&self, metadata: &str) -> PyResult<String> {
+        auth::register(self, metadata)
+    }
+
+    /// Ends the access token `jti` (every one when `None`) as `why`: `revoked` or `expired`.
+    #[pyo3(signature = (jti, why))]
+    fn auth_end(&self, jti: Option<&str>, why: &str) -> PyResult<usize> {
+        auth::end(self, jti, why)
     }
 
     /// How many sessions are open, on any transport.

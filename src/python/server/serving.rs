@@ -83,9 +83,9 @@ pub(super) fn start_http(
         .detach(|| handle.block_on(options.listen(host, port)))
         .map_err(to_py)?;
     let addr = listener.addr;
-    let serve = listener.serve(server.core.clone(), server.shutdown.child_token());
+    let (state, serve) = listener.start(server.core.clone(), server.shutdown.child_token());
     let task = handle.spawn(serve);
-    *running = Some(HttpRunning { addr, task });
+    *running = Some(HttpRunning { addr, task, state });
     Ok((addr.ip().to_string(), addr.port()))
 }
 

@@ -47,4 +47,6 @@ pub struct HttpRunning {
     pub addr: SocketAddr,
     /// Ends when the listener has shut down gracefully.
     pub task: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// What the listener shares with its handlers (its auth lab, for `srv.auth`).
+    pub state: std::sync::Arc<crate::transport::http::HttpState>,
 }

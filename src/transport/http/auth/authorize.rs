@@ -87,21 +87,12 @@ pub async fn authorize(State(state): State<Arc<HttpState>>, request: Request) ->
     if let Some((error, description)) = refusal {
         return back.error(exchange, error, description);
     }
-    let scope = match param("scope") {
-        None | Some("") => lab.scope_text(),
-        Some(asked) => match asked
-            .split(' ')
-            .find(|s| !lab.config.scopes.iter().any(|k| k == s))
-        {
-            Some(_) => {
-                return back.error(
-                    exchange,
-                    "invalid_scope",
-                    "a requested scope is not one this server knows",
-                )
-            }
-            None => asked.to_string(),
-        },
+    let Some(scope) = lab.grant_scope(param("scope")) else {
+        return back.error(
+            exchange,
+            "invalid_scope",
+            "a requested scope is not one this server knows",
+        );
     };
     let code = random_token();
     lock(&lab.codes).insert(

@@ -18,6 +18,7 @@ pub mod jwt;
 mod metadata;
 mod register;
 pub mod resource;
+pub use jwt::Refused;
 mod token;
 
 use crate::clock::Clock;
@@ -25,7 +26,7 @@ use crate::lock::lock;
 use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{Map, Value};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -163,8 +164,25 @@ pub struct AuthLab {
     codes: Mutex<HashMap<String, Code>>,
     /// Refresh tokens in force, by token (a used one is removed: rotation).
     refresh: Mutex<HashMap<String, Grant>>,
-    /// Access tokens revoked, by `jti`.
-    revoked: Mutex<HashSet<String>>,
+    /// Every access token issued, in order (what `srv.auth.tokens` lists).
+    issued: Mutex<Vec<Issued>>,
+    /// Access tokens ended before their time, by `jti`, and why (revoked, or expired by a test).
+    ended: Mutex<HashMap<String, jwt::Refused>>,
+}
+
+/// An access token as the lab lists it (never the token itself).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Issued {
+    /// Its id (`jti`).
+    pub jti: String,
+    /// The client it was issued to.
+    pub client_id: String,
+    /// The scopes granted.
+    pub scope: String,
+    /// When it expires (seconds since the epoch, server's clock).
+    pub expires_at: u64,
+    /// `active`, `expired` or `revoked`, now.
+    pub status: &'static str,
 }
 
 impl AuthLab {
@@ -178,7 +196,8 @@ impl AuthLab {
                 clients: Mutex::default(),
                 codes: Mutex::default(),
                 refresh: Mutex::default(),
-                revoked: Mutex::default(),
+                issued: Mutex::default(),
+                ended: Mutex::default(),
             })
         })
     }
@@ -188,19 +207,82 @@ impl AuthLab {
         lock(&self.clients).get(id).cloned()
     }
 
-    /// Every registered client.
-    pub fn clients(&self) -> Vec<Client> {
-        lock(&self.clients).values().cloned().collect()
+    /// Every registered client's metadata, as `/register` answered it but without its secret.
+    pub fn clients(&self) -> Vec<Map<String, Value>> {
+        let mut clients: Vec<Map<String, Value>> = lock(&self.clients)
+            .values()
+            .map(|c| c.metadata.clone())
+            .collect();
+        for client in &mut clients {
+            client.remove("client_secret");
+        }
+        clients.sort_by_key(|c| c.get("client_id_issued_at").and_then(Value::as_u64));
+        clients
     }
 
-    /// Revokes the access token whose `jti` is `id`: the resource refuses it from now on.
-    pub fn revoke(&self, id: &str) {
-        lock(&self.revoked).insert(id.to_string());
+    /// Every access token issued, with its status now.
+    pub fn tokens(&self) -> Vec<Issued> {
+        let now = jwt::seconds(self.clock.wall());
+        let ended = lock(&self.ended).clone();
+        let mut tokens = lock(&self.issued).clone();
+        for token in &mut tokens {
+            token.status = match ended.get(&token.jti) {
+                Some(jwt::Refused::Revoked) => "revoked",
+                Some(_) => "expired",
+                None if token.expires_at <= now => "expired",
+                None => "active",
+            };
+        }
+        tokens
+    }
+
+    /// Ends the access token `jti` (every one issued so far when `None`) before its time, as
+    /// `why` (revoked, or expired): the resource refuses it from now on, saying so. How many it
+    /// ended (a token ended already counts again).
+    pub fn end(&self, jti: Option<&str>, why: jwt::Refused) -> usize {
+        let ids: Vec<String> = match jti {
+            Some(id) => lock(&self.issued)
+                .iter()
+                .filter(|t| t.jti == id)
+                .map(|t| t.jti.clone())
+                .collect(),
+            None => lock(&self.issued).iter().map(|t| t.jti.clone()).collect(),
+        };
+        let mut ended = lock(&self.ended);
+        for id in &ids {
+            ended.insert(id.clone(), why);
+        }
+        ids.len()
+    }
+
+    /// Why the token `jti` was ended early, if it was.
+    fn ended(&self, jti: &str) -> Option<jwt::Refused> {
+        lock(&self.ended).get(jti).copied()
+    }
+
+    /// Registers a client from the test (pre-registration): `metadata` as `/register` takes it;
+    /// what it answers (with the secret), or why it refused.
+    pub fn register(&self, metadata: Map<String, Value>) -> Result<Map<String, Value>, String> {
+        register::registered(self, metadata)
+            .map_err(|(error, description)| format!("{error}: {description}"))
     }
 
     /// The scopes as the challenge and the metadata name them, space-separated.
     fn scope_text(&self) -> String {
         self.config.scopes.join(" ")
+    }
+
+    /// The scope a request that asked for `asked` is granted: all the server's when it asked
+    /// for none, else what it asked for; `None` when it named a scope the server does not know
+    /// (`invalid_scope`, at `/authorize` and `/token` alike).
+    fn grant_scope(&self, asked: Option<&str>) -> Option<String> {
+        match asked.map(str::trim) {
+            None | Some("") => Some(self.scope_text()),
+            Some(asked) => asked
+                .split(' ')
+                .all(|s| self.config.scopes.iter().any(|k| k == s))
+                .then(|| asked.to_string()),
+        }
     }
 }
 

@@ -48,7 +48,7 @@ pub async fn register(
 }
 
 /// The client `metadata` describes, registered; what `/register` answers.
-fn registered(
+pub(super) fn registered(
     lab: &AuthLab,
     mut metadata: Map<String, Value>,
 ) -> Result<Map<String, Value>, (&'static str, String)> {
@@ -101,6 +101,12 @@ fn registered(
             ))
         }
     };
+    if auth_method == "none" && grant_types.iter().any(|g| g == "client_credentials") {
+        return Err((
+            "invalid_client_metadata",
+            "client_credentials needs a confidential client (a token_endpoint_auth_method other than none)".into(),
+        ));
+    }
     let id = format!("client-{}", &random_token()[..16]);
     let secret = (auth_method != "none").then(random_token);
     metadata.insert("client_id".into(), Value::String(id.clone()));
@@ -118,9 +124,11 @@ fn registered(
     );
     metadata.insert("grant_types".into(), grant_types.clone().into());
     metadata.insert("redirect_uris".into(), redirect_uris.clone().into());
-    metadata
-        .entry("response_types")
-        .or_insert_with(|| vec!["code"].into());
+    if grant_types.iter().any(|g| g == "authorization_code") {
+        metadata
+            .entry("response_types")
+            .or_insert_with(|| vec!["code"].into());
+    }
     let client = Client {
         id: id.clone(),
         secret,

@@ -4,7 +4,6 @@
 
 use super::jwt::Refused;
 use super::{AuthLab, AuthMode};
-use crate::lock::lock;
 use crate::traffic::TransportKind;
 use crate::transport::http::recording::Refusal;
 use crate::transport::http::state::HttpState;
@@ -77,10 +76,10 @@ fn check(lab: &AuthLab, token: &str) -> Result<(), Refused> {
             let claims = lab
                 .keys
                 .check(token, &lab.config.resource(), lab.clock.wall())?;
-            if lock(&lab.revoked).contains(&claims.jti) {
-                return Err(Refused::Revoked);
+            match lab.ended(&claims.jti) {
+                Some(why) => Err(why),
+                None => Ok(()),
             }
-            Ok(())
         }
     }
 }

@@ -23,7 +23,7 @@ type Refusal = (StatusCode, &'static str, String);
 /// `POST /token` (`application/x-www-form-urlencoded`): `200` with `access_token`,
 /// `token_type: "Bearer"`, `expires_in`, `scope` and (for the code and refresh grants of a
 /// client that registered `refresh_token`) a new `refresh_token`; or the grant's error:
-/// `invalid_client` (`401`), `invalid_grant`, `invalid_request`, `invalid_target`,
+/// `invalid_client` (`401`), `invalid_grant`, `invalid_request`, `invalid_scope`, `invalid_target`,
 /// `unauthorized_client`, `unsupported_grant_type` (`400`).
 pub async fn token(
     State(state): State<Arc<HttpState>>,
@@ -131,9 +131,12 @@ fn grant(
                     "client_credentials needs a confidential client registered for that grant",
                 ));
             }
-            let scope = field("scope")
-                .filter(|s| !s.is_empty())
-                .map_or_else(|| lab.scope_text(), str::to_string);
+            let scope = lab.grant_scope(field("scope")).ok_or_else(|| {
+                bad(
+                    "invalid_scope",
+                    "a requested scope is not one this server knows",
+                )
+            })?;
             Ok(issue(lab, &client, &scope, false))
         }
         Some(other) => Err(bad(
@@ -221,6 +224,13 @@ fn issue(lab: &AuthLab, client: &Client, scope: &str, refreshable: bool) -> Valu
         scope: scope.to_string(),
         client_id: client.id.clone(),
     };
+    lock(&lab.issued).push(super::Issued {
+        jti: claims.jti.clone(),
+        client_id: client.id.clone(),
+        scope: scope.to_string(),
+        expires_at: claims.exp,
+        status: "active",
+    });
     let mut answer = json!({
         "access_token": lab.keys.sign(&claims),
         "token_type": "Bearer",

@@ -5,8 +5,9 @@
 //! call must carry `Authorization: Bearer <token>`. A body the API cannot take is answered
 //! `400` with `{"error": {"field", "message"}}`, and the server goes on serving. One module per
 //! concept: [`faults`], [`canned`], [`notify`], [`clock`], [`traffic`], [`report`],
-//! [`triggers`]; [`reply`] is how every one of them answers.
+//! [`triggers`], [`auth`]; [`reply`] is how every one of them answers.
 
+mod auth;
 mod canned;
 mod clock;
 mod faults;
@@ -54,6 +55,11 @@ const ENDPOINTS: &[&str] = &[
     "POST /_control/notify",
     "POST /_control/ask",
     "POST /_control/reset",
+    "GET /_control/auth/clients",
+    "POST /_control/auth/clients",
+    "GET /_control/auth/tokens",
+    "POST /_control/auth/tokens/revoke",
+    "POST /_control/auth/tokens/expire",
 ];
 
 /// The control API's routes, to be merged at the root of the app.
@@ -90,6 +96,13 @@ pub fn routes(state: Arc<HttpState>) -> Router {
         .route("/_control/notify", post(notify::notify))
         .route("/_control/ask", post(notify::ask))
         .route("/_control/reset", post(reset))
+        .route(
+            "/_control/auth/clients",
+            get(auth::clients).post(auth::register),
+        )
+        .route("/_control/auth/tokens", get(auth::tokens))
+        .route("/_control/auth/tokens/revoke", post(auth::revoke))
+        .route("/_control/auth/tokens/expire", post(auth::expire))
         .route(
             "/_control/{*rest}",
             delete(unknown).get(unknown).post(unknown),

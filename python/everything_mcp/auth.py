@@ -1,0 +1,52 @@
+"""``srv.auth``: the HTTP listener's auth lab as a test sees it (docs/auth.md): the clients that
+registered, the access tokens issued (never the tokens themselves), a client registered by the
+test (pre-registration), and tokens revoked or expired on cue. The control API's
+``/_control/auth/…`` is its twin."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from . import _core
+
+__all__ = ["Auth"]
+
+
+class Auth:
+    """The auth lab of a server's HTTP listener (``start_http(auth="oauth")``). Every member
+    raises ``ConfigError`` while the lab is off."""
+
+    def __init__(self, core: _core.Server) -> None:
+        self._core = core
+
+    @property
+    def clients(self) -> list[dict[str, Any]]:
+        """Every registered client's metadata, as ``/register`` answered it, without its secret."""
+        clients: list[dict[str, Any]] = json.loads(self._core.auth_clients())
+        return clients
+
+    @property
+    def tokens(self) -> list[dict[str, Any]]:
+        """Every access token issued: ``{"jti", "client_id", "scope", "expires_at", "status"}``,
+        ``status`` being ``active``, ``expired`` or ``revoked`` now."""
+        tokens: list[dict[str, Any]] = json.loads(self._core.auth_tokens())
+        return tokens
+
+    def register(self, **metadata: Any) -> dict[str, Any]:
+        """Registers a client as ``POST /register`` would (RFC 7591 metadata:
+        ``redirect_uris=[...]``, ``grant_types=[...]``, ``token_endpoint_auth_method=...``) and
+        returns the answer, with its ``client_id`` and ``client_secret``: a pre-registered client
+        for a test to give its client."""
+        client: dict[str, Any] = json.loads(self._core.auth_register(json.dumps(metadata)))
+        return client
+
+    def revoke(self, jti: str | None = None) -> int:
+        """Revokes the token ``jti`` (every token issued so far when None): the resource answers it
+        ``401`` ``invalid_token`` from now on. How many."""
+        return self._core.auth_end(jti, "revoked")
+
+    def expire(self, jti: str | None = None) -> int:
+        """Expires the token ``jti`` (every token when None) now, whatever its ``exp`` says: the
+        server-side expiry a client learns of only from a ``401``. How many."""
+        return self._core.auth_end(jti, "expired")
