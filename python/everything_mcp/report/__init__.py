@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from ..traffic import TrafficRecord
+from .auth import take_auth_flow
 from .checks import CATALOG, lifecycle
 from .http import attribute_sessionless_gets
 from .ladder import level
@@ -38,9 +39,6 @@ SCHEMA_VERSION = 1
 """The version of ``--json``'s schema (raised when a change would break a reader)."""
 
 ENVELOPE_CLIENT = "io.modelcontextprotocol/clientInfo"
-
-AUTH_CONN = "auth"
-"""The connection the auth lab records its exchanges on."""
 
 
 @dataclass(frozen=True)
@@ -180,9 +178,9 @@ def report(records: Iterable[TrafficRecord]) -> Report:
     by_conn: dict[str, list[TrafficRecord]] = {}
     for r in records:
         by_conn.setdefault(r.conn, []).append(r)
-    # The auth lab's exchanges (discovery, registration, authorize, token) belong to no MCP
-    # connection: they are not a client of their own (docs/auth.md).
-    by_conn.pop(AUTH_CONN, None)
+    # The auth lab's exchanges and the 401s before a token belong to no MCP connection: every
+    # HTTP client is graded on them (docs/auth.md).
+    auth_flow = take_auth_flow(by_conn)
     attribute_sessionless_gets(by_conn)  # a GET refused outside any session (conn "-")
     by_client: dict[tuple[str, str, str | None, str | None, str], ClientTraffic] = {}
     for conn_records in by_conn.values():
@@ -190,6 +188,12 @@ def report(records: Iterable[TrafficRecord]) -> Report:
             continue
         key = _identity(conn_records)
         by_client.setdefault(key, ClientTraffic()).records.extend(conn_records)
+    over_http = [traffic for (*_, transport), traffic in by_client.items() if transport in ("http", "sse")]
+    for traffic in over_http:
+        traffic.records.extend(auth_flow)
+    if auth_flow and not over_http:
+        # A client that never got as far as an MCP session is graded on its flow alone.
+        by_client[("?", "?", None, None, "http")] = ClientTraffic(list(auth_flow))
     clients = []
     for (name, version, era, revision, transport), traffic in by_client.items():
         traffic.records.sort(key=lambda r: r.seq)

@@ -3,7 +3,7 @@
 re-lists after ``list_changed``, the server's questions answered, multi-round retries, progress
 tokens, cancellation, pagination (:mod:`.pagination`), stream resumption, HTTP habits
 (:mod:`.http`), the reactions to injected faults (:mod:`.faults`) and the errors the client
-caused. ``CATALOG`` is the one list."""
+caused, and the authorization flow (:mod:`.auth`). ``CATALOG`` is the one list."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from ..traffic import TrafficRecord
+from .auth import auth
 from .capabilities import capabilities
 from .faults import faults
 from .http import http_habits
@@ -270,5 +271,6 @@ CATALOG: tuple[Callable[[ClientTraffic], list[Check]], ...] = (
     http_habits,
     faults,
     errors,
+    auth,
 )
 """The checks every client gets, after its lifecycle checks (which depend on its era)."""

@@ -1,0 +1,149 @@
+"""The client's authorization flow against the auth lab (docs/auth.md): discovery in the spec's
+order, PKCE S256, the ``resource`` it was told, the scopes it was asked for, and what it did
+when its token was refused.
+
+The flow's records belong to no MCP connection: the authorization server's exchanges are on
+the connection ``auth``, and the MCP endpoints' ``401`` refusals on ``-`` (a request refused
+outside any session). :func:`take_auth_flow` takes them out of the connections, and the report
+gives them to every HTTP client of the recording (one agent per recording, as the lab is used;
+with several HTTP clients at once, each is shown the same flow)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import parse_qs
+
+from ..traffic import TrafficRecord
+from .http import NO_SESSION
+from .model import Check, ClientTraffic, check
+
+AUTH_CONN = "auth"
+"""The connection the auth lab records its exchanges on."""
+
+PRM = "/.well-known/oauth-protected-resource"
+"""The protected resource metadata's path (and its path-aware variants below it)."""
+
+AS_METADATA = ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration")
+"""The authorization server metadata's paths (RFC 8414, OpenID discovery)."""
+
+TOKEN_REFUSALS = (
+    "the access token is not one this server issued",
+    "the access token has expired",
+    "the access token was issued for another resource",
+    "the access token was revoked",
+)
+"""How the resource refuses a token it was sent (a bare ``401`` asks for one)."""
+
+
+def take_auth_flow(by_conn: dict[str, list[TrafficRecord]]) -> list[TrafficRecord]:
+    """Takes the auth lab's records out of `by_conn` (the connection ``auth``, and the ``401``
+    refusals among the sessionless records), in wire order."""
+    flow = by_conn.pop(AUTH_CONN, [])
+    for conn in [c for c in by_conn if c == NO_SESSION or c.endswith(":" + NO_SESSION)]:
+        refused = [r for r in by_conn[conn] if (r.http or {}).get("status") == 401]
+        if refused:
+            flow += refused
+            kept = [r for r in by_conn[conn] if (r.http or {}).get("status") != 401]
+            if kept:
+                by_conn[conn] = kept
+            else:
+                del by_conn[conn]
+    return sorted(flow, key=lambda r: r.seq)
+
+
+def _path(r: TrafficRecord) -> str:
+    return str((r.http or {}).get("path") or "")
+
+
+def _form(r: TrafficRecord) -> dict[str, str]:
+    """A request's query or form (as recorded: secrets redacted), first values."""
+    return {k: v[0] for k, v in parse_qs(r.raw, keep_blank_values=True).items()}
+
+
+def _body(r: TrafficRecord | None) -> dict[str, Any]:
+    try:
+        value = json.loads(r.raw) if r is not None else None
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def auth(t: ClientTraffic) -> list[Check]:
+    """The authorization flow's checks (not exercised without the auth lab)."""
+    flow = [r for r in t.records if r.conn == AUTH_CONN or (r.http or {}).get("status") == 401]
+    asked = [r for r in flow if r.dir == "in"]
+    answers = {r.seq: r for r in flow if r.dir == "out"}
+
+    def answer(request: TrafficRecord) -> TrafficRecord | None:
+        later = [s for s in answers if s > request.seq]
+        return answers[min(later)] if later else None
+
+    prm = [r for r in asked if _path(r).startswith(PRM)]
+    metadata = [r for r in asked if _path(r) in AS_METADATA]
+    authorizations = [r for r in asked if _path(r) == "/authorize"]
+    tokens = [r for r in asked if _path(r) == "/token"]
+    code_grants = [r for r in tokens if _form(r).get("grant_type") == "authorization_code"]
+    refreshes = [r for r in tokens if _form(r).get("grant_type") == "refresh_token"]
+    published = _body(answer(prm[0])) if prm else {}
+    resource = published.get("resource")
+    supported = published.get("scopes_supported") or []
+    refused_tokens = [r for r in asked if r.conn != AUTH_CONN and (r.error or "") in TOKEN_REFUSALS]
+
+    early = [r for r in metadata if not prm or r.seq < prm[0].seq]
+    weak = [r for r in authorizations if _form(r).get("code_challenge_method") != "S256"]
+    wrong_resource = [
+        r
+        for r in [*authorizations, *code_grants, *refreshes]
+        if resource is not None and _form(r).get("resource") != resource
+    ]
+    narrow = [r for r in authorizations if not set(supported) <= set(_form(r).get("scope", "").split())]
+    recovered = [refused for refused in refused_tokens if any(r.seq > refused.seq for r in [*authorizations, *tokens])]
+    stuck = [r for r in refused_tokens if r not in recovered]
+    return [
+        check(
+            "auth.discovery",
+            "discovers the protected resource's metadata first, then its authorization server's",
+            (early[:1] or [*prm[:1], *metadata[:1]]) if prm or metadata else None,
+            failed=bool(early),
+            detail=" → ".join(dict.fromkeys(_path(r) for r in sorted([*prm, *metadata], key=lambda r: r.seq))),
+        ),
+        check(
+            "auth.pkce_s256",
+            "uses PKCE with S256 on every authorization request",
+            weak[:1] or authorizations[:1],
+            failed=bool(weak),
+            detail=f"code_challenge_method={_form(weak[0]).get('code_challenge_method', 'missing')}" if weak else "",
+        ),
+        check(
+            "auth.resource",
+            "sends resource exactly as the protected resource's metadata publishes it (authorize, token, refresh)",
+            wrong_resource[:1] or [*authorizations, *code_grants][:1],
+            failed=bool(wrong_resource),
+            detail=(
+                f"{_path(wrong_resource[0])}: resource={_form(wrong_resource[0]).get('resource', 'missing')}"
+                if wrong_resource
+                else ""
+            ),
+        ),
+        check(
+            "auth.scope",
+            "asks for the scopes the challenge and the metadata name",
+            narrow[:1] or authorizations[:1] if supported else None,
+            failed=bool(narrow),
+            detail=f"asked {_form(narrow[0]).get('scope') or 'none'}" if narrow else "",
+        ),
+        check(
+            "auth.refresh",
+            "renews its access token with its refresh token",
+            refreshes[:1],
+            detail=f"refresh {len(refreshes)}" if refreshes else "",
+        ),
+        check(
+            "auth.recovers",
+            "after its token is refused (expired, revoked), refreshes or authorizes again",
+            stuck[:1] or recovered[:1],
+            failed=bool(stuck),
+            detail=", ".join(dict.fromkeys(r.error or "" for r in refused_tokens)),
+        ),
+    ]

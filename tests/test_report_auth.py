@@ -1,0 +1,136 @@
+"""The report grades a client's authorization flow against the auth lab (docs/report.md,
+docs/auth.md): the official client's flow in both eras, its recovery from a token expired on
+cue, and raw clients that skip PKCE, send another resource or discover out of order."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import anyio
+import httpx
+import pytest
+from oauth_client import SCOPES, HeadlessBrowser, MemoryStorage, mcp_client, oauth_provider, pkce, register_code_client
+
+from everything_mcp import Server
+from everything_mcp.report import ClientReport
+
+from conftest import WAIT
+
+pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
+
+PRM, ASM = "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server"
+AUTH_CHECKS = ("auth.discovery", "auth.pkce_s256", "auth.resource", "auth.scope", "auth.refresh", "auth.recovers")
+
+
+def statuses(client: ClientReport) -> dict[str, tuple[str, str]]:
+    return {id: (client.check(id).status, client.check(id).detail) for id in AUTH_CHECKS}
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_the_official_clients_flow_passes(mode: str) -> None:
+    with Server(catalogs=["everything"]) as srv:
+        url = srv.start_http(auth="oauth", scopes=SCOPES)
+        storage, browser = MemoryStorage(), HeadlessBrowser()
+        with anyio.fail_after(WAIT * 2):
+            async with mcp_client(url, mode=mode, auth=oauth_provider(url, storage, browser)) as client:
+                await client.list_tools()
+                # The server ends its token early: the client learns of it from a 401.
+                assert srv.auth.expire() == 1
+                await client.list_tools()
+        mine = srv.report().client("mcp")
+        discovery = f"{PRM} → {ASM}"
+        assert statuses(mine) == {
+            "auth.discovery": ("pass", discovery),
+            "auth.pkce_s256": ("pass", ""),
+            "auth.resource": ("pass", ""),
+            "auth.scope": ("pass", ""),
+            # It authorizes again rather than refreshing (docs/auth.md).
+            "auth.refresh": ("not exercised", ""),
+            "auth.recovers": ("pass", "the access token has expired"),
+        }
+        # The flow is not a client of its own.
+        assert [c.name for c in srv.report().clients] == ["mcp"]
+
+
+def test_a_raw_client_that_skips_pkce_and_sends_another_resource_fails() -> None:
+    with Server(catalogs=["everything"]) as srv:
+        srv.start_http(auth="oauth", scopes=SCOPES)
+        with httpx.Client(base_url=srv.base_url or "", timeout=WAIT) as http:
+            # Straight to the authorization server's metadata: the resource's is never read.
+            http.get("/.well-known/oauth-authorization-server")
+            client = register_code_client(http)
+            _, challenge = pkce()
+            query = {
+                "response_type": "code",
+                "client_id": client["client_id"],
+                "redirect_uri": client["redirect_uris"][0],
+            }
+            assert http.get(f"/authorize?{urlencode(query)}").status_code == 302  # refused: no PKCE
+            query |= {
+                "code_challenge": challenge,
+                "code_challenge_method": "S256",
+                "resource": "http://127.0.0.1:1/mcp",
+                "scope": "mcp:basic",
+            }
+            assert http.get(f"/authorize?{urlencode(query)}").status_code == 302  # refused: invalid_target
+            http.get("/.well-known/oauth-protected-resource/mcp")
+            init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+            body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}
+            assert http.post("/mcp", json=body, headers={"authorization": "Bearer forged"}).status_code == 401
+        # It never opened an MCP session: it is graded on its flow alone.
+        (mine,) = srv.report().clients
+        assert (mine.name, mine.transport) == ("?", "http")
+        assert statuses(mine) == {
+            "auth.discovery": (
+                "fail",
+                "/.well-known/oauth-authorization-server → /.well-known/oauth-protected-resource/mcp",
+            ),
+            "auth.pkce_s256": ("fail", "code_challenge_method=missing"),
+            "auth.resource": ("fail", "/authorize: resource=missing"),
+            "auth.scope": ("fail", "asked none"),
+            "auth.refresh": ("not exercised", ""),
+            "auth.recovers": ("fail", "the access token is not one this server issued"),
+        }
+
+
+async def test_a_raw_client_graded_with_its_session() -> None:
+    """A raw client that reads the metadata in order and authorizes with PKCE but leaves out the
+    scopes and never recovers from a refused token."""
+    with Server(catalogs=["everything"]) as srv:
+        srv.start_http(auth="oauth", scopes=SCOPES)
+        token = srv.auth.register(grant_types=["client_credentials"])
+        with httpx.Client(base_url=srv.base_url or "", timeout=WAIT) as http:
+            http.get("/.well-known/oauth-protected-resource/mcp")
+            http.get("/.well-known/oauth-authorization-server")
+            client = register_code_client(http)
+            _, challenge = pkce()
+            query = {
+                "response_type": "code",
+                "client_id": client["client_id"],
+                "redirect_uri": client["redirect_uris"][0],
+                "code_challenge": challenge,
+                "code_challenge_method": "S256",
+                "resource": f"{srv.base_url}/mcp",
+                "scope": "mcp:basic",
+            }
+            assert http.get(f"/authorize?{urlencode(query)}").status_code == 302
+            form = {"grant_type": "client_credentials", "resource": f"{srv.base_url}/mcp"}
+            access = http.post("/token", data=form, auth=(token["client_id"], token["client_secret"])).json()
+            init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+            body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}
+            headers = {
+                "accept": "application/json, text/event-stream",
+                "authorization": f"Bearer {access['access_token']}",
+            }
+            assert http.post("/mcp", json=body, headers=headers).status_code == 200
+            srv.auth.revoke()
+            assert http.post("/mcp", json=body, headers=headers).status_code == 401
+        mine = srv.report().client("raw")
+        assert statuses(mine) == {
+            "auth.discovery": ("pass", f"{PRM} → {ASM}"),
+            "auth.pkce_s256": ("pass", ""),
+            "auth.resource": ("pass", ""),
+            "auth.scope": ("fail", "asked mcp:basic"),
+            "auth.refresh": ("not exercised", ""),
+            "auth.recovers": ("fail", "the access token was revoked"),
+        }
