@@ -134,3 +134,72 @@ async def test_a_raw_client_graded_with_its_session() -> None:
             "auth.refresh": ("not exercised", ""),
             "auth.recovers": ("fail", "the access token was revoked"),
         }
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_scope_step_up_with_the_official_client(mode: str) -> None:
+    """`echo` needs `mcp:write` beyond the challenge's `mcp:basic`: the first call is answered
+    403 insufficient_scope naming it, the client authorizes again for both and the call goes
+    through."""
+    with Server(catalogs=["everything"]) as srv:
+        url = srv.start_http(auth="oauth", scopes=["mcp:basic"], tool_scopes={"echo": "mcp:write"})
+        storage, browser = MemoryStorage(), HeadlessBrowser()
+        with anyio.fail_after(WAIT * 2):
+            async with mcp_client(url, mode=mode, auth=oauth_provider(url, storage, browser)) as client:
+                await client.list_tools()
+                result = await client.call_tool("echo", {"message": "hi"})
+                assert result.content[0].text == "Echo: hi"  # type: ignore[union-attr]
+        scopes = [query.split("scope=", 1)[1].split("&", 1)[0] for query in browser.authorize_urls]
+        assert scopes == ["mcp%3Abasic", "mcp%3Abasic+mcp%3Awrite"]
+        refused = [r for r in srv.traffic if r.http and r.http.get("status") == 403 and r.dir == "in"]
+        assert [r.error for r in refused] == ["insufficient_scope: tool echo needs mcp:write"]
+        assert [t["scope"] for t in srv.auth.tokens] == ["mcp:basic", "mcp:basic mcp:write"]
+        mine = srv.report().client("mcp")
+        assert (mine.check("auth.step_up").status, mine.check("auth.step_up").detail) == ("pass", "mcp:write")
+        assert mine.check("auth.scope").status == "pass"
+
+
+def test_the_step_up_challenge_on_the_wire_and_a_client_that_ignores_it() -> None:
+    with Server(catalogs=["everything"]) as srv:
+        srv.start_http(auth="oauth", scopes=["mcp:basic"], tool_scopes={"echo": "mcp:write"})
+        client = srv.auth.register(grant_types=["client_credentials"])
+        with httpx.Client(base_url=srv.base_url or "", timeout=WAIT) as http:
+            form = {"grant_type": "client_credentials", "resource": f"{srv.base_url}/mcp"}
+            access = http.post("/token", data=form, auth=(client["client_id"], client["client_secret"])).json()
+            assert access["scope"] == "mcp:basic"
+            headers = {"accept": "application/json, text/event-stream"}
+            headers["authorization"] = f"Bearer {access['access_token']}"
+            init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+            body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}
+            opened = http.post("/mcp", json=body, headers=headers)
+            headers |= {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+            http.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+            other = {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "get-sum", "arguments": {"a": 1, "b": 2}},
+            }
+            assert http.post("/mcp", json=other, headers=headers).status_code == 200  # needs no more
+            call = {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"message": "x"}},
+            }
+            refused = http.post("/mcp", json=call, headers=headers)
+            assert refused.status_code == 403
+            assert refused.headers["www-authenticate"] == (
+                f'Bearer error="insufficient_scope", scope="mcp:write", resource_metadata="{srv.base_url}'
+                '/.well-known/oauth-protected-resource/mcp", error_description="insufficient_scope: tool echo'
+                ' needs mcp:write"'
+            )
+            assert refused.json()["error"]["message"] == "insufficient_scope: tool echo needs mcp:write"
+            # With the scope, the call goes through.
+            form["scope"] = "mcp:basic mcp:write"
+            wider = http.post("/token", data=form, auth=(client["client_id"], client["client_secret"])).json()
+            headers["authorization"] = f"Bearer {wider['access_token']}"
+            assert http.post("/mcp", json=call, headers=headers).status_code == 200
+        mine = srv.report().client("raw")
+        # It got the scope without a new authorization request (client credentials): not a step-up.
+        assert (mine.check("auth.step_up").status, mine.check("auth.step_up").detail) == ("fail", "mcp:write")

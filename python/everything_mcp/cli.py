@@ -94,6 +94,30 @@ def _count(value: str) -> int:
     return n
 
 
+def _tool_scope(value: str) -> dict[str, str]:
+    """``TOOL=SCOPE``."""
+    import argparse
+
+    tool, sep, scope = value.partition("=")
+    if not (sep and tool and scope):
+        raise argparse.ArgumentTypeError(f"expected TOOL=SCOPE, got {value!r}")
+    return {tool: scope}
+
+
+def _merge_action() -> type[argparse.Action]:
+    """An argparse action that merges each value (a dict) into the option's dict (defined on
+    demand: a bare `stdio` imports no argparse)."""
+    import argparse
+
+    class Merge(argparse.Action):
+        def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+            merged = dict(getattr(namespace, self.dest, None) or {})
+            merged.update(values)
+            setattr(namespace, self.dest, merged)
+
+    return Merge
+
+
 def _catalogs(value: str) -> list[str]:
     import argparse
 
@@ -439,6 +463,15 @@ def _add_http_options(p: argparse.ArgumentParser) -> None:
         type=float,
         dest="token_ttl",
         help=f"with --auth oauth: access tokens' lifetime in seconds (default {defaults['token_ttl']:g})",
+    )
+    p.add_argument(
+        "--tool-scope",
+        metavar="TOOL=SCOPE",
+        type=_tool_scope,
+        action=_merge_action(),
+        dest="tool_scopes",
+        help="with --auth oauth: calling TOOL needs SCOPE beyond the --scope ones (403 insufficient_scope:"
+        " scope step-up; repeatable)",
     )
     p.add_argument(
         "--lab",

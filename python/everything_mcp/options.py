@@ -12,7 +12,7 @@ Rust types' options.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
 __all__ = ["HttpOptions", "Options", "ServerOptions"]
@@ -63,6 +63,7 @@ class HttpOptions(TypedDict, total=False):
     tokens: Sequence[str] | None
     scopes: Sequence[str] | None
     token_ttl: float | None
+    tool_scopes: Mapping[str, str] | None
 
 
 class Options(ServerOptions, HttpOptions, total=False):

@@ -58,6 +58,9 @@ pub struct HttpOptions {
     pub scopes: Vec<String>,
     /// How long the auth lab's access tokens live, on the server's clock.
     pub token_ttl: Seconds,
+    /// The scope a tool needs beyond `scopes`, by tool name (scope step-up: `403
+    /// insufficient_scope`).
+    pub tool_scopes: std::collections::BTreeMap<String, String>,
 }
 
 impl Group for HttpOptions {}
@@ -84,6 +87,7 @@ impl Default for HttpOptions {
             tokens: http.auth.tokens,
             scopes: http.auth.scopes,
             token_ttl: Seconds::of(http.auth.token_ttl),
+            tool_scopes: http.auth.tool_scopes,
         }
     }
 }
@@ -125,6 +129,7 @@ impl HttpOptions {
             tokens: self.tokens.clone(),
             scopes: self.scopes.clone(),
             token_ttl: self.token_ttl.duration("token_ttl")?,
+            tool_scopes: self.tool_scopes.clone(),
             base: String::new(),
         })
     }

@@ -27,6 +27,9 @@ PRM = "/.well-known/oauth-protected-resource"
 AS_METADATA = ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration")
 """The authorization server metadata's paths (RFC 8414, OpenID discovery)."""
 
+STEP_UP = "insufficient_scope: "
+"""How the resource's `403` starts: a tool needs a scope the token lacks (`… needs SCOPE…`)."""
+
 TOKEN_REFUSALS = (
     "the access token is not one this server issued",
     "the access token has expired",
@@ -41,15 +44,20 @@ def take_auth_flow(by_conn: dict[str, list[TrafficRecord]]) -> list[TrafficRecor
     refusals among the sessionless records), in wire order."""
     flow = by_conn.pop(AUTH_CONN, [])
     for conn in [c for c in by_conn if c == NO_SESSION or c.endswith(":" + NO_SESSION)]:
-        refused = [r for r in by_conn[conn] if (r.http or {}).get("status") == 401]
+        refused = [r for r in by_conn[conn] if _refusal(r)]
         if refused:
             flow += refused
-            kept = [r for r in by_conn[conn] if (r.http or {}).get("status") != 401]
+            kept = [r for r in by_conn[conn] if not _refusal(r)]
             if kept:
                 by_conn[conn] = kept
             else:
                 del by_conn[conn]
     return sorted(flow, key=lambda r: r.seq)
+
+
+def _refusal(r: TrafficRecord) -> bool:
+    """A `401` (no or a refused token) or `403` (a scope to step up to) of the MCP endpoints."""
+    return (r.http or {}).get("status") in (401, 403)
 
 
 def _path(r: TrafficRecord) -> str:
@@ -59,6 +67,11 @@ def _path(r: TrafficRecord) -> str:
 def _form(r: TrafficRecord) -> dict[str, str]:
     """A request's query or form (as recorded: secrets redacted), first values."""
     return {k: v[0] for k, v in parse_qs(r.raw, keep_blank_values=True).items()}
+
+
+def _needed(refusal: TrafficRecord) -> set[str]:
+    """The scopes a step-up refusal names."""
+    return set((refusal.error or "").rpartition(" needs ")[2].split())
 
 
 def _body(r: TrafficRecord | None) -> dict[str, Any]:
@@ -71,7 +84,7 @@ def _body(r: TrafficRecord | None) -> dict[str, Any]:
 
 def auth(t: ClientTraffic) -> list[Check]:
     """The authorization flow's checks (not exercised without the auth lab)."""
-    flow = [r for r in t.records if r.conn == AUTH_CONN or (r.http or {}).get("status") == 401]
+    flow = [r for r in t.records if r.conn == AUTH_CONN or _refusal(r)]
     asked = [r for r in flow if r.dir == "in"]
     answers = {r.seq: r for r in flow if r.dir == "out"}
 
@@ -100,6 +113,14 @@ def auth(t: ClientTraffic) -> list[Check]:
     narrow = [r for r in authorizations if not set(supported) <= set(_form(r).get("scope", "").split())]
     recovered = [refused for refused in refused_tokens if any(r.seq > refused.seq for r in [*authorizations, *tokens])]
     stuck = [r for r in refused_tokens if r not in recovered]
+    step_ups = [r for r in asked if r.dir == "in" and (r.error or "").startswith(STEP_UP)]
+    stepped = [
+        later
+        for challenge in step_ups
+        for later in authorizations
+        if later.seq > challenge.seq and _needed(challenge) <= set(_form(later).get("scope", "").split())
+    ]
+    unstepped = [c for c in step_ups if not any(a.seq > c.seq for a in stepped)]
     return [
         check(
             "auth.discovery",
@@ -138,6 +159,13 @@ def auth(t: ClientTraffic) -> list[Check]:
             "renews its access token with its refresh token",
             refreshes[:1],
             detail=f"refresh {len(refreshes)}" if refreshes else "",
+        ),
+        check(
+            "auth.step_up",
+            "after 403 insufficient_scope, authorizes again for the scope it names",
+            unstepped[:1] or stepped[:1],
+            failed=bool(unstepped),
+            detail=", ".join(dict.fromkeys(" ".join(sorted(_needed(c))) for c in step_ups)),
         ),
         check(
             "auth.recovers",

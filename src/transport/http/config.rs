@@ -32,7 +32,7 @@ pub struct HttpConfig {
     pub lab: bool,
     /// How the MCP endpoints are protected, and the built-in authorization server's settings
     /// (`docs/auth.md`).
-    pub auth: super::auth::AuthConfig,
+    pub auth: super::auth::lab::AuthConfig,
 }
 impl Default for HttpConfig {
     fn default() -> Self {
@@ -48,7 +48,7 @@ impl Default for HttpConfig {
             control: true,
             control_token: None,
             lab: true,
-            auth: super::auth::AuthConfig::default(),
+            auth: super::auth::lab::AuthConfig::default(),
         }
     }
 }

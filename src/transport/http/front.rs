@@ -59,6 +59,15 @@ impl Service<Request> for Front {
         if let Some(refused) = refuse(&self.state, &request) {
             return Either::Left(Either::Left(futures::future::ready(Ok(refused))));
         }
+        if let Some(lab) = self.state.auth.clone() {
+            if let Some(refused) = super::auth::resource::refusal(&self.state, &lab, &request) {
+                let limit = self.state.server.config.max_message_bytes;
+                return Either::Right(Box::pin(after_reading(request, limit, refused)));
+            }
+            if super::auth::resource::steps_up(&lab, &request) {
+                return Either::Right(Box::pin(after_step_up(self.clone(), lab, request)));
+            }
+        }
         if self.state.server.seams.armed() {
             return Either::Right(Box::pin(through_transport_seam(self.clone(), request)));
         }
@@ -68,6 +77,39 @@ impl Service<Request> for Front {
         }
         Either::Left(Either::Right(self.routes.call(request)))
     }
+}
+
+/// `refused` once the request's body is read: answering before it, the connection would close
+/// with the body unread, and the kernel then resets it, which can destroy the answer on its way
+/// (clients saw "server disconnected without sending a response" now and then).
+async fn after_reading(
+    request: Request,
+    limit: usize,
+    refused: Response,
+) -> Result<Response, Infallible> {
+    let _ = super::body::read_body(request.into_body(), limit).await;
+    Ok(refused)
+}
+
+/// A request whose body the auth lab reads for scope step-up first (`403` when a tool it calls
+/// needs a scope its token lacks), then served as any other.
+async fn after_step_up(
+    mut front: Front,
+    lab: Arc<super::auth::AuthLab>,
+    request: Request,
+) -> Result<Response, Infallible> {
+    let request = match super::auth::resource::step_up(&front.state, &lab, request).await {
+        Ok(request) => request,
+        Err(refused) => return Ok(refused),
+    };
+    if front.state.server.seams.armed() {
+        return through_transport_seam(front, request).await;
+    }
+    if request.headers().contains_key(header::ORIGIN) {
+        let cors = front.cors.layer(front.routes.clone());
+        return cors.oneshot(request).await;
+    }
+    front.routes.call(request).await
 }
 
 /// A request served while seams are armed: its answer passes the transport seam
@@ -117,16 +159,12 @@ async fn through_transport_seam(
     Ok(response)
 }
 
-/// The guard: `403` (recorded) for a request whose `Host` or `Origin` is not allowed; then,
-/// with the auth lab, `401` for a request to the MCP endpoints without a valid token.
+/// The guard: `403` (recorded) for a request whose `Host` or `Origin` is not allowed.
 fn refuse(state: &Arc<HttpState>, request: &Request) -> Option<Response> {
     let headers = request.headers();
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
     let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
-    let Some(reason) = state.config.allow.refusal(host, origin) else {
-        let lab = state.auth.as_ref()?;
-        return super::auth::resource::refusal(state, lab, request);
-    };
+    let reason = state.config.allow.refusal(host, origin)?;
     let path = request.uri().path();
     let transport = if path == "/mcp" {
         TransportKind::Http

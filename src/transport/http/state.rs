@@ -20,7 +20,7 @@ pub struct HttpState {
     /// What this listener's control API registered, so its reset takes out exactly those.
     canned: Mutex<CannedItems>,
     /// The auth lab, when the MCP endpoints are protected (`None`: they are open).
-    pub auth: Option<Arc<super::auth::AuthLab>>,
+    pub auth: Option<Arc<super::auth::lab::AuthLab>>,
 }
 
 /// The canned items a control API registered, by kind, in order.
@@ -36,7 +36,7 @@ pub struct CannedItems {
 impl HttpState {
     /// State for serving `server` with `config`; `shutdown` stops everything.
     pub fn new(server: Arc<Server>, config: HttpConfig, shutdown: CancellationToken) -> Arc<Self> {
-        let auth = super::auth::AuthLab::new(config.auth.clone(), server.clock.clone());
+        let auth = super::auth::lab::AuthLab::new(config.auth.clone(), server.clock.clone());
         Arc::new(Self {
             server,
             config,

@@ -5,6 +5,8 @@
 //! the `_meta` envelope, and only a `resultType: "complete"` answer counts as a success),
 //! `initialize` (session creation rate; the sessions are left open so the caller can
 //! measure memory per idle session) and `stdio` (pipelined echo calls to a child process).
+//! In the HTTP modes, `--bearer TOKEN` sends `Authorization: Bearer TOKEN` on every request, for
+//! a server behind the auth lab's bearer mode (`--auth bearer --token TOKEN`).
 //! It prints exactly one JSON object on stdout; diagnostics go to stderr.
 
 use std::collections::HashMap;
@@ -22,7 +24,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
-use hyper::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, HOST};
+use hyper::header::{HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST};
 use hyper::{Request, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
@@ -38,7 +40,7 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","param
 /// The notification that completes the handshake.
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 /// Shown when the command line makes no sense.
-const USAGE: &str = "usage: loadgen http --url URL --connections C (--duration S [--warmup S] | --count N) [--no-handshake | --stateless] [--message T]\n       loadgen initialize --url URL --connections C --count K\n       loadgen stdio --count N [--warmup W] -- CMD ARGS...";
+const USAGE: &str = "usage: loadgen http --url URL --connections C (--duration S [--warmup S] | --count N) [--no-handshake | --stateless] [--message T] [--bearer TOKEN]\n       loadgen initialize --url URL --connections C --count K [--bearer TOKEN]\n       loadgen stdio --count N [--warmup W] -- CMD ARGS...";
 
 /// Request ids for `tools/call`, unique across all workers.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -136,26 +138,40 @@ fn stateless_headers() -> SessionHeaders {
     ]
 }
 
-/// Where the server listens, split from the URL once.
+/// Where the server listens, split from the URL once, and the credentials it asks for.
 struct Target {
     authority: String,
     host: HeaderValue,
     path: String,
+    /// `Authorization: Bearer TOKEN` from `--bearer`, built once: a request only clones it (a
+    /// reference count), so an A/B with and without it measures the server's check, not the
+    /// client formatting the header.
+    authorization: Option<HeaderValue>,
 }
 
 impl Target {
-    /// Accepts `http://host:port/path` only: the benchmarks never use TLS.
-    fn parse(url: &str) -> Result<Arc<Self>, BoxError> {
+    /// The server of `--url` (`http://host:port/path` only: the benchmarks never use TLS),
+    /// with `--bearer` when given.
+    fn from_args(args: &Args) -> Result<Arc<Self>, BoxError> {
+        let url: String = args.get("url", None)?;
         let rest = url
             .strip_prefix("http://")
             .ok_or("only http:// URLs are supported")?;
         let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
         let path = if path.is_empty() { "/" } else { path };
         let host = HeaderValue::from_str(authority)?;
+        let authorization = match args.opts.get("bearer") {
+            Some(token) => Some(
+                HeaderValue::from_str(&format!("Bearer {token}"))
+                    .map_err(|_| format!("bad value for --bearer: {token:?}"))?,
+            ),
+            None => None,
+        };
         Ok(Arc::new(Self {
             authority: authority.into(),
             host,
             path: path.into(),
+            authorization,
         }))
     }
 }
@@ -223,8 +239,9 @@ impl Conn {
         })
     }
 
-    /// POSTs `body` with the MCP headers plus `extra`, and reads the whole response. A
-    /// reused connection that turns out to be closed is replaced and the request retried once.
+    /// POSTs `body` with the MCP headers (and the target's `Authorization`) plus `extra`, and
+    /// reads the whole response. A reused connection that turns out to be closed is replaced
+    /// and the request retried once.
     async fn post(
         &mut self,
         body: &Bytes,
@@ -242,6 +259,9 @@ impl Conn {
                 .header(HOST, self.target.host.clone())
                 .header(CONTENT_TYPE, "application/json")
                 .header(ACCEPT, "application/json, text/event-stream");
+            if let Some(value) = &self.target.authorization {
+                req = req.header(AUTHORIZATION, value.clone());
+            }
             for (name, value) in extra {
                 req = req.header(name, value);
             }
@@ -380,7 +400,7 @@ fn round3(x: f64) -> f64 {
 /// requests that finish inside [warmup, warmup + duration] count; with `--count N`, the workers
 /// share a budget of N calls and all of them count (the memory benchmark needs exact totals).
 async fn http_mode(args: &Args) -> Result<Value, BoxError> {
-    let target = Target::parse(&args.get::<String>("url", None)?)?;
+    let target = Target::from_args(args)?;
     let connections: usize = args.get("connections", None)?;
     let budget: Option<u64> = args
         .get::<u64>("count", Some(0))
@@ -458,7 +478,7 @@ async fn http_mode(args: &Args) -> Result<Value, BoxError> {
 /// `initialize` mode: K full handshakes spread over C connections; the sessions are
 /// deliberately left open.
 async fn initialize_mode(args: &Args) -> Result<Value, BoxError> {
-    let target = Target::parse(&args.get::<String>("url", None)?)?;
+    let target = Target::from_args(args)?;
     let connections: usize = args.get("connections", None)?;
     let count: u64 = args.get("count", None)?;
     let mut conns = Vec::with_capacity(connections);

@@ -3,7 +3,7 @@
 //! handler gets its code back in the `302`'s `Location`, with `state` and `iss` (RFC 9207).
 
 use super::exchange::{redact, redact_form, Exchange};
-use super::{random_token, AuthLab, Code};
+use super::lab::{random_token, AuthLab, Code};
 use crate::lock::lock;
 use crate::transport::http::state::HttpState;
 use axum::extract::{Request, State};

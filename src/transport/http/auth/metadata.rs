@@ -40,7 +40,7 @@ pub async fn authorization_server(
         "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
         "code_challenge_methods_supported": ["S256"],
         "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
-        "scopes_supported": lab.config.scopes,
+        "scopes_supported": lab.known_scopes(),
         "authorization_response_iss_parameter_supported": true,
     });
     exchange(&state, &request).answer(StatusCode::OK, document)

@@ -1,18 +1,14 @@
 //! `POST /register`: dynamic client registration (RFC 7591).
 
 use super::exchange::Exchange;
-use super::{random_token, AuthLab, Client};
-use crate::lock::lock;
+use super::lab::registered;
 use crate::transport::http::state::HttpState;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::Response;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::sync::Arc;
-
-/// The token endpoint authentication methods a client may register.
-const AUTH_METHODS: [&str; 3] = ["none", "client_secret_basic", "client_secret_post"];
 
 /// `POST /register`: `201` with the client's id (and secret, unless it registers as a public
 /// client with `token_endpoint_auth_method: "none"`) and its metadata; `400`
@@ -44,141 +40,5 @@ pub async fn register(
     match registered(lab, metadata) {
         Ok(client) => exchange.answer(StatusCode::CREATED, Value::Object(client)),
         Err((error, description)) => exchange.error(StatusCode::BAD_REQUEST, error, &description),
-    }
-}
-
-/// The client `metadata` describes, registered; what `/register` answers.
-pub(super) fn registered(
-    lab: &AuthLab,
-    mut metadata: Map<String, Value>,
-) -> Result<Map<String, Value>, (&'static str, String)> {
-    let strings = |name: &str, default: &[&str]| -> Result<Vec<String>, (&'static str, String)> {
-        match metadata.get(name) {
-            None => Ok(default.iter().map(|s| s.to_string()).collect()),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|v| v.as_str().map(str::to_string))
-                .collect::<Option<Vec<_>>>()
-                .ok_or((
-                    "invalid_client_metadata",
-                    format!("{name} must be an array of strings"),
-                )),
-            Some(_) => Err((
-                "invalid_client_metadata",
-                format!("{name} must be an array of strings"),
-            )),
-        }
-    };
-    let grant_types = strings("grant_types", &["authorization_code"])?;
-    let redirect_uris = strings("redirect_uris", &[])?;
-    if let Some(unknown) = grant_types.iter().find(|g| {
-        !["authorization_code", "refresh_token", "client_credentials"].contains(&g.as_str())
-    }) {
-        return Err((
-            "invalid_client_metadata",
-            format!("unsupported grant type {unknown:?}"),
-        ));
-    }
-    if grant_types.iter().any(|g| g == "authorization_code") && redirect_uris.is_empty() {
-        return Err((
-            "invalid_redirect_uri",
-            "the authorization code grant needs redirect_uris".into(),
-        ));
-    }
-    if let Some(bad) = redirect_uris.iter().find(|u| !acceptable_redirect(u)) {
-        return Err((
-            "invalid_redirect_uri",
-            format!("{bad:?} is neither https nor http on a loopback host"),
-        ));
-    }
-    let auth_method = match metadata.get("token_endpoint_auth_method") {
-        None => "client_secret_basic".to_string(),
-        Some(Value::String(m)) if AUTH_METHODS.contains(&m.as_str()) => m.clone(),
-        Some(other) => {
-            return Err((
-                "invalid_client_metadata",
-                format!("token_endpoint_auth_method {other} is not one of {AUTH_METHODS:?}"),
-            ))
-        }
-    };
-    if auth_method == "none" && grant_types.iter().any(|g| g == "client_credentials") {
-        return Err((
-            "invalid_client_metadata",
-            "client_credentials needs a confidential client (a token_endpoint_auth_method other than none)".into(),
-        ));
-    }
-    let id = format!("client-{}", &random_token()[..16]);
-    let secret = (auth_method != "none").then(random_token);
-    metadata.insert("client_id".into(), Value::String(id.clone()));
-    metadata.insert(
-        "client_id_issued_at".into(),
-        super::jwt::seconds(lab.clock.wall()).into(),
-    );
-    if let Some(secret) = &secret {
-        metadata.insert("client_secret".into(), Value::String(secret.clone()));
-        metadata.insert("client_secret_expires_at".into(), 0.into());
-    }
-    metadata.insert(
-        "token_endpoint_auth_method".into(),
-        Value::String(auth_method.clone()),
-    );
-    metadata.insert("grant_types".into(), grant_types.clone().into());
-    metadata.insert("redirect_uris".into(), redirect_uris.clone().into());
-    if grant_types.iter().any(|g| g == "authorization_code") {
-        metadata
-            .entry("response_types")
-            .or_insert_with(|| vec!["code"].into());
-    }
-    let client = Client {
-        id: id.clone(),
-        secret,
-        auth_method,
-        redirect_uris,
-        grant_types,
-        metadata: metadata.clone(),
-    };
-    lock(&lab.clients).insert(id, client);
-    Ok(metadata)
-}
-
-/// Whether `uri` may be a redirect URI: `https`, or `http` on a loopback host (RFC 8252), with
-/// no fragment.
-fn acceptable_redirect(uri: &str) -> bool {
-    if uri.contains('#') {
-        return false;
-    }
-    if uri.starts_with("https://") {
-        return true;
-    }
-    let Some(rest) = uri.strip_prefix("http://") else {
-        return false;
-    };
-    let authority = rest.split(['/', '?']).next().unwrap_or("");
-    let host = if authority.starts_with('[') {
-        authority
-            .split(']')
-            .next()
-            .map(|h| format!("{h}]"))
-            .unwrap_or_default()
-    } else {
-        authority.split(':').next().unwrap_or("").to_string()
-    };
-    matches!(host.as_str(), "127.0.0.1" | "localhost" | "[::1]")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::acceptable_redirect;
-
-    #[test]
-    fn redirects_are_https_or_loopback_http() {
-        assert!(acceptable_redirect("http://127.0.0.1:4000/callback"));
-        assert!(acceptable_redirect("http://localhost/cb?x=1"));
-        assert!(acceptable_redirect("http://[::1]:5/cb"));
-        assert!(acceptable_redirect("https://app.example/cb"));
-        assert!(!acceptable_redirect("http://app.example/cb"));
-        assert!(!acceptable_redirect("http://127.0.0.1.evil/cb"));
-        assert!(!acceptable_redirect("https://app.example/cb#frag"));
-        assert!(!acceptable_redirect("myapp:/cb"));
     }
 }

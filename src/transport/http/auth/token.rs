@@ -4,7 +4,7 @@
 
 use super::exchange::{redact_form, Exchange};
 use super::jwt::{seconds, Claims};
-use super::{random_token, AuthLab, Client, Grant};
+use super::lab::{random_token, AuthLab, Client, Grant, Issued};
 use crate::lock::lock;
 use crate::transport::http::state::HttpState;
 use axum::body::Bytes;
@@ -224,7 +224,7 @@ fn issue(lab: &AuthLab, client: &Client, scope: &str, refreshable: bool) -> Valu
         scope: scope.to_string(),
         client_id: client.id.clone(),
     };
-    lock(&lab.issued).push(super::Issued {
+    lock(&lab.issued).push(Issued {
         jti: claims.jti.clone(),
         client_id: client.id.clone(),
         scope: scope.to_string(),
