@@ -11,6 +11,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import pytest
 from mcp.types import TextContent
 
@@ -165,6 +166,32 @@ def counter_resource(srv: Any) -> dict[str, int]:
         return f"v{state['v']}"
 
     return state
+
+
+async def climb_the_ladder(srv: Any, mode: str = "legacy") -> None:
+    """The official client over `srv`'s stdio, up the whole subscription ladder of
+    `demo://counter` (`counter_resource`): it lists, reads, subscribes, is told of the update,
+    re-reads the new version and unsubscribes."""
+    from mcp import Client, StdioServerParameters, types
+
+    state = counter_resource(srv)
+    updated = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(getattr(message, "root", message), types.ResourceUpdatedNotification):
+            updated.set()
+
+    with anyio.fail_after(WAIT):
+        params = StdioServerParameters(**srv.stdio_params)
+        async with Client(params, mode=mode, message_handler=on_message) as client:  # type: ignore[arg-type]
+            await client.list_resources()
+            await client.read_resource("demo://counter")
+            await client.subscribe_resource("demo://counter")
+            state["v"] = 2
+            srv.notify_resource_updated("demo://counter")
+            await updated.wait()
+            await client.read_resource("demo://counter")
+            await client.unsubscribe_resource("demo://counter")
 
 
 def texts(result: Any) -> list[str]:

@@ -17,12 +17,12 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from mcp import Client, StdioServerParameters, types
+from mcp import Client, types
 
 from everything_mcp import ConfigError, Server, load_records
 
 from browser import artifact_dir, chromium_page
-from conftest import SERVER_CMD, WAIT, counter_resource
+from conftest import SERVER_CMD, WAIT, climb_the_ladder
 
 pytestmark = pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")
 
@@ -160,28 +160,7 @@ def record_a_run(path: Path, mode: str = "legacy") -> None:
     """A run of the official client over stdio, recorded to `path`: it lists, reads, subscribes,
     is told of the update, re-reads and unsubscribes."""
     with Server(catalogs=["none"], record=str(path)) as srv:
-        state = counter_resource(srv)
-
-        updated = anyio.Event()
-
-        async def on_message(message: object) -> None:
-            if isinstance(getattr(message, "root", message), types.ResourceUpdatedNotification):
-                updated.set()
-
-        async def drive() -> None:
-            with anyio.fail_after(WAIT):
-                params = StdioServerParameters(**srv.stdio_params)
-                async with Client(params, mode=mode, message_handler=on_message) as client:  # type: ignore[arg-type]
-                    await client.list_resources()
-                    await client.read_resource("demo://counter")
-                    await client.subscribe_resource("demo://counter")
-                    state["v"] = 2
-                    srv.notify_resource_updated("demo://counter")
-                    await updated.wait()
-                    await client.read_resource("demo://counter")
-                    await client.unsubscribe_resource("demo://counter")
-
-        anyio.run(drive)
+        anyio.run(climb_the_ladder, srv, mode)
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -14,7 +14,7 @@ from mcp import Client, StdioServerParameters, types
 
 from everything_mcp import Server
 
-from conftest import SERVER_CMD, WAIT, StdioServer, counter_resource
+from conftest import SERVER_CMD, WAIT, StdioServer, climb_the_ladder
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
 
@@ -29,26 +29,7 @@ async def test_the_subscription_ladder_of_the_official_client_in_the_handshake_e
     """It lists, reads, subscribes, receives the update, re-reads and sees the new version,
     then unsubscribes: level 7."""
     with Server(catalogs=["none"]) as srv:
-        state = counter_resource(srv)
-
-        updated = anyio.Event()
-
-        async def on_message(message: object) -> None:
-            if isinstance(getattr(message, "root", message), types.ResourceUpdatedNotification):
-                updated.set()
-
-        with anyio.fail_after(WAIT):
-            async with Client(
-                StdioServerParameters(**srv.stdio_params), mode="legacy", message_handler=on_message
-            ) as client:
-                await client.list_resources()
-                await client.read_resource("demo://counter")
-                await client.subscribe_resource("demo://counter")
-                state["v"] = 2
-                srv.notify_resource_updated("demo://counter")
-                await updated.wait()
-                await client.read_resource("demo://counter")
-                await client.unsubscribe_resource("demo://counter")
+        await climb_the_ladder(srv)
         mine = srv.report().client("mcp")
         assert (mine.era, mine.transport, mine.level()) == ("handshake", "stdio", 7)
         assert mine.check("subscription.closed").status == "pass"
