@@ -94,14 +94,16 @@ else
   grep -E "^(✓|✗|Total)" "$log/authorization.log" || true
 fi
 
-# The control API from another language: Node's test runner and the official TypeScript SDK
-# client (the reference server's own dependency, installed below) script a CLI server.
+# The control API from another language, and the auth lab's OAuth flow: Node's test runner and
+# the official TypeScript SDK client (the reference server's own dependency, installed below)
+# script a CLI server.
 ts_client() {
-  echo "== control API from TypeScript (node --test tests/ts/control_api.test.ts)"
+  echo "== the TypeScript client: the control API and the auth lab's OAuth flow (node --test tests/ts/)"
   if ! MCP_SDK_DIR="$PWD/.cache/reference/node_modules/@modelcontextprotocol/sdk" EVERYTHING_MCP_PYTHON="$PYTHON" \
-    node --experimental-strip-types --no-warnings --test tests/ts/control_api.test.ts >"$log/ts-client.log" 2>&1; then
+    node --experimental-strip-types --no-warnings --test tests/ts/control_api.test.ts tests/ts/auth_flow.test.ts \
+    >"$log/ts-client.log" 2>&1; then
     failed=1
-    echo "control API from TypeScript: FAILED"
+    echo "TypeScript client tests: FAILED"
     cat "$log/ts-client.log"
   else
     grep -E "^# (tests|pass|fail)" "$log/ts-client.log" || true
