@@ -502,7 +502,7 @@ def _load_faults(server: _core.Server, path: str) -> None:
 def _report(ns: Any) -> int:
     """`report FILE…`: the checks of every client the files show, as a table, JSON, Markdown or
     an HTML page, or served live (`--serve`)."""
-    from .report import Report, load_files, report, write_html
+    from .report import load_files, of_records, write_html
 
     if ns.follow and not ns.serve:
         print("everything-mcp: report: --follow needs --serve", file=sys.stderr)
@@ -521,7 +521,7 @@ def _report(ns: Any) -> int:
         with open(ns.html, "w", encoding="utf-8") as out:
             write_html(out, files, title)
         return 0
-    whole = Report(tuple(c for records in files for c in report(records).clients))
+    whole = of_records(files)
     color = ns.color == "always" or (ns.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
     sys.stdout.write(whole.dumps() if ns.json else whole.markdown() if ns.markdown else whole.table(color=color))
     return 0

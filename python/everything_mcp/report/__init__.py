@@ -31,6 +31,7 @@ __all__ = [
     "html",
     "load_files",
     "of_files",
+    "of_records",
     "report",
     "write_html",
 ]
@@ -207,7 +208,13 @@ def report(records: Iterable[TrafficRecord]) -> Report:
 def of_files(paths: Iterable[str]) -> Report:
     """The report of record files (``--record``), one client list across them all: several
     files (one per agent) give the matrix."""
-    return Report(tuple(c for records in load_files(paths) for c in report(records).clients))
+    return of_records(load_files(paths))
+
+
+def of_records(files: Iterable[Sequence[TrafficRecord]]) -> Report:
+    """One client list across the records of several files (:func:`load_files`), each file
+    reported on its own: the matrix."""
+    return Report(tuple(c for records in files for c in report(records).clients))
 
 
 def load_files(paths: Iterable[str]) -> list[list[TrafficRecord]]:
@@ -245,8 +252,7 @@ def write_html(out: TextIO, files: Sequence[Sequence[TrafficRecord]], title: str
     """:func:`html`, written to `out` a record at a time (a page of 100k records is 90 MB)."""
     from .webpage import write
 
-    whole = Report(tuple(c for records in files for c in report(records).clients))
-    write(out, (r for records in files for r in records), whole.to_json(), title)
+    write(out, (r for records in files for r in records), of_records(files).to_json(), title)
 
 
 class LiveReport:

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from ..traffic import TrafficRecord
-from .http import NO_SESSION
+from .http import sessionless
 from .model import Check, ClientTraffic, check
 
 AUTH_CONN = "auth"
@@ -43,7 +43,7 @@ def take_auth_flow(by_conn: dict[str, list[TrafficRecord]]) -> list[TrafficRecor
     """Takes the auth lab's records out of `by_conn` (the connection ``auth``, and the ``401``
     refusals among the sessionless records), in wire order."""
     flow = by_conn.pop(AUTH_CONN, [])
-    for conn in [c for c in by_conn if c == NO_SESSION or c.endswith(":" + NO_SESSION)]:
+    for conn in [c for c in by_conn if sessionless(c)]:
         refused = [r for r in by_conn[conn] if _refusal(r)]
         if refused:
             flow += refused

@@ -23,7 +23,8 @@ TIMES = "\N{MULTIPLICATION SIGN}"
 """The multiplication sign of a count in a detail (``f"409 {TIMES}2"``)."""
 
 
-def _sessionless(conn: str) -> bool:
+def sessionless(conn: str) -> bool:
+    """Whether `conn` names no session (an HTTP request refused outside any)."""
     return conn == NO_SESSION or conn.endswith(":" + NO_SESSION)
 
 
@@ -43,11 +44,11 @@ def attribute_sessionless_gets(by_conn: dict[str, list[TrafficRecord]]) -> None:
     inits = sorted(
         (r.seq, conn)
         for conn, records in by_conn.items()
-        if not _sessionless(conn)
+        if not sessionless(conn)
         for r in records
         if r.dir == "in" and r.kind == "request" and r.method == "initialize" and r.transport == "http"
     )
-    for conn in [c for c in by_conn if _sessionless(c)]:
+    for conn in [c for c in by_conn if sessionless(c)]:
         _attribute(by_conn, conn, inits)
 
 
