@@ -144,11 +144,11 @@ def test_cli_help_lists_every_option() -> None:
     lists each: adding an option without its flag fails here."""
     import argparse
 
-    from everything_mcp import _core, cli
+    from everything_mcp import _core, cli, flags
 
     parser = argparse.ArgumentParser()
-    cli._add_server_options(parser)
-    cli._add_http_options(parser)
+    flags._add_server_options(parser)
+    flags._add_http_options(parser)
     flags = {action.dest: action.option_strings for action in parser._actions if action.option_strings}
     out = subprocess.run(
         [*SERVER_CMD, "http", "--help"],

@@ -10,17 +10,16 @@
 //!
 //! [`guard`]: super::guard
 
-use super::recording::Refusal;
+use super::recording::{transport_of, Refusal};
 use super::state::HttpState;
 use crate::server::seams::{Transport, TransportEvent};
-use crate::traffic::TransportKind;
 use axum::extract::Request;
 use axum::http::header;
 use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::future::RouteFuture;
 use axum::Router;
-use futures::future::{BoxFuture, Either, Ready};
+use futures::future::{BoxFuture, Either};
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -38,12 +37,10 @@ pub struct Front {
     pub routes: Router,
 }
 
-/// What a request turns into: a refusal, the routes' own future, or (for a browser) the routes
-/// behind CORS.
-type FrontFuture = Either<
-    Either<Ready<Result<Response, Infallible>>, RouteFuture<Infallible>>,
-    BoxFuture<'static, Result<Response, Infallible>>,
->;
+/// What a request turns into: the routes' own future, or one boxed (a refusal answered once the
+/// body is read, a body read for scope step-up, the routes behind CORS or the transport seam).
+type FrontFuture =
+    Either<RouteFuture<Infallible>, BoxFuture<'static, Result<Response, Infallible>>>;
 
 impl Service<Request> for Front {
     type Response = Response;
@@ -56,18 +53,26 @@ impl Service<Request> for Front {
     }
 
     fn call(&mut self, request: Request) -> FrontFuture {
-        if let Some(refused) = refuse(&self.state, &request) {
-            return Either::Left(Either::Left(futures::future::ready(Ok(refused))));
+        let lab = self.state.auth.clone();
+        let refused = refuse(&self.state, &request).or_else(|| {
+            let lab = lab.as_ref()?;
+            super::auth::resource::refusal(&self.state, lab, &request)
+        });
+        if let Some(refused) = refused {
+            let limit = self.state.server.config.max_message_bytes;
+            return Either::Right(Box::pin(after_reading(request, limit, refused)));
         }
-        if let Some(lab) = self.state.auth.clone() {
-            if let Some(refused) = super::auth::resource::refusal(&self.state, &lab, &request) {
-                let limit = self.state.server.config.max_message_bytes;
-                return Either::Right(Box::pin(after_reading(request, limit, refused)));
-            }
-            if super::auth::resource::steps_up(&lab, &request) {
-                return Either::Right(Box::pin(after_step_up(self.clone(), lab, request)));
-            }
+        if let Some(lab) = lab.filter(|lab| super::auth::resource::steps_up(lab, &request)) {
+            return Either::Right(Box::pin(after_step_up(self.clone(), lab, request)));
         }
+        self.serve(request)
+    }
+}
+
+impl Front {
+    /// A request past the guards: through the transport seam while it is armed, behind CORS for
+    /// a browser, else straight to the routes.
+    fn serve(&mut self, request: Request) -> FrontFuture {
         if self.state.server.seams.armed() {
             return Either::Right(Box::pin(through_transport_seam(self.clone(), request)));
         }
@@ -75,7 +80,7 @@ impl Service<Request> for Front {
             let cors = self.cors.layer(self.routes.clone());
             return Either::Right(Box::pin(cors.oneshot(request)));
         }
-        Either::Left(Either::Right(self.routes.call(request)))
+        Either::Left(self.routes.call(request))
     }
 }
 
@@ -98,18 +103,10 @@ async fn after_step_up(
     lab: Arc<super::auth::AuthLab>,
     request: Request,
 ) -> Result<Response, Infallible> {
-    let request = match super::auth::resource::step_up(&front.state, &lab, request).await {
-        Ok(request) => request,
-        Err(refused) => return Ok(refused),
-    };
-    if front.state.server.seams.armed() {
-        return through_transport_seam(front, request).await;
+    match super::auth::resource::step_up(&front.state, &lab, request).await {
+        Ok(request) => front.serve(request).await,
+        Err(refused) => Ok(refused),
     }
-    if request.headers().contains_key(header::ORIGIN) {
-        let cors = front.cors.layer(front.routes.clone());
-        return cors.oneshot(request).await;
-    }
-    front.routes.call(request).await
 }
 
 /// A request served while seams are armed: its answer passes the transport seam
@@ -166,11 +163,7 @@ fn refuse(state: &Arc<HttpState>, request: &Request) -> Option<Response> {
     let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
     let reason = state.config.allow.refusal(host, origin)?;
     let path = request.uri().path();
-    let transport = if path == "/mcp" {
-        TransportKind::Http
-    } else {
-        TransportKind::Sse
-    };
+    let transport = transport_of(path);
     Some(Refusal::new(StatusCode::FORBIDDEN, reason).respond(
         state,
         transport,

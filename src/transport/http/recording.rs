@@ -94,6 +94,15 @@ fn static_or_owned(s: &str, known: &[&'static str]) -> Cow<'static, str> {
         .find(|k| **k == s)
         .map_or_else(|| Cow::Owned(s.to_string()), |k| Cow::Borrowed(*k))
 }
+/// The transport a request to `path` is for: `/mcp` is Streamable HTTP, the others (`/sse`,
+/// `/message`, the rest) the legacy SSE transport, as refusals record them.
+pub fn transport_of(path: &str) -> TransportKind {
+    if path == "/mcp" {
+        TransportKind::Http
+    } else {
+        TransportKind::Sse
+    }
+}
 /// A transport-level refusal: the HTTP status, a JSON-RPC error body (code `code`, null id),
 /// and both the request and the refusal in the traffic record.
 pub struct Refusal {

@@ -4,8 +4,7 @@
 
 use super::jwt::Refused;
 use super::lab::{AuthLab, AuthMode};
-use crate::traffic::TransportKind;
-use crate::transport::http::recording::Refusal;
+use crate::transport::http::recording::{transport_of, Refusal};
 use crate::transport::http::state::HttpState;
 use axum::extract::Request;
 use axum::http::{header, HeaderValue, Method, StatusCode};
@@ -37,11 +36,7 @@ pub fn refusal(state: &HttpState, lab: &AuthLab, request: &Request) -> Option<Re
             Err(why) => Some(why),
         },
     };
-    let transport = if path == "/mcp" {
-        TransportKind::Http
-    } else {
-        TransportKind::Sse
-    };
+    let transport = transport_of(path);
     let message = refused.map_or(
         "authorization required: send Authorization: Bearer <token>",
         Refused::description,
@@ -125,9 +120,20 @@ pub async fn step_up(
 ) -> Result<Request, Response> {
     let (parts, body) = request.into_parts();
     let limit = state.server.config.max_message_bytes;
-    let Ok(bytes) = crate::transport::http::body::read_body(body, limit).await else {
-        // Too large or cut short: the MCP endpoint says so, as for any body.
-        return Ok(Request::from_parts(parts, axum::body::Body::empty()));
+    let bytes = match crate::transport::http::body::read_body(body, limit).await {
+        Ok(bytes) => bytes,
+        // Too large or cut short: answered as the MCP endpoint answers any such body.
+        Err(refused) => {
+            let transport = transport_of(parts.uri.path());
+            let request = (&parts.method, parts.uri.path(), &parts.headers);
+            return Err(refused.into_refusal(limit).respond(
+                state,
+                transport,
+                None,
+                request,
+                &refused.prefix,
+            ));
+        }
     };
     let granted = parts
         .headers
@@ -158,11 +164,7 @@ pub async fn step_up(
         .headers
         .get(&crate::transport::http::negotiation::SESSION_HEADER)
         .and_then(|v| v.to_str().ok());
-    let transport = if parts.uri.path() == "/mcp" {
-        TransportKind::Http
-    } else {
-        TransportKind::Sse
-    };
+    let transport = transport_of(parts.uri.path());
     let mut response = Refusal::new(StatusCode::FORBIDDEN, description.clone()).respond(
         state,
         transport,
