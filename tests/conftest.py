@@ -194,6 +194,20 @@ async def climb_the_ladder(srv: Any, mode: str = "legacy") -> None:
             await client.unsubscribe_resource("demo://counter")
 
 
+async def accept_an_elicitation(srv: Any) -> None:
+    """The official client in its default mode (2026-07-28) over `srv`'s stdio calls the
+    conformance catalog's `test_elicitation` and accepts the question, answered through the
+    input_required round."""
+    from mcp import Client, StdioServerParameters, types
+
+    async def elicit(_context: object, _params: object) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"confirm": True})
+
+    with anyio.fail_after(WAIT):
+        async with Client(StdioServerParameters(**srv.stdio_params), elicitation_callback=elicit) as client:
+            await client.call_tool("test_elicitation", {"message": "ok?"})
+
+
 def texts(result: Any) -> list[str]:
     """The text blocks of a tool result (or of anything with `content`), in order."""
     return [c.text for c in result.content if isinstance(c, TextContent)]

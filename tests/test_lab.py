@@ -89,9 +89,10 @@ def test_the_lab_option(host: str | None, options: dict[str, Any], served: bool)
         assert httpx.get(f"{srv.base_url}/_lab/", timeout=WAIT).status_code == (200 if served else 404)
 
 
-def test_the_control_api_serves_the_report_of_srv_report(lab: Server) -> None:
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_the_control_api_serves_the_report_of_srv_report(lab: Server, mode: str) -> None:
     async def drive() -> None:
-        async with Client(lab.http_url or "", mode="legacy") as client:
+        async with Client(lab.http_url or "", mode=mode) as client:  # type: ignore[arg-type]
             await client.list_resources()
             await client.read_resource(STATUS)
 
@@ -253,6 +254,28 @@ def test_the_live_page_while_the_official_client_subscribes(lab: Server) -> None
         finish.set()
         thread.join(WAIT)
     assert not failure, failure
+
+
+def test_the_live_page_follows_a_2026_client(lab: Server) -> None:
+    """The official client in its default mode (2026-07-28, no session): the page shows its
+    requests and its checklist as they come."""
+
+    async def drive() -> None:
+        async with Client(lab.http_url or "") as client:
+            await client.list_resources()
+            await client.read_resource(STATUS)
+
+    with chromium_page() as page:
+        page.goto(f"{lab.base_url}/_lab/")
+        page.wait_for_selector("#status:text-is('live')")
+        failure: list[BaseException] = []
+        in_thread(drive, failure).join(WAIT)
+        assert not failure, failure
+        page.wait_for_selector('[data-check="lifecycle.envelope"][data-status="pass"]')
+        page.wait_for_selector('[data-level="3"]')
+        read = lab.traffic.wait_for("resources/read", timeout=WAIT)
+        page.locator(f'.frame[data-seq="{read.seq}"]').click()
+        assert json.loads(page.locator("#detail-json").inner_text()) == read.msg
 
 
 def in_thread(main: Callable[[], Any], failure: list[BaseException]) -> threading.Thread:

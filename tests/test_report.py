@@ -14,7 +14,7 @@ from mcp import Client, StdioServerParameters, types
 
 from everything_mcp import Server
 
-from conftest import SERVER_CMD, WAIT, StdioServer, climb_the_ladder
+from conftest import SERVER_CMD, WAIT, StdioServer, accept_an_elicitation, climb_the_ladder
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
 
@@ -221,13 +221,8 @@ async def test_questions_progress_pagination_and_the_header_in_the_handshake_era
 
 
 async def test_a_multi_round_retry_and_a_fallback_in_2026() -> None:
-    async def elicit(_context: object, _params: object) -> types.ElicitResult:
-        return types.ElicitResult(action="accept", content={"confirm": True})
-
     with Server(catalogs=["conformance"]) as srv:
-        with anyio.fail_after(WAIT):
-            async with Client(StdioServerParameters(**srv.stdio_params), elicitation_callback=elicit) as client:
-                await client.call_tool("test_elicitation", {"message": "ok?"})
+        await accept_an_elicitation(srv)
         assert srv.report().client("mcp").check("asks.mrtr_retried").status == "pass"
     with Server(catalogs=["everything"]) as srv:
         srv.faults.preset("version-skew")

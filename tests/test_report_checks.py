@@ -18,7 +18,7 @@ from mcp import Client, MCPError, StdioServerParameters, types
 from everything_mcp import Server
 from everything_mcp.report import Check, ClientReport, of_files
 
-from conftest import WAIT, counter_resource, envelope
+from conftest import WAIT, accept_an_elicitation, counter_resource, envelope
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
 
@@ -177,13 +177,8 @@ async def test_in_2026_the_envelope_declares_and_a_retry_uses() -> None:
     input_required round with it: passes. A raw client that answers the same round with an
     envelope declaring nothing fails."""
 
-    async def elicit(_context: object, _params: object) -> types.ElicitResult:
-        return types.ElicitResult(action="accept", content={"confirm": True})
-
     with Server(catalogs=["conformance"]) as srv:
-        with anyio.fail_after(WAIT):
-            async with Client(StdioServerParameters(**srv.stdio_params), elicitation_callback=elicit) as client:
-                await client.call_tool("test_elicitation", {"message": "ok?"})
+        await accept_an_elicitation(srv)
         mine = srv.report().client("mcp")
         assert mine.era == "stateless"
         assert status(mine, "lifecycle.capabilities") == ("pass", "declared elicitation")

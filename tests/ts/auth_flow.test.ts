@@ -9,27 +9,14 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { createInterface } from "node:readline";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-
-const sdk = process.env.MCP_SDK_DIR ?? "";
-const python = process.env.EVERYTHING_MCP_PYTHON ?? "python3";
-const load = (path: string) => import(pathToFileURL(join(sdk, "dist", "esm", path)).href);
+import { load, startCli } from "./cli.ts";
 
 test("the TypeScript client's OAuth provider completes the authorization code flow", { timeout: 30_000 }, async () => {
   const { Client } = await load("client/index.js");
   const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
   const { UnauthorizedError } = await load("client/auth.js");
-  const args = ["-m", "everything_mcp", "http", "--port", "0", "--auth", "oauth", "--keep-traffic", "1000"];
-  const server = spawn(python, args, { stdio: ["ignore", "ignore", "pipe"] });
+  const { server, base_url, url } = await startCli(["http", "--port", "0", "--auth", "oauth", "--keep-traffic", "1000"]);
   try {
-    const announced: string = await new Promise((resolve, reject) => {
-      createInterface({ input: server.stderr! }).once("line", resolve);
-      server.once("exit", (code) => reject(new Error(`the server exited (${code})`)));
-    });
-    const { base_url, url } = JSON.parse(announced);
 
     // What a host application keeps for the SDK: its registration, tokens and PKCE verifier.
     const kept: Record<string, any> = {};

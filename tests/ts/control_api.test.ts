@@ -8,27 +8,13 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { createInterface } from "node:readline";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-
-const sdk = process.env.MCP_SDK_DIR ?? "";
-const python = process.env.EVERYTHING_MCP_PYTHON ?? "python3";
-const load = (path: string) => import(pathToFileURL(join(sdk, "dist", "esm", path)).href);
+import { load, startCli } from "./cli.ts";
 
 test("a canned tool and a fault, put in force over HTTP, as the TypeScript client sees them", { timeout: 30_000 }, async () => {
   const { Client } = await load("client/index.js");
   const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
-  const args = ["-m", "everything_mcp", "http", "--port", "0", "--catalog", "none", "--keep-traffic", "1000"];
-  const server = spawn(python, args, { stdio: ["ignore", "ignore", "pipe"] });
+  const { server, base_url } = await startCli(["http", "--port", "0", "--catalog", "none", "--keep-traffic", "1000"]);
   try {
-    // The server announces itself on stderr as one JSON line.
-    const announced: string = await new Promise((resolve, reject) => {
-      createInterface({ input: server.stderr! }).once("line", resolve);
-      server.once("exit", (code) => reject(new Error(`the server exited (${code})`)));
-    });
-    const { base_url } = JSON.parse(announced);
     const control = `${base_url}/_control`;
     const post = (path: string, body: unknown) =>
       fetch(control + path, { method: "POST", body: JSON.stringify(body) });

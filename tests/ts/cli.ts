@@ -1,0 +1,23 @@
+// What the TypeScript tests share: the SDK loaded from MCP_SDK_DIR, and the CLI started as a
+// subprocess, announced by its first stderr line.
+
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const sdk = process.env.MCP_SDK_DIR ?? "";
+const python = process.env.EVERYTHING_MCP_PYTHON ?? "python3";
+
+/** A module of the official TypeScript SDK (its ESM build), e.g. "client/index.js". */
+export const load = (path: string) => import(pathToFileURL(join(sdk, "dist", "esm", path)).href);
+
+/** `python -m everything_mcp ARGS` running, with what it announced: `url` and `base_url`. */
+export async function startCli(args: string[]): Promise<{ server: ChildProcess; url: string; base_url: string }> {
+  const server = spawn(python, ["-m", "everything_mcp", ...args], { stdio: ["ignore", "ignore", "pipe"] });
+  const announced: string = await new Promise((resolve, reject) => {
+    createInterface({ input: server.stderr! }).once("line", resolve);
+    server.once("exit", (code) => reject(new Error(`the server exited (${code})`)));
+  });
+  return { server, ...JSON.parse(announced) };
+}
