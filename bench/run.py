@@ -1198,6 +1198,13 @@ CPU per request (16 connections, 80,000 requests, six interleaved rounds) was th
 without tokens: 26.1 and 26.3 us. A bearer check is a header lookup, a prefix strip and a
 string compare per `--token`; OAuth mode's (an HS256 signature and the claims checked against
 the server's clock) is not measured here.
+
+The lab page's memory (2026-12-02, `ours-lab`: the CLI's `http` as it starts by default, the
+lab page on and the newest 100,000 records kept, against `ours` with `--no-lab`) came after
+this run too: in a run of `--only http --contenders ours,ours-lab` on the same kind of machine it
+read 0.92 of the CLI without the lab at 16 connections (39.1k / 43.1k requests/s, medians of 5;
+0.85-1.13 round by round), 0.94 at one connection and 1.12 at 64 (noise). What it costs is the
+record of every frame: the CLI without the lab builds none.
 """
 """How the figures are taken and what the profile showed; appended to the report."""
 
