@@ -6,14 +6,16 @@ answers to exactly what was sent."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
+import re
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, quote, urlsplit
 
 import httpx
 import httpx2
@@ -22,6 +24,8 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from pydantic import AnyUrl
+
+from everything_mcp import Server
 
 from conftest import WAIT
 
@@ -325,3 +329,72 @@ def jwt_claims(access_token: str) -> dict[str, Any]:
     payload = parts[1] + "=" * (-len(parts[1]) % 4)
     claims: dict[str, Any] = json.loads(base64.urlsafe_b64decode(payload))
     return claims
+
+
+# --- servers and what they answer ---------------------------------------------------------------
+
+TTL = 3600
+"""`token_ttl` unless a test says otherwise."""
+
+UNTIL_AUTHORIZED = [
+    ("GET", PRM_PATH, 200),
+    ("GET", ASM_PATH, 200),
+    ("POST", "/register", 201),
+    ("GET", "/authorize", 302),
+    ("POST", "/token", 200),
+]
+"""What follows the first 401 in a first authorization-code flow, before the MCP request is sent
+again with the token: the protected resource metadata (the URL of the challenge), the
+authorization server's RFC 8414 metadata, dynamic registration, the authorization redirect (the
+headless browser's GET), the code exchange."""
+
+BEARER_ONLY_CHALLENGE = 'Bearer realm="everything-mcp"'
+"""`auth="bearer"`'s challenge without a token (docs/auth.md). That mode has no authorization
+server, hence no protected resource metadata to point at."""
+
+
+@contextlib.contextmanager
+def oauth_server(token_ttl: int = TTL, **options: Any) -> Iterator[Server]:
+    """A server of the `everything` catalog with the auth lab on, scopes `SCOPES`."""
+    with Server(catalogs=["everything"], **options) as srv:
+        srv.start_http(auth="oauth", scopes=SCOPES, token_ttl=token_ttl)
+        yield srv
+
+
+def base_of(srv: Server) -> str:
+    assert srv.base_url is not None
+    return srv.base_url
+
+
+def expected_challenge(base: str) -> str:
+    """The exact `WWW-Authenticate` of a request to the MCP endpoint without a token."""
+    return f'Bearer resource_metadata="{base}{PRM_PATH}", scope="{SCOPE}"'
+
+
+def challenge_params(header: str) -> dict[str, str]:
+    """The parameters of a `Bearer` challenge (an `error_description`, free text, left out)."""
+    scheme, _, rest = header.partition(" ")
+    assert scheme == "Bearer", header
+    params = dict(re.findall(r'([a-z_]+)="([^"]*)"', rest))
+    params.pop("error_description", None)
+    return params
+
+
+def invalid_token(base: str) -> dict[str, str]:
+    """The challenge's parameters for a token that was presented but is not good here."""
+    return {"resource_metadata": f"{base}{PRM_PATH}", "scope": SCOPE, "error": "invalid_token"}
+
+
+def query_of(url: str) -> dict[str, str]:
+    return dict(parse_qsl(urlsplit(url).query))
+
+
+def basic(client_id: str, secret: str) -> str:
+    """HTTP Basic client credentials as RFC 6749 §2.3.1 (and the SDK) spell them: each part
+    form-urlencoded first."""
+    return "Basic " + base64.b64encode(f"{quote(client_id, safe='')}:{quote(secret, safe='')}".encode()).decode()
+
+
+def audience(access_token: str) -> list[str]:
+    aud = jwt_claims(access_token)["aud"]
+    return aud if isinstance(aud, list) else [aud]
