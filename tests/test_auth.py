@@ -17,6 +17,10 @@ from mcp import Client, MCPError
 from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
 from mcp.client.sse import sse_client
 from mcp.shared.auth import OAuthClientInformationFull
+
+from everything_mcp import Server
+
+from conftest import WAIT, texts
 from oauth_client import (
     ASM_PATH,
     PRM_PATH,
@@ -44,10 +48,6 @@ from oauth_client import (
     token,
     until_served,
 )
-
-from everything_mcp import Server
-
-from conftest import WAIT, texts
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup

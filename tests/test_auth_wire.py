@@ -14,6 +14,10 @@ import anyio
 import httpx
 import pytest
 from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
+
+from everything_mcp import Server
+
+from conftest import WAIT, texts
 from oauth_client import (
     ASM_PATH,
     BEARER_ONLY_CHALLENGE,
@@ -47,10 +51,6 @@ from oauth_client import (
     register_code_client,
     token,
 )
-
-from everything_mcp import Server
-
-from conftest import WAIT, texts
 
 if sys.version_info < (3, 11):
     pass

@@ -9,12 +9,12 @@ from urllib.parse import urlencode
 import anyio
 import httpx
 import pytest
-from oauth_client import SCOPES, HeadlessBrowser, MemoryStorage, mcp_client, oauth_provider, pkce, register_code_client
 
 from everything_mcp import Server
 from everything_mcp.report import ClientReport
 
 from conftest import WAIT
+from oauth_client import SCOPES, HeadlessBrowser, MemoryStorage, mcp_client, oauth_provider, pkce, register_code_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
 
