@@ -118,6 +118,9 @@ def test_config_prints_a_client_configuration(client: str) -> None:
     assert json.dumps(sys.executable) in text and os.path.isabs(sys.executable)
     assert '"-m", "everything_mcp", "stdio"' in text
     assert "http://127.0.0.1:4000/mcp" in text
+    # The file to edit, on stderr (stdout is the JSON alone).
+    files = {"vscode": ".vscode/mcp.json", "cursor": "~/.cursor/mcp.json", "claude": "claude_desktop_config.json"}
+    assert (files[client] in r.stderr) if client in files else r.stderr == ""
     if client == "vscode":
         assert config["servers"]["everything"]["type"] == "stdio"
         assert config["servers"]["everything-http"] == {"type": "http", "url": "http://127.0.0.1:4000/mcp"}

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["AGENTS", "AgentConfig", "agent_config", "json_config"]
+__all__ = ["AGENTS", "JSON_FILES", "AgentConfig", "agent_config", "json_config"]
 
 
 @dataclass(frozen=True)
@@ -175,6 +175,16 @@ AGENTS: dict[str, Callable[[str, str], AgentConfig]] = {
 def agent_config(agent: str, name: str, port: int) -> AgentConfig:
     """What to do to add the server (as `name`, its HTTP variant on `port`) to `agent`."""
     return AGENTS[agent](name, f"http://127.0.0.1:{port}/mcp")
+
+
+JSON_FILES = {
+    "vscode": ".vscode/mcp.json in the workspace (or the user's: the command MCP: Open User Configuration)",
+    "cursor": "~/.cursor/mcp.json (or .cursor/mcp.json in a project)",
+    "claude": "the stdio entry: claude_desktop_config.json (Claude Desktop); the HTTP entry: a project's .mcp.json"
+    " (Claude Code)",
+}
+"""Where each JSON block of :func:`json_config` goes (``config`` prints it on stderr, so stdout
+stays the JSON alone)."""
 
 
 def json_config(client: str, name: str, port: int) -> dict[str, Any]:

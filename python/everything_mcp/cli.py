@@ -197,11 +197,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.command == "config":
         import json
 
-        from .agents import AGENTS, agent_config, json_config
+        from .agents import AGENTS, JSON_FILES, agent_config, json_config
 
         if ns.client in AGENTS:
             sys.stdout.write(agent_config(ns.client, ns.name, ns.port).text(ns.port))
         else:
+            if ns.client in JSON_FILES:
+                print(f"# add to {JSON_FILES[ns.client]}", file=sys.stderr)
             print(json.dumps(json_config(ns.client, ns.name, ns.port), indent=2))
         return 0
     try:
