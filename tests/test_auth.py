@@ -101,7 +101,9 @@ async def test_the_official_client_discovers_registers_authorizes_and_calls(mode
     sent = query_of(authorize_url)
     assert storage.client_info is not None
     assert (sent["response_type"], sent["client_id"]) == ("code", storage.client_info.client_id)
-    assert (sent["code_challenge_method"], sent["resource"], sent["scope"]) == ("S256", f"{base}/mcp", SCOPE)
+    # The challenge's scope, and offline_access, which the authorization server offers (SEP-2207).
+    assert (sent["code_challenge_method"], sent["resource"]) == ("S256", f"{base}/mcp")
+    assert sent["scope"] == f"{SCOPE} offline_access"
     (result,) = browser.results
     assert (result.state, result.iss) == (sent["state"], base)
     (exchange,) = log.to("/token")
@@ -114,7 +116,7 @@ async def test_the_official_client_discovers_registers_authorizes_and_calls(mode
     assert (info.token_endpoint_auth_method, info.client_secret, info.issuer) == ("none", None, base)
     tokens = storage.tokens
     assert tokens is not None and tokens.refresh_token
-    assert (tokens.token_type, tokens.expires_in, tokens.scope) == ("Bearer", TTL, SCOPE)
+    assert (tokens.token_type, tokens.expires_in, tokens.scope) == ("Bearer", TTL, f"{SCOPE} offline_access")
     assert audience(tokens.access_token) == [f"{base}/mcp"]
 
 

@@ -151,9 +151,18 @@ def test_authorization_server_metadata() -> None:
             "response_types_supported": ["code"],
             "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
             "code_challenge_methods_supported": ["S256"],
-            "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
-            "scopes_supported": SCOPES,
+            "token_endpoint_auth_methods_supported": [
+                "none",
+                "client_secret_basic",
+                "client_secret_post",
+                "private_key_jwt",
+            ],
+            "token_endpoint_auth_signing_alg_values_supported": ["ES256", "RS256", "EdDSA"],
+            # offline_access: for a client that wants a refresh token (SEP-2207); the resource's
+            # metadata and challenge never name it.
+            "scopes_supported": [*SCOPES, "offline_access"],
             "authorization_response_iss_parameter_supported": True,
+            "client_id_metadata_document_supported": True,
         }
         r = http.get(ASM_PATH)
         assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")

@@ -14,7 +14,16 @@ from everything_mcp import Server
 from everything_mcp.report import ClientReport
 
 from conftest import WAIT
-from oauth_client import SCOPES, HeadlessBrowser, MemoryStorage, mcp_client, oauth_provider, pkce, register_code_client
+from oauth_client import (
+    SCOPES,
+    HeadlessBrowser,
+    MemoryStorage,
+    mcp_client,
+    oauth_provider,
+    pkce,
+    query_of,
+    register_code_client,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
 
@@ -149,11 +158,13 @@ async def test_scope_step_up_with_the_official_client(mode: str) -> None:
                 await client.list_tools()
                 result = await client.call_tool("echo", {"message": "hi"})
                 assert result.content[0].text == "Echo: hi"  # type: ignore[union-attr]
-        scopes = [query.split("scope=", 1)[1].split("&", 1)[0] for query in browser.authorize_urls]
-        assert scopes == ["mcp%3Abasic", "mcp%3Abasic+mcp%3Awrite"]
+        # The SDK adds offline_access, which the authorization server lists (SEP-2207), and asks
+        # for the union of what it had and what the 403 named.
+        scopes = [query_of(url)["scope"] for url in browser.authorize_urls]
+        assert scopes == ["mcp:basic offline_access", "mcp:basic offline_access mcp:write"]
         refused = [r for r in srv.traffic if r.http and r.http.get("status") == 403 and r.dir == "in"]
         assert [r.error for r in refused] == ["insufficient_scope: tool echo needs mcp:write"]
-        assert [t["scope"] for t in srv.auth.tokens] == ["mcp:basic", "mcp:basic mcp:write"]
+        assert [t["scope"] for t in srv.auth.tokens] == scopes
         mine = srv.report().client("mcp")
         assert (mine.check("auth.step_up").status, mine.check("auth.step_up").detail) == ("pass", "mcp:write")
         assert mine.check("auth.scope").status == "pass"

@@ -179,6 +179,8 @@ class Server:
         """The auth lab's issued access tokens (never the tokens themselves), as JSON text."""
     def auth_register(self, metadata: str) -> str:
         """Registers a client with the auth lab (metadata: JSON text); the answer, as JSON text."""
+    def auth_add_document(self, url: str, document: str) -> None: ...
+    def auth_consent(self, answers: str) -> list[str]: ...
     def auth_end(self, jti: str | None, why: str) -> int:
         """Ends the access token jti (every one when None) as why: revoked or expired."""
     def trigger(self, name: str) -> int:

@@ -6,9 +6,11 @@ test (pre-registration), and tokens revoked or expired on cue. The control API's
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from . import _core
+from .faults import FaultRule, Faults
 
 __all__ = ["Auth"]
 
@@ -40,6 +42,22 @@ class Auth:
         for a test to give its client."""
         client: dict[str, Any] = json.loads(self._core.auth_register(json.dumps(metadata)))
         return client
+
+    def add_client_document(self, url: str, document: Mapping[str, Any]) -> None:
+        """Seeds the Client ID Metadata Document of ``url``: a client whose ``client_id`` is ``url``
+        is checked against ``document`` (its ``client_id`` must be ``url`` exactly, it names its
+        ``client_name`` and ``redirect_uris``) instead of the lab fetching it, which it does only for
+        loopback URLs."""
+        self._core.auth_add_document(url, json.dumps(dict(document)))
+
+    def consent(self, *answers: str | Mapping[str, str]) -> list[FaultRule]:
+        """Scripts the consent step's next answers, one per authorization request from now on:
+        ``"approve"`` (the default), ``"deny"`` (``error=access_denied``), ``{"scope": "mcp:basic"}``
+        (approved with only those scopes), ``"wrong_code"``, ``"wrong_state"``, ``"replay"`` (the
+        previous redirect again, its code used) or ``"page"`` (a person answers on the consent
+        page). They are fault rules (``match.auth: "authorize"``); their handles."""
+        ids = self._core.auth_consent(json.dumps([a if isinstance(a, str) else dict(a) for a in answers]))
+        return Faults(self._core)._handles(ids)
 
     def revoke(self, jti: str | None = None) -> int:
         """Revokes the token ``jti`` (every token issued so far when None): the resource answers it

@@ -4,6 +4,8 @@ parse. Imported only when a parser is built: a bare ``stdio`` (what clients spaw
 
 from __future__ import annotations
 
+import json
+
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +53,44 @@ def _tool_scope(value: str) -> dict[str, str]:
     if not (sep and tool and scope):
         raise argparse.ArgumentTypeError(f"expected TOOL=SCOPE, got {value!r}")
     return {tool: scope}
+
+
+def _client(value: str) -> dict[str, Any]:
+    """A pre-registered client: its metadata as JSON, or ``ID:SECRET`` (a confidential client of
+    the client credentials grant, authenticating with HTTP Basic)."""
+    import argparse
+
+    if value.lstrip().startswith("{"):
+        try:
+            client = json.loads(value)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(f"not JSON client metadata: {e}") from None
+        if not isinstance(client, dict):
+            raise argparse.ArgumentTypeError("client metadata is a JSON object")
+        return client
+    client_id, sep, secret = value.partition(":")
+    if not (sep and client_id and secret):
+        raise argparse.ArgumentTypeError(f"expected ID:SECRET or JSON client metadata, got {value!r}")
+    return {
+        "client_id": client_id,
+        "client_secret": secret,
+        "grant_types": ["client_credentials"],
+        "token_endpoint_auth_method": "client_secret_basic",
+    }
+
+
+def _client_document(value: str) -> dict[str, Any]:
+    """``URL=FILE``: a Client ID Metadata Document read from FILE, for the client whose id is URL."""
+    import argparse
+
+    url, sep, path = value.partition("=")
+    if not (sep and url and path):
+        raise argparse.ArgumentTypeError(f"expected URL=FILE, got {value!r}")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return {url: json.load(f)}
+    except (OSError, ValueError) as e:
+        raise argparse.ArgumentTypeError(f"{path}: {e}") from None
 
 
 def _merge_action() -> type[argparse.Action]:
@@ -354,6 +394,43 @@ def _add_http_options(p: argparse.ArgumentParser) -> None:
         dest="tool_scopes",
         help="with --auth oauth: calling TOOL needs SCOPE beyond the --scope ones (403 insufficient_scope:"
         " scope step-up; repeatable)",
+    )
+    p.add_argument(
+        "--issuer-path",
+        metavar="PATH",
+        dest="issuer_path",
+        help="with --auth oauth: the issuer's path after the listener's base (/tenant1): its metadata is found by"
+        " path insertion, its endpoints are under it",
+    )
+    p.add_argument(
+        "--resource-metadata-path",
+        metavar="PATH",
+        dest="resource_metadata_path",
+        help="with --auth oauth: serve the protected resource's metadata at this path too, and name it in the 401"
+        " challenge",
+    )
+    p.add_argument(
+        "--client",
+        metavar="ID:SECRET|JSON",
+        type=_client,
+        action="append",
+        dest="clients",
+        help="with --auth oauth: a pre-registered client: ID:SECRET (client credentials, HTTP Basic) or its"
+        " metadata as JSON with its client_id (repeatable)",
+    )
+    p.add_argument(
+        "--client-document",
+        metavar="URL=FILE",
+        type=_client_document,
+        action=_merge_action(),
+        dest="client_documents",
+        help="with --auth oauth: the Client ID Metadata Document of the client whose id is URL, read from FILE"
+        " (repeatable; only loopback URLs are fetched)",
+    )
+    p.add_argument(
+        "--consent",
+        choices=("auto", "page"),
+        help="with --auth oauth: approve authorization requests at once (auto, the default) or ask a person on a page",
     )
     p.add_argument(
         "--lab",

@@ -64,6 +64,11 @@ class HttpOptions(TypedDict, total=False):
     scopes: Sequence[str] | None
     token_ttl: float | None
     tool_scopes: Mapping[str, str] | None
+    issuer_path: str | None
+    resource_metadata_path: str | None
+    clients: Sequence[Mapping[str, Any]] | None
+    client_documents: Mapping[str, Mapping[str, Any]] | None
+    consent: str | None
 
 
 class Options(ServerOptions, HttpOptions, total=False):

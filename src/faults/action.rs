@@ -149,6 +149,118 @@ pub struct Action {
     /// recorded, and nothing waits for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ask: Option<AskAction>,
+    /// Over an auth lab's listener: the MCP request is answered with this authorization
+    /// challenge (`401 invalid_token`, or `403 insufficient_scope` naming a scope) instead of
+    /// being served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub challenge: Option<ChallengeAction>,
+    /// With `match.auth` (`register`, `token`, `authorize`): this OAuth error instead of the
+    /// answer (at `/authorize`, a redirect carrying it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth_error: Option<OauthErrorAction>,
+    /// With `match.auth: "authorize"`: the consent step's answer (`"deny"`, `"wrong_code"`,
+    /// `"wrong_state"`, `"replay"`, `"page"`, `"approve"`, or `{"scope": "mcp:basic"}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consent: Option<ConsentAction>,
+    /// With `match.auth: "token"`: the access token issued is already expired.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expired_token: Option<bool>,
+}
+
+/// The authorization challenge a `challenge` action answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChallengeAction {
+    /// `invalid_token` (`401`) or `insufficient_scope` (`403`).
+    pub error: ChallengeError,
+    /// The scope it names (default: the lab's scopes; for `insufficient_scope`, say which).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// With `invalid_token`: every access token issued so far ends too, `expired` or
+    /// `revoked`, so a retry with the same token is refused as well.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<TokenEnd>,
+}
+
+/// The errors of an authorization challenge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChallengeError {
+    /// `401`: the token is refused.
+    InvalidToken,
+    /// `403`: the token lacks a scope.
+    InsufficientScope,
+}
+
+/// How tokens end on a `challenge`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenEnd {
+    /// As if their lifetime were over.
+    Expired,
+    /// Revoked.
+    Revoked,
+}
+
+/// The OAuth error an `oauth_error` action answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OauthErrorAction {
+    /// The `error` code (`invalid_grant`, `invalid_client_metadata`, `access_denied`, …).
+    pub error: String,
+    /// The `error_description` (default: says the error was scripted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_description: Option<String>,
+    /// The status (default `400`; `invalid_client` is usually `401`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+}
+
+/// A consent step's answer, as a rule writes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ConsentAction {
+    /// A named answer.
+    Named(ConsentName),
+    /// Approved with only these scopes (space-separated).
+    Scope {
+        /// The scopes the user left ticked.
+        scope: String,
+    },
+}
+
+/// The named answers of the consent step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConsentName {
+    /// Approved (what the lab does by default).
+    Approve,
+    /// Denied (`error=access_denied`).
+    Deny,
+    /// A code the server never issued.
+    WrongCode,
+    /// Another `state` than the request's.
+    WrongState,
+    /// The previous redirect again (a replayed callback).
+    Replay,
+    /// Answered by a person on the consent page.
+    Page,
+}
+
+impl ConsentAction {
+    /// The seam's form.
+    pub fn consent(&self) -> crate::server::seams::Consent {
+        use crate::server::seams::Consent;
+        match self {
+            Self::Scope { scope } => Consent::Approve(Some(scope.clone())),
+            Self::Named(ConsentName::Approve) => Consent::Approve(None),
+            Self::Named(ConsentName::Deny) => Consent::Deny,
+            Self::Named(ConsentName::WrongCode) => Consent::WrongCode,
+            Self::Named(ConsentName::WrongState) => Consent::WrongState,
+            Self::Named(ConsentName::Replay) => Consent::Replay,
+            Self::Named(ConsentName::Page) => Consent::Page,
+        }
+    }
 }
 
 /// Where a `disconnect` drops the connection.
@@ -258,6 +370,14 @@ impl Action {
             "notify"
         } else if self.ask.is_some() {
             "ask"
+        } else if self.challenge.is_some() {
+            "challenge"
+        } else if self.oauth_error.is_some() {
+            "oauth_error"
+        } else if self.consent.is_some() {
+            "consent"
+        } else if self.expired_token == Some(true) {
+            "expired_token"
         } else {
             "delay"
         }
@@ -281,6 +401,7 @@ impl Action {
         self.http_status.is_some()
             || self.expire_session == Some(true)
             || self.http_change().is_some()
+            || self.challenge.is_some()
     }
 
     /// Whether the action applies over stdio (and in-memory connections) only.

@@ -238,6 +238,12 @@ fn cut(text: &str, n: usize) -> &str {
     &text[..end]
 }
 
+impl crate::server::seams::Edit for Change {
+    fn apply(&self, text: &str) -> String {
+        Change::apply(self, text).pop().unwrap_or_default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

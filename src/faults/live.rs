@@ -1,7 +1,7 @@
 //! A rule in force: what was written, compiled once (its URI pattern, its verdict, its change),
 //! and what it has seen (its counts, its seeded draws).
 
-use super::action::{DelayMs, Disconnect};
+use super::action::{ChallengeError, DelayMs, Disconnect, TokenEnd};
 use super::change::Change;
 use super::rule::RuleSpec;
 use crate::field_error::FieldError;
@@ -9,8 +9,8 @@ use crate::jsonrpc::{ErrorObject, Message};
 use crate::lock::lock;
 use crate::protocol::Era;
 use crate::server::seams::{
-    HttpAnswer, HttpShape, Inbound, InboundFrame, Instead, OutboundFrame, SendFirst, Signal,
-    Verdict,
+    AuthRequest, AuthVerdict, Challenge, Edit, HttpAnswer, HttpShape, Inbound, InboundFrame,
+    Instead, OutboundFrame, SendFirst, Signal, Verdict,
 };
 use crate::traffic::{FaultMark, TransportKind};
 use regex::Regex;
@@ -27,6 +27,10 @@ pub struct Rule {
     pub spec: RuleSpec,
     /// `match.uri` compiled (`*` → any run of characters).
     uri: Option<Regex>,
+    /// `match.path` compiled (a rule about the auth lab).
+    path: Option<Regex>,
+    /// What the rule does to a request to the auth lab it hits (a rule with `match.auth`).
+    pub(super) auth: Option<AuthVerdict>,
     /// What the rule does to a frame it hits, built once.
     pub(super) verdict: Verdict,
     /// What it changes in the answer (direction `in`) or in the frame (`out`), if anything.
@@ -50,10 +54,43 @@ impl Rule {
             Some(pattern) => Some(glob(pattern)?),
             None => None,
         };
+        let path = match &spec.matches.path {
+            Some(pattern) => Some(glob(pattern)?),
+            None => None,
+        };
         let seed = spec.matches.seed.unwrap_or(0);
+        let verdict = Self::verdict(&id, &spec);
+        let change = Change::of(&spec.action).map(Arc::new);
+        let auth = spec.matches.auth.map(|_| AuthVerdict {
+            mark: verdict.mark.clone(),
+            delay: match spec.action.delay_ms {
+                Some(DelayMs::Fixed(ms) | DelayMs::Range([ms, _])) => {
+                    Some(Duration::from_millis(ms))
+                }
+                None => None,
+            },
+            http: match &verdict.inbound {
+                Inbound::Http(answer) => Some(answer.clone()),
+                _ => None,
+            },
+            oauth_error: spec.action.oauth_error.as_ref().map(|e| {
+                (
+                    e.status.unwrap_or(400),
+                    e.error.clone(),
+                    e.error_description
+                        .clone()
+                        .unwrap_or_else(|| format!("{} (scripted by fault rule {id})", e.error)),
+                )
+            }),
+            consent: spec.action.consent.as_ref().map(|c| c.consent()),
+            expired_token: spec.action.expired_token == Some(true),
+            edit: change.clone().map(|c| c as Arc<dyn Edit>),
+        });
         Ok(Self {
-            verdict: Self::verdict(&id, &spec),
-            change: Change::of(&spec.action).map(Arc::new),
+            verdict,
+            change,
+            path,
+            auth,
             id,
             spec,
             uri,
@@ -104,6 +141,19 @@ impl Rule {
                 .as_deref()
                 .is_none_or(|want| frame.revision.is_some_and(|r| r.as_str() == want))
             && m.transport.is_none_or(|want| frame.transport == want)
+    }
+
+    /// Whether the members other than the counting ones hold for a request to the auth lab.
+    pub(super) fn admits_auth(&self, request: &AuthRequest<'_>) -> bool {
+        let m = &self.spec.matches;
+        m.auth == Some(request.step)
+            && self
+                .path
+                .as_ref()
+                .is_none_or(|re| re.is_match(request.path))
+            && m.grant
+                .as_deref()
+                .is_none_or(|want| request.grant == Some(want))
     }
 
     /// Whether the members other than the counting ones hold for an outgoing `frame` (a rule
@@ -204,12 +254,40 @@ impl Rule {
                     .collect(),
                 body: a.body.clone().unwrap_or_default(),
                 end_session: false,
+                challenge: None,
             })),
+            _ if a.challenge.is_some() => {
+                let c = a.challenge.as_ref().expect("checked");
+                let invalid = c.error == ChallengeError::InvalidToken;
+                Inbound::Http(Arc::new(HttpAnswer {
+                    status: if invalid { 401 } else { 403 },
+                    headers: Vec::new(),
+                    body: String::new(),
+                    end_session: false,
+                    challenge: Some(Challenge {
+                        error: if invalid {
+                            "invalid_token"
+                        } else {
+                            "insufficient_scope"
+                        }
+                        .into(),
+                        scope: c.scope.clone(),
+                        end: c.end.map(|e| {
+                            match e {
+                                TokenEnd::Expired => "expired",
+                                TokenEnd::Revoked => "revoked",
+                            }
+                            .into()
+                        }),
+                    }),
+                }))
+            }
             _ if a.expire_session == Some(true) => Inbound::Http(Arc::new(HttpAnswer {
                 status: 404,
                 headers: Vec::new(),
                 body: a.body.clone().unwrap_or_default(),
                 end_session: true,
+                challenge: None,
             })),
             // A range's placeholder: the delay is drawn per frame (`RuleSet::inbound`).
             (Some(DelayMs::Fixed(ms) | DelayMs::Range([ms, _])), None)
@@ -269,7 +347,7 @@ impl Rule {
 fn glob(pattern: &str) -> Result<Regex, FieldError> {
     let body: Vec<String> = pattern.split('*').map(regex::escape).collect();
     Regex::new(&format!("^{}$", body.join(".*")))
-        .map_err(|e| FieldError::at("match.uri", format!("not a usable pattern: {e}")))
+        .map_err(|e| FieldError::at("match", format!("{pattern:?} is not a usable pattern: {e}")))
 }
 
 /// What the rules match a frame on, read from it once rather than by each rule (a `name`

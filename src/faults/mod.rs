@@ -115,6 +115,12 @@ impl Faults {
         self.add_all(presets::rules(name, seed)?)
     }
 
+    /// Puts in force the rules that script the consent step's next `answers` (all or none;
+    /// [`presets::consent`]).
+    pub fn add_consent(&self, answers: &[serde_json::Value]) -> Result<Vec<Arc<Rule>>, FieldError> {
+        self.add_all(presets::consent(answers)?)
+    }
+
     /// Lets an `exit` rule end the process: the server serves its process's own stdio.
     pub fn allow_exit(&self) {
         self.may_exit.store(true, Ordering::Release);

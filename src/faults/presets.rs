@@ -87,6 +87,28 @@ pub fn rules(name: &str, seed: u64) -> Result<Vec<RuleSpec>, FieldError> {
         .collect()
 }
 
+/// The rules that script the consent step's next answers: the nth answer acts on the nth
+/// authorization request from now on (`"approve"`, the default, needs no rule). An answer is
+/// written as a rule's `consent` is: `"deny"`, `"wrong_code"`, `"wrong_state"`, `"replay"`,
+/// `"page"`, `"approve"` or `{"scope": "mcp:basic"}`.
+pub fn consent(answers: &[Value]) -> Result<Vec<RuleSpec>, FieldError> {
+    answers
+        .iter()
+        .enumerate()
+        .filter(|(_, answer)| answer.as_str() != Some("approve"))
+        .map(|(i, answer)| {
+            let rule = json!({ "match": { "auth": "authorize", "nth": i + 1 },
+                               "action": { "consent": answer } });
+            RuleSpec::parse(&rule.to_string()).map_err(|e| {
+                FieldError::at(
+                    &format!("answers[{i}]"),
+                    format!("is not a consent answer: {e}"),
+                )
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,7 @@
 use super::action::{Action, DelayMs};
 use crate::field_error::FieldError;
 use crate::protocol::Era;
+use crate::server::seams::AuthStep;
 use crate::traffic::TransportKind;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -60,6 +61,19 @@ pub struct Match {
     /// The transport (`stdio`, `http`, `sse`, `memory`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport: Option<TransportKind>,
+    /// A step of the auth lab's authorization flow instead of a frame (`challenge`,
+    /// `protected_resource`, `authorization_server`, `register`, `authorize`, `token`): the
+    /// rule acts on those requests (docs/auth.md, "Auth faults").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<AuthStep>,
+    /// With `auth`: the request's path (`*` matches any run of characters), to tell one
+    /// metadata URL from another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// With `auth: "token"`: the `grant_type` (`authorization_code`, `refresh_token`,
+    /// `client_credentials`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<String>,
     /// Only the nth matching frame (from 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nth: Option<u64>,
@@ -119,13 +133,18 @@ impl RuleSpec {
             || a.close_output == Some(true)
             || a.exit.is_some()
             || a.stderr.is_some()
-            || a.change().is_some();
+            || a.change().is_some()
+            || a.challenge.is_some()
+            || a.oauth_error.is_some()
+            || a.consent.is_some()
+            || a.expired_token == Some(true);
         if !acts {
             return Err(FieldError::at(
                 "action",
-                "needs one of \"error\", \"drop\": true, \"delay_ms\", \"after_cancel\": true, \"http_status\", \"result\", \"notify\", \"ask\", \"expire_session\", \"close_output\", \"exit\", \"stderr\", a change to the HTTP answer (\"disconnect\", \"drip\", \"content_type\", \"swap_body\", \"close_stream\") or a change to the answer (\"wrong_id\", \"duplicate\", \"no_jsonrpc\", \"not_json\", \"truncate\", \"oversize\", \"set\", \"remove\")",
+                "needs one of \"error\", \"drop\": true, \"delay_ms\", \"after_cancel\": true, \"http_status\", \"result\", \"notify\", \"ask\", \"expire_session\", \"close_output\", \"exit\", \"stderr\", a change to the HTTP answer (\"disconnect\", \"drip\", \"content_type\", \"swap_body\", \"close_stream\"), an auth action (\"challenge\", \"oauth_error\", \"consent\", \"expired_token\") or a change to the answer (\"wrong_id\", \"duplicate\", \"no_jsonrpc\", \"not_json\", \"truncate\", \"oversize\", \"set\", \"remove\")",
             ));
         }
+        self.check_auth()?;
         let answers = [
             a.error.is_some(),
             a.drop == Some(true),
@@ -311,6 +330,149 @@ impl RuleSpec {
         }
         if self.id.as_deref() == Some("") {
             return Err(FieldError::at("id", "must not be empty"));
+        }
+        Ok(())
+    }
+}
+
+impl RuleSpec {
+    /// What makes a rule about the auth lab meaningless: a step's actions on a frame, a frame's
+    /// actions on a step, an action at a step that has no use for it.
+    fn check_auth(&self) -> Result<(), FieldError> {
+        let (a, m) = (&self.action, &self.matches);
+        let Some(step) = m.auth else {
+            for (name, on) in [
+                ("oauth_error", a.oauth_error.is_some()),
+                ("consent", a.consent.is_some()),
+                ("expired_token", a.expired_token.is_some()),
+            ] {
+                if on {
+                    return Err(FieldError::at(
+                        &format!("action.{name}"),
+                        "acts on a step of the auth lab: give \"match.auth\"",
+                    ));
+                }
+            }
+            for (name, on) in [("path", m.path.is_some()), ("grant", m.grant.is_some())] {
+                if on {
+                    return Err(FieldError::at(
+                        &format!("match.{name}"),
+                        "matches requests to the auth lab: give \"match.auth\" too",
+                    ));
+                }
+            }
+            if a.challenge.is_some()
+                && (a.error.is_some()
+                    || a.result.is_some()
+                    || a.drop.is_some()
+                    || a.http_status.is_some()
+                    || a.expire_session.is_some())
+            {
+                return Err(FieldError::at(
+                    "action.challenge",
+                    "answers the request instead of serving it: not with \"error\", \"result\", \"drop\", \"http_status\" or \"expire_session\"",
+                ));
+            }
+            if let Some(c) = &a.challenge {
+                if c.end.is_some() && c.error != super::action::ChallengeError::InvalidToken {
+                    return Err(FieldError::at(
+                        "action.challenge.end",
+                        "ends the tokens of an \"invalid_token\" challenge only",
+                    ));
+                }
+            }
+            return Ok(());
+        };
+        for (name, on) in [
+            ("direction", m.direction.is_some()),
+            ("method", m.method.is_some()),
+            ("name", m.name.is_some()),
+            ("uri", m.uri.is_some()),
+            ("conn", m.conn.is_some()),
+            ("client", m.client.is_some()),
+            ("era", m.era.is_some()),
+            ("revision", m.revision.is_some()),
+            ("transport", m.transport.is_some()),
+        ] {
+            if on {
+                return Err(FieldError::at(
+                    &format!("match.{name}"),
+                    "matches MCP frames, not requests to the auth lab (\"match.auth\")",
+                ));
+            }
+        }
+        if m.grant.is_some() && step != AuthStep::Token {
+            return Err(FieldError::at(
+                "match.grant",
+                "matches token requests: with \"auth\": \"token\"",
+            ));
+        }
+        let allowed = [
+            "http_status",
+            "headers",
+            "body",
+            "delay_ms",
+            "set",
+            "remove",
+            "not_json",
+            "truncate",
+            "oauth_error",
+            "consent",
+            "expired_token",
+        ];
+        let written = serde_json::to_value(a).unwrap_or_default();
+        if let Some(name) = written
+            .as_object()
+            .into_iter()
+            .flat_map(|o| o.keys())
+            .find(|k| !allowed.contains(&k.as_str()))
+        {
+            return Err(FieldError::at(
+                &format!("action.{name}"),
+                format!(
+                    "does not act on a request to the auth lab (those take {})",
+                    allowed.join(", ")
+                ),
+            ));
+        }
+        let only = [
+            (
+                "oauth_error",
+                a.oauth_error.is_some(),
+                &[AuthStep::Register, AuthStep::Authorize, AuthStep::Token][..],
+                "\"register\", \"authorize\" or \"token\"",
+            ),
+            (
+                "consent",
+                a.consent.is_some(),
+                &[AuthStep::Authorize][..],
+                "\"authorize\"",
+            ),
+            (
+                "expired_token",
+                a.expired_token.is_some(),
+                &[AuthStep::Token][..],
+                "\"token\"",
+            ),
+        ];
+        for (name, on, steps, said) in only {
+            if on && !steps.contains(&step) {
+                return Err(FieldError::at(
+                    &format!("action.{name}"),
+                    format!("acts at {said} only"),
+                ));
+            }
+        }
+        let answers = [
+            a.http_status.is_some(),
+            a.oauth_error.is_some(),
+            a.consent.is_some(),
+        ];
+        if answers.iter().filter(|&&x| x).count() > 1 {
+            return Err(FieldError::at(
+                "action",
+                "\"http_status\", \"oauth_error\" and \"consent\" exclude each other",
+            ));
         }
         Ok(())
     }

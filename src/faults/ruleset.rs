@@ -7,8 +7,8 @@ use super::pending::{Answers, Closing, Holds};
 use super::rule::Direction;
 use crate::jsonrpc::{Message, RequestId};
 use crate::server::seams::{
-    Hooks, Inbound, InboundFrame, OutVerdict, Outbound, OutboundFrame, Transport, TransportEvent,
-    Verdict,
+    AuthRequest, AuthVerdict, Hooks, Inbound, InboundFrame, OutVerdict, Outbound, OutboundFrame,
+    Transport, TransportEvent, Verdict,
 };
 use crate::traffic::{FaultMark, Kind};
 use std::collections::HashMap;
@@ -29,6 +29,8 @@ pub struct RuleSet {
     unnamed: Vec<usize>,
     /// The positions (ascending) of the rules of direction `out`.
     outgoing: Vec<usize>,
+    /// The positions (ascending) of the rules about the auth lab (`match.auth`).
+    auth: Vec<usize>,
     /// The changes waiting for answers (the server's one table).
     answers: Arc<Answers>,
     /// The requests held until cancelled (the server's one table).
@@ -44,9 +46,13 @@ impl RuleSet {
         (answers, holds, closing): (Arc<Answers>, Arc<Holds>, Arc<Closing>),
     ) -> Self {
         let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
-        let (mut unnamed, mut outgoing) = (Vec::new(), Vec::new());
+        let (mut unnamed, mut outgoing, mut auth) = (Vec::new(), Vec::new(), Vec::new());
         for (i, rule) in rules.iter().enumerate() {
             let m = &rule.spec.matches;
+            if m.auth.is_some() {
+                auth.push(i);
+                continue;
+            }
             match (&m.name, m.direction.unwrap_or_default()) {
                 (_, Direction::Out) => outgoing.push(i),
                 (Some(name), Direction::In) => by_name.entry(name.clone()).or_default().push(i),
@@ -58,6 +64,7 @@ impl RuleSet {
             by_name,
             unnamed,
             outgoing,
+            auth,
             answers,
             holds,
             closing,
@@ -118,6 +125,19 @@ impl Hooks for RuleSet {
             }
         }
         verdict
+    }
+
+    fn auth(&self, request: &AuthRequest<'_>) -> Option<AuthVerdict> {
+        // As for frames: every admitted rule counts the request, the first that fires decides.
+        let mut decided: Option<&Arc<Rule>> = None;
+        for &i in &self.auth {
+            let rule = &self.rules[i];
+            if rule.admits_auth(request) && rule.fires() && decided.is_none() {
+                rule.hits.fetch_add(1, Ordering::Relaxed);
+                decided = Some(rule);
+            }
+        }
+        decided.and_then(|rule| rule.auth.clone())
     }
 
     fn transport(&self, event: &TransportEvent<'_>) -> Transport {

@@ -61,6 +61,20 @@ pub struct HttpOptions {
     /// The scope a tool needs beyond `scopes`, by tool name (scope step-up: `403
     /// insufficient_scope`).
     pub tool_scopes: std::collections::BTreeMap<String, String>,
+    /// The auth lab's issuer's path after the listener's base (`/tenant1`): its metadata is
+    /// then found by path insertion, its endpoints under it.
+    pub issuer_path: String,
+    /// A custom URL path for the protected resource's metadata, which the `401` challenge
+    /// then names (`/custom/metadata.json`).
+    pub resource_metadata_path: String,
+    /// Clients registered before any request (pre-registration): client metadata as
+    /// `/register` takes it, with its own `client_id` (and `client_secret`, `jwks`).
+    pub clients: Vec<serde_json::Map<String, serde_json::Value>>,
+    /// Client ID Metadata Documents by URL, read instead of fetching them.
+    pub client_documents: std::collections::BTreeMap<String, serde_json::Value>,
+    /// How the consent step is answered when no fault rule scripts it: `auto` (approved at
+    /// once) or `page` (a person answers on a page).
+    pub consent: String,
 }
 
 impl Group for HttpOptions {}
@@ -88,6 +102,16 @@ impl Default for HttpOptions {
             scopes: http.auth.scopes,
             token_ttl: Seconds::of(http.auth.token_ttl),
             tool_scopes: http.auth.tool_scopes,
+            issuer_path: http.auth.issuer_path,
+            resource_metadata_path: http.auth.resource_metadata_path,
+            clients: http.auth.clients,
+            client_documents: http.auth.client_documents,
+            consent: if http.auth.consent_page {
+                "page"
+            } else {
+                "auto"
+            }
+            .into(),
         }
     }
 }
@@ -131,6 +155,23 @@ impl HttpOptions {
             token_ttl: self.token_ttl.duration("token_ttl")?,
             tool_scopes: self.tool_scopes.clone(),
             base: String::new(),
+            issuer_path: self.issuer_path.clone(),
+            resource_metadata_path: self.resource_metadata_path.clone(),
+            clients: self.clients.clone(),
+            client_documents: self.client_documents.clone(),
+            consent_page: match self.consent.as_str() {
+                "auto" => false,
+                "page" => true,
+                other => {
+                    return Err(Error::Config(format!(
+                        "consent {other:?} is not auto or page"
+                    )))
+                }
+            },
+        })
+        .and_then(|config: AuthConfig| {
+            config.check().map_err(Error::Config)?;
+            Ok(config)
         })
     }
 

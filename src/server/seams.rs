@@ -11,6 +11,9 @@
 //! - **transport** ([`Hooks::transport`]): an HTTP answer about to be sent (its status known),
 //!   or a line about to be written to stdio. It may pass, or the connection is closed instead
 //!   (an HTTP connection dropped without an answer, stdio's output closed).
+//! - **auth** ([`Hooks::auth`]): a request to the auth lab (a step of a client's authorization
+//!   flow). It may pass, or be answered late, with another status, an OAuth error, another
+//!   consent, an expired token or a changed document.
 //!
 //! A server starts with no hooks; [`Seams::install`] puts them in place and [`Seams::clear`]
 //! takes them out. While none are installed each seam is one relaxed atomic load (the
@@ -95,6 +98,98 @@ pub struct HttpAnswer {
     pub body: String,
     /// The frame's session ends first (a session expired on cue: the answer is its `404`).
     pub end_session: bool,
+    /// Over an auth lab's listener: the answer is this authorization challenge (its
+    /// `WWW-Authenticate` built by the lab, which knows where its metadata is).
+    pub challenge: Option<Challenge>,
+}
+
+/// A scripted authorization challenge on an MCP request (a fault rule's `challenge`): `401
+/// invalid_token` (the token refused, as if expired or revoked) or `403 insufficient_scope`
+/// naming a scope (step-up).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Challenge {
+    /// `invalid_token` (`401`) or `insufficient_scope` (`403`).
+    pub error: String,
+    /// The scope the challenge names (default: the lab's).
+    pub scope: Option<String>,
+    /// Whether every access token issued so far ends too, as `expired` or `revoked` (so the
+    /// client's retry with the same token is refused as well): a token that dies mid-session.
+    pub end: Option<String>,
+}
+
+/// Where a request to the auth lab goes: the steps of a client's authorization flow, which
+/// fault rules with `match.auth` act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuthStep {
+    /// The `401` an MCP request without a good token gets (its `WWW-Authenticate`).
+    Challenge,
+    /// The protected resource's metadata (RFC 9728), at any of its URLs.
+    ProtectedResource,
+    /// The authorization server's metadata (RFC 8414 or OpenID discovery), at any of its URLs.
+    AuthorizationServer,
+    /// Dynamic client registration (`POST /register`).
+    Register,
+    /// The authorization request (`GET /authorize`): the consent step.
+    Authorize,
+    /// The token request (`POST /token`), any grant.
+    Token,
+}
+
+/// What the auth seam sees of a request to the auth lab.
+pub struct AuthRequest<'a> {
+    /// The step.
+    pub step: AuthStep,
+    /// The request's path.
+    pub path: &'a str,
+    /// At the token endpoint: the `grant_type` asked for.
+    pub grant: Option<&'a str>,
+}
+
+/// What the consent step answers an authorization request (a fault rule's `consent`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Consent {
+    /// Approved: with only these scopes when given (the user unticked the others).
+    Approve(Option<String>),
+    /// Denied: the redirect carries `error=access_denied`.
+    Deny,
+    /// Approved, but the redirect carries a code the server never issued.
+    WrongCode,
+    /// Approved, but the redirect carries another `state` than the request's.
+    WrongState,
+    /// The previous authorization's redirect again, its code already used (a replayed
+    /// callback).
+    Replay,
+    /// Answered by a person on the consent page.
+    Page,
+}
+
+/// Changes a fault rule makes to a document the auth lab answers (JSON members set or taken
+/// out, text not JSON, a cut): the fault layer's changes, seen through this seam.
+pub trait Edit: Send + Sync + std::fmt::Debug {
+    /// The text `text` becomes (the first of the frames the change makes).
+    fn apply(&self, text: &str) -> String;
+}
+
+/// What the auth hooks decided for a request to the auth lab.
+#[derive(Debug, Clone)]
+pub struct AuthVerdict {
+    /// Who decided it (the records' `fault`).
+    pub mark: Option<Arc<FaultMark>>,
+    /// Answered this much later (a slow endpoint).
+    pub delay: Option<Duration>,
+    /// This HTTP answer instead (`429`, `500`, `404`, with headers and body).
+    pub http: Option<Arc<HttpAnswer>>,
+    /// This OAuth error instead: its status, `error` and `error_description` (at `/authorize`,
+    /// a redirect carrying them).
+    pub oauth_error: Option<(u16, String, String)>,
+    /// The consent step's answer.
+    pub consent: Option<Consent>,
+    /// The access token issued is already expired (its `expires_in` says otherwise).
+    pub expired_token: bool,
+    /// The answer changed on its way out (at `/authorize` and in the challenge: its
+    /// parameters, as a JSON object).
+    pub edit: Option<Arc<dyn Edit>>,
 }
 
 /// How an HTTP answer is changed on its way out (a fault rule's HTTP changes): the transport
@@ -272,6 +367,11 @@ pub trait Hooks: Send + Sync {
     fn transport(&self, _event: &TransportEvent<'_>) -> Transport {
         Transport::Pass
     }
+
+    /// A request to the auth lab, before it is served.
+    fn auth(&self, _request: &AuthRequest<'_>) -> Option<AuthVerdict> {
+        None
+    }
 }
 
 /// A server's seams: the installed hooks, if any.
@@ -317,6 +417,11 @@ impl Seams {
     /// The transport seam.
     pub fn transport(&self, event: &TransportEvent<'_>) -> Transport {
         self.hooks().map_or(Transport::Pass, |h| h.transport(event))
+    }
+
+    /// The auth seam.
+    pub fn auth(&self, request: &AuthRequest<'_>) -> Option<AuthVerdict> {
+        self.hooks().and_then(|h| h.auth(request))
     }
 
     /// Whether any hooks are installed (a caller that must build what a seam sees checks first).

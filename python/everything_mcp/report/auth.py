@@ -25,7 +25,8 @@ PRM = "/.well-known/oauth-protected-resource"
 """The protected resource metadata's path (and its path-aware variants below it)."""
 
 AS_METADATA = ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration")
-"""The authorization server metadata's paths (RFC 8414, OpenID discovery)."""
+"""The authorization server metadata's well-known names (RFC 8414, OpenID discovery); an issuer
+with a path has them with the path inserted or appended."""
 
 STEP_UP = "insufficient_scope: "
 """How the resource's `403` starts: a tool needs a scope the token lacks (`… needs SCOPE…`)."""
@@ -92,10 +93,11 @@ def auth(t: ClientTraffic) -> list[Check]:
         later = [s for s in answers if s > request.seq]
         return answers[min(later)] if later else None
 
-    prm = [r for r in asked if _path(r).startswith(PRM)]
-    metadata = [r for r in asked if _path(r) in AS_METADATA]
-    authorizations = [r for r in asked if _path(r) == "/authorize"]
-    tokens = [r for r in asked if _path(r) == "/token"]
+    # A custom metadata URL (`resource_metadata_path`) is known by what it answered.
+    prm = [r for r in asked if _path(r).startswith(PRM) or "authorization_servers" in _body(answer(r))]
+    metadata = [r for r in asked if any(name in _path(r) for name in AS_METADATA)]
+    authorizations = [r for r in asked if _path(r).endswith("/authorize")]
+    tokens = [r for r in asked if _path(r).endswith("/token")]
     code_grants = [r for r in tokens if _form(r).get("grant_type") == "authorization_code"]
     refreshes = [r for r in tokens if _form(r).get("grant_type") == "refresh_token"]
     published = _body(answer(prm[0])) if prm else {}
@@ -121,6 +123,17 @@ def auth(t: ClientTraffic) -> list[Check]:
         if later.seq > challenge.seq and _needed(challenge) <= set(_form(later).get("scope", "").split())
     ]
     unstepped = [c for c in step_ups if not any(a.seq > c.seq for a in stepped)]
+    registrations = [r for r in asked if _path(r).endswith("/register")]
+    as_documents = [_body(answer(r)) for r in metadata]
+    offered = any("offline_access" in (d.get("scopes_supported") or []) for d in as_documents)
+    no_refresh = [r for r in registrations if "refresh_token" not in (_body(r).get("grant_types") or [])]
+    asked_offline = [r for r in authorizations if "offline_access" in _form(r).get("scope", "").split()]
+    bad_callbacks = _bad_callbacks(authorizations, answer, published, as_documents)
+    redeemed = [r for r in code_grants if any(_form(r).get("code") == code for code, _, _ in bad_callbacks)]
+    mismatched = _mismatched(prm, metadata, answer, published)
+    used_anyway = [r for r in [*authorizations, *tokens] if mismatched and r.seq > mismatched[0].seq]
+    faulted = [r for r in asked if r.fault]
+    loops = [r for r in faulted if _loops(r, asked)]
     return [
         check(
             "auth.discovery",
@@ -168,6 +181,34 @@ def auth(t: ClientTraffic) -> list[Check]:
             detail=", ".join(dict.fromkeys(" ".join(sorted(_needed(c))) for c in step_ups)),
         ),
         check(
+            "auth.callback",
+            "refuses an authorization response with a wrong or missing iss, another state, or a replayed code",
+            redeemed[:1] or [r for _, r, _ in bad_callbacks][:1],
+            failed=bool(redeemed),
+            detail=", ".join(dict.fromkeys(why for _, _, why in bad_callbacks)),
+        ),
+        check(
+            "auth.mismatch",
+            "refuses metadata that names another resource or another issuer",
+            used_anyway[:1] or mismatched[:1],
+            failed=bool(used_anyway),
+            detail=f"then {_path(used_anyway[0])}" if used_anyway else "",
+        ),
+        check(
+            "auth.offline_access",
+            "registers for refresh_token (and may ask offline_access) when the authorization server offers it",
+            (no_refresh[:1] or registrations[:1]) if offered else None,
+            failed=bool(no_refresh),
+            detail="asked offline_access" if asked_offline else "did not ask offline_access",
+        ),
+        check(
+            "auth.faults",
+            "reacts to each scripted auth fault without looping",
+            loops[:1] or faulted[:1],
+            failed=bool(loops),
+            detail="; ".join(_reaction(r, asked) for r in faulted[:6]),
+        ),
+        check(
             "auth.recovers",
             "after its token is refused (expired, revoked), refreshes or authorizes again",
             stuck[:1] or recovered[:1],
@@ -175,3 +216,83 @@ def auth(t: ClientTraffic) -> list[Check]:
             detail=", ".join(dict.fromkeys(r.error or "" for r in refused_tokens)),
         ),
     ]
+
+
+def _bad_callbacks(
+    authorizations: list[TrafficRecord],
+    answer: Any,
+    published: dict[str, Any],
+    as_documents: list[dict[str, Any]],
+) -> list[tuple[str, TrafficRecord, str]]:
+    """The authorization responses a client must not act on, as their (redacted) codes, their
+    requests and why: an
+    `iss` other than the issuer the resource named (or none, when the server advertised it),
+    another `state` than the request's, a code seen in an earlier response (a replay)."""
+    issuers = published.get("authorization_servers") or []
+    issuer = issuers[0] if issuers else None
+    advertised = any(d.get("authorization_response_iss_parameter_supported") is True for d in as_documents)
+    seen: set[str] = set()
+    bad = []
+    for request in authorizations:
+        response = answer(request)
+        if response is None or "?" not in response.raw:
+            continue
+        given = {k: v[0] for k, v in parse_qs(response.raw.split("?", 1)[1], keep_blank_values=True).items()}
+        code = given.get("code")
+        if code is None:
+            continue
+        why = None
+        if "iss" in given and issuer is not None and given["iss"] != issuer:
+            why = "wrong iss"
+        elif "iss" not in given and advertised:
+            why = "missing iss"
+        elif given.get("state") != _form(request).get("state"):
+            why = "another state"
+        elif code in seen:
+            why = "replayed code"
+        seen.add(code)
+        if why:
+            bad.append((code, request, why))
+    return bad
+
+
+def _mismatched(
+    prm: list[TrafficRecord], metadata: list[TrafficRecord], answer: Any, published: dict[str, Any]
+) -> list[TrafficRecord]:
+    """The metadata requests answered with a document a client must not use: protected resource
+    metadata whose `resource` is on another host than its authorization server, authorization
+    server metadata whose `issuer` is not the one the resource named."""
+    issuers = published.get("authorization_servers") or []
+    out = []
+    for r in prm:
+        doc = _body(answer(r))
+        servers = doc.get("authorization_servers") or []
+        if doc.get("resource") and servers and _host(doc["resource"]) != _host(servers[0]):
+            out.append(r)
+    for r in metadata:
+        doc = _body(answer(r))
+        if issuers and doc.get("issuer") and doc["issuer"] not in issuers:
+            out.append(r)
+    return sorted(out, key=lambda r: r.seq)
+
+
+def _host(url: str) -> str:
+    return url.split("://", 1)[-1].split("/", 1)[0]
+
+
+def _next(r: TrafficRecord, asked: list[TrafficRecord]) -> TrafficRecord | None:
+    later = [a for a in asked if a.seq > r.seq]
+    return later[0] if later else None
+
+
+def _reaction(r: TrafficRecord, asked: list[TrafficRecord]) -> str:
+    """`rule action at path → what the client sent next`."""
+    mark = r.fault or {}
+    then = _next(r, asked)
+    return f"{mark.get('rule')} {mark.get('action')} at {_path(r)} → {_path(then) if then else 'nothing more'}"
+
+
+def _loops(r: TrafficRecord, asked: list[TrafficRecord]) -> bool:
+    """Whether the client sent the faulted request again more than 5 times in a row."""
+    later = [a for a in asked if a.seq > r.seq][:6]
+    return len(later) == 6 and all(_path(a) == _path(r) for a in later)

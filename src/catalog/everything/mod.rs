@@ -5,7 +5,7 @@
 
 mod client_tasks;
 mod client_tools;
-mod fetch;
+pub mod fetch;
 mod research;
 mod resources;
 mod shared;

@@ -57,3 +57,24 @@ pub(super) fn end(server: &PyServer, jti: Option<&str>, why: &str) -> PyResult<u
     };
     Ok(lab(server)?.end(jti, why))
 }
+
+/// Seeds the Client ID Metadata Document of `url` (`document`: JSON text).
+pub(super) fn add_document(server: &PyServer, url: String, document: &str) -> PyResult<()> {
+    let document = args::json(document)?;
+    lab(server)?.add_client_document(url, document);
+    Ok(())
+}
+
+/// Scripts the consent step's next `answers` (a JSON array); the rules' ids.
+pub(super) fn consent(server: &PyServer, answers: &str) -> PyResult<Vec<String>> {
+    lab(server)?;
+    let Value::Array(answers) = args::json(answers)? else {
+        return Err(ConfigError::new_err("the answers are a list"));
+    };
+    let rules = server
+        .core
+        .faults
+        .add_consent(&answers)
+        .map_err(|e| crate::python::errors::to_py(crate::error::Error::Fault(e.to_string())))?;
+    Ok(rules.iter().map(|r| r.id.to_string()).collect())
+}

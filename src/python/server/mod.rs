@@ -167,6 +167,16 @@ impl PyServer {
         auth::register(self, metadata)
     }
 
+    /// Seeds the auth lab's Client ID Metadata Document of `url` (`document`: JSON text).
+    fn auth_add_document(&self, url: String, document: &str) -> PyResult<()> {
+        auth::add_document(self, url, document)
+    }
+
+    /// Scripts the consent step's next answers (`answers`: a JSON array); the rules' ids.
+    fn auth_consent(&self, answers: &str) -> PyResult<Vec<String>> {
+        auth::consent(self, answers)
+    }
+
     /// Ends the access token `jti` (every one when `None`) as `why`: `revoked` or `expired`.
     #[pyo3(signature = (jti, why))]
     fn auth_end(&self, jti: Option<&str>, why: &str) -> PyResult<usize> {

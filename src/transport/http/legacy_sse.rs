@@ -176,7 +176,7 @@ pub async fn post(
             if answer.end_session {
                 state.end_session(&session.core.id);
             }
-            return super::scripted::response(&answer);
+            return super::scripted::response(&state, &answer);
         }
         Work::Nothing => {}
     }

@@ -138,7 +138,7 @@ pub async fn post(
     let out = match server.accept(origin, &sink, decoded, http) {
         Work::Nothing => return answered(&alone, &outlet, StatusCode::ACCEPTED.into_response()),
         Work::Http(answer) => {
-            return answered(&alone, &outlet, super::scripted::response(&answer));
+            return answered(&alone, &outlet, super::scripted::response(state, &answer));
         }
         Work::Reply(out) => out,
         Work::Task(fut) => {

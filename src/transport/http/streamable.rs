@@ -248,7 +248,7 @@ async fn serve_request(
                 if opens_session || answer.end_session {
                     state.end_session(&session.core.id);
                 }
-                return super::scripted::response(&answer);
+                return super::scripted::response(state, &answer);
             }
         };
         if opens_session && initialize_failed(out.as_ref()) {
@@ -320,7 +320,7 @@ async fn serve_request(
             if opens_session || answer.end_session {
                 state.end_session(&session.core.id);
             }
-            return super::scripted::response(&answer);
+            return super::scripted::response(state, &answer);
         }
     }
     // SEP-1699 (2025-11-25): a priming event (id, empty data) and the reconnection delay first,

@@ -1,13 +1,18 @@
-//! `GET /authorize`: the authorization code grant with PKCE (S256 only), approved at once — the
-//! consent step is headless, as the conformance suite's mock has it — so a client's redirect
-//! handler gets its code back in the `302`'s `Location`, with `state` and `iss` (RFC 9207).
+//! `GET /authorize`: the authorization code grant with PKCE (S256 only). The consent step is
+//! headless by default — approved at once, as the conformance suite's mock has it — so a
+//! client's redirect handler gets its code back in the `302`'s `Location`, with `state` and
+//! `iss` (RFC 9207). A fault rule scripts the step per attempt (deny, pick scopes, a wrong code
+//! or state, a replayed callback), and the consent page lets a person answer ([`super::consent`]).
 
+use super::consent::{self, Pending};
 use super::exchange::{redact, redact_form, Exchange};
 use super::lab::{random_token, AuthLab, Code};
+use super::resource::edited;
 use crate::lock::lock;
+use crate::server::seams::{AuthStep, Consent, Edit};
 use crate::transport::http::state::HttpState;
-use axum::extract::{Request, State};
-use axum::http::StatusCode;
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -18,21 +23,28 @@ const CODE_TTL: Duration = Duration::from_secs(60);
 
 /// `GET /authorize`.
 ///
-/// - An unknown `client_id`, or a `redirect_uri` the client did not register: `400` (never a
-///   redirect to an address not known to be the client's).
+/// - An unknown `client_id` (or a Client ID Metadata Document that cannot be had or does not
+///   hold), or a `redirect_uri` the client did not register: `400` (never a redirect to an
+///   address not known to be the client's).
 /// - Otherwise a `302` to the redirect URI: with `code`, `state` and `iss`; or with `error`
 ///   (`invalid_request`: no PKCE, or a method other than S256; `unsupported_response_type`;
-///   `invalid_scope`; `invalid_target`: a `resource` other than the MCP endpoint), `state`
-///   and `iss`.
-pub async fn authorize(State(state): State<Arc<HttpState>>, request: Request) -> Response {
+///   `invalid_scope`; `invalid_target`: a `resource` other than the MCP endpoint;
+///   `access_denied`: consent denied), `state` and `iss`.
+pub async fn authorize(
+    State(state): State<Arc<HttpState>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
     let lab = state.auth.as_ref().expect("served only with the auth lab");
-    let query = request.uri().query().unwrap_or("");
-    let exchange = Exchange {
-        state: &state,
-        method: request.method(),
-        path: "/authorize",
-        headers: request.headers(),
-        sent: redact_form(query),
+    let query = uri.query().unwrap_or("");
+    let parts = (&method, uri.path(), &headers);
+    let exchange = match Exchange::at(&state, parts, redact_form(query), AuthStep::Authorize, None)
+        .await
+        .instead()
+    {
+        Ok(exchange) => exchange,
+        Err(answer) => return *answer,
     };
     let params: HashMap<String, String> =
         serde_urlencoded::from_str::<Vec<(String, String)>>(query)
@@ -41,12 +53,32 @@ pub async fn authorize(State(state): State<Arc<HttpState>>, request: Request) ->
             .rev() // the first occurrence wins
             .collect();
     let param = |name: &str| params.get(name).map(String::as_str);
-    let Some(client) = param("client_id").and_then(|id| lab.client(id)) else {
-        return exchange.error(
-            StatusCode::BAD_REQUEST,
-            "invalid_client",
-            "unknown client_id: register the client first (POST /register)",
-        );
+    let client = match param("client_id") {
+        Some(id) => match lab.client(id) {
+            Some(client) => client,
+            None if super::cimd::is_url(id) => {
+                match super::cimd::client(lab, id, param("redirect_uri")).await {
+                    Ok(client) => client,
+                    Err(why) => {
+                        return exchange.error(StatusCode::BAD_REQUEST, "invalid_client", &why)
+                    }
+                }
+            }
+            None => {
+                return exchange.error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_client",
+                    "unknown client_id: register the client first (POST /register)",
+                )
+            }
+        },
+        None => {
+            return exchange.error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "client_id is required",
+            )
+        }
     };
     let redirect_uri = match param("redirect_uri") {
         Some(uri) if client.redirect_uris.iter().any(|r| r == uri) => uri.to_string(),
@@ -61,8 +93,8 @@ pub async fn authorize(State(state): State<Arc<HttpState>>, request: Request) ->
     };
     let back = Back {
         lab,
-        redirect_uri: &redirect_uri,
-        state: param("state"),
+        redirect_uri: redirect_uri.clone(),
+        state: param("state").map(str::to_string),
     };
     let refusal = if param("response_type") != Some("code") {
         Some(("unsupported_response_type", "response_type must be code"))
@@ -76,7 +108,7 @@ pub async fn authorize(State(state): State<Arc<HttpState>>, request: Request) ->
             "invalid_request",
             "code_challenge_method must be S256 (plain is not accepted)",
         ))
-    } else if param("resource").is_some_and(|r| r != lab.config.resource()) {
+    } else if param("resource").is_some_and(|r| r != lab.urls.resource) {
         Some((
             "invalid_target",
             "resource is not this server's MCP endpoint",
@@ -94,44 +126,128 @@ pub async fn authorize(State(state): State<Arc<HttpState>>, request: Request) ->
             "a requested scope is not one this server knows",
         );
     };
-    let code = random_token();
-    lock(&lab.codes).insert(
-        code.clone(),
-        Code {
-            client_id: client.id,
-            redirect_uri: redirect_uri.clone(),
-            challenge: param("code_challenge").unwrap_or_default().to_string(),
-            resource: param("resource").map(str::to_string),
-            scope,
-            expires: lab.clock.wall() + CODE_TTL,
+    if let Some((_, error, description)) = exchange.scripted_error() {
+        return back.error(exchange, &error, &description);
+    }
+    let pending = Pending {
+        client_id: client.id.clone(),
+        client_name: client
+            .metadata
+            .get("client_name")
+            .and_then(|v| v.as_str())
+            .unwrap_or(&client.id)
+            .to_string(),
+        redirect_uri,
+        state: param("state").map(str::to_string),
+        challenge: param("code_challenge").unwrap_or_default().to_string(),
+        resource: param("resource").map(str::to_string),
+        scope,
+    };
+    let scripted = exchange.fault.as_ref().and_then(|f| f.consent.clone());
+    let answer = scripted.unwrap_or(if lab.config.consent_page {
+        Consent::Page
+    } else {
+        Consent::Approve(None)
+    });
+    match answer {
+        Consent::Page => consent::page(lab, exchange, pending),
+        Consent::Replay => match lock(&lab.last_redirect).clone() {
+            Some((location, shown)) => exchange.redirect(&location, shown),
+            None => exchange.error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "no earlier authorization to replay (a replay fault needs one before it)",
+            ),
         },
-    );
-    back.with(exchange, &[("code", &code)])
+        answer => answered(lab, exchange, pending, answer),
+    }
+}
+
+/// The redirect that answers `pending` as `answer` says (any but the page and a replay).
+pub(super) fn answered(
+    lab: &AuthLab,
+    exchange: Exchange<'_>,
+    pending: Pending,
+    answer: Consent,
+) -> Response {
+    let mut back = Back {
+        lab,
+        redirect_uri: pending.redirect_uri.clone(),
+        state: pending.state.clone(),
+    };
+    let scope = match &answer {
+        Consent::Deny => {
+            return back.error(exchange, "access_denied", "the user denied the request");
+        }
+        Consent::Approve(Some(picked)) => match lab.grant_scope(Some(picked)) {
+            Some(scope) => scope,
+            None => {
+                return back.error(
+                    exchange,
+                    "invalid_scope",
+                    "a picked scope is not one this server knows",
+                )
+            }
+        },
+        _ => pending.scope.clone(),
+    };
+    let code = random_token();
+    if answer != Consent::WrongCode {
+        lock(&lab.codes).insert(
+            code.clone(),
+            Code {
+                client_id: pending.client_id,
+                redirect_uri: pending.redirect_uri,
+                challenge: pending.challenge,
+                resource: pending.resource,
+                scope,
+                expires: lab.clock.wall() + CODE_TTL,
+            },
+        );
+    }
+    if answer == Consent::WrongState {
+        back.state = Some(format!(
+            "tampered-{}",
+            back.state.as_deref().unwrap_or_default()
+        ));
+    }
+    back.with(exchange, &[("code", &code)], true)
 }
 
 /// Where the answer goes back to: the client's redirect URI, with its `state` and our `iss`.
-struct Back<'a> {
-    lab: &'a AuthLab,
-    redirect_uri: &'a str,
-    state: Option<&'a str>,
+pub(super) struct Back<'a> {
+    /// The lab (its issuer).
+    pub(super) lab: &'a AuthLab,
+    /// The client's redirect URI.
+    pub(super) redirect_uri: String,
+    /// The request's `state`, sent back as it came.
+    pub(super) state: Option<String>,
 }
 
 impl Back<'_> {
     /// A redirect carrying `error`.
-    fn error(&self, exchange: Exchange<'_>, error: &str, description: &str) -> Response {
+    pub(super) fn error(&self, exchange: Exchange<'_>, error: &str, description: &str) -> Response {
         self.with(
             exchange,
             &[("error", error), ("error_description", description)],
+            false,
         )
     }
 
-    /// A redirect carrying `pairs`, then `state` and `iss`.
-    fn with(&self, exchange: Exchange<'_>, pairs: &[(&str, &str)]) -> Response {
-        let mut all: Vec<(&str, &str)> = pairs.to_vec();
-        if let Some(state) = self.state {
-            all.push(("state", state));
+    /// A redirect carrying `pairs`, then `state` and `iss`, as a fault rule's change to its
+    /// parameters makes them; kept for a replay when it carries a code (`kept`).
+    fn with(&self, exchange: Exchange<'_>, pairs: &[(&str, &str)], kept: bool) -> Response {
+        let mut all: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        if let Some(state) = &self.state {
+            all.push(("state".into(), state.clone()));
         }
-        all.push(("iss", self.lab.config.issuer()));
+        all.push(("iss".into(), self.lab.urls.issuer.clone()));
+        if let Some(edit) = exchange.fault.as_ref().and_then(|f| f.edit.clone()) {
+            all = edited(&all, edit.as_ref() as &dyn Edit);
+        }
         let query = serde_urlencoded::to_string(&all).unwrap_or_default();
         let joint = if self.redirect_uri.contains('?') {
             '&'
@@ -141,22 +257,16 @@ impl Back<'_> {
         let location = format!("{}{joint}{query}", self.redirect_uri);
         let shown: Vec<(&str, String)> = all
             .iter()
-            .map(|(k, v)| {
-                (
-                    *k,
-                    if *k == "code" {
-                        redact(v)
-                    } else {
-                        v.to_string()
-                    },
-                )
-            })
+            .map(|(k, v)| (k.as_str(), if k == "code" { redact(v) } else { v.clone() }))
             .collect();
         let shown = format!(
             "{}{joint}{}",
             self.redirect_uri,
             serde_urlencoded::to_string(&shown).unwrap_or_default()
         );
+        if kept {
+            *lock(&self.lab.last_redirect) = Some((location.clone(), shown.clone()));
+        }
         exchange.redirect(&location, shown)
     }
 }

@@ -3,6 +3,7 @@
 //! token in it redacted to `redacted-` and a short hash (the same value always reads the same,
 //! so a reader can still follow a code from `/authorize` to `/token`).
 
+use crate::server::seams::{AuthRequest, AuthStep, AuthVerdict};
 use crate::traffic::{FrameMeta, FrameSummary, HttpMeta, TransportKind};
 use crate::transport::http::recording::http_meta;
 use crate::transport::http::state::HttpState;
@@ -83,18 +84,91 @@ pub struct Exchange<'a> {
     pub headers: &'a HeaderMap,
     /// What it carried, secrets redacted already (the query of a GET, the body of a POST).
     pub sent: String,
+    /// What a fault rule decided for it at the auth seam, if one did.
+    pub fault: Option<AuthVerdict>,
 }
 
-impl Exchange<'_> {
-    /// Records the request and `answer` (its body redacted), then builds the response.
+impl<'a> Exchange<'a> {
+    /// The exchange of a request to `path` that sent `sent` (redacted already), through the
+    /// auth seam at `step` (`grant`: the token request's): a rule's delay is waited out here.
+    pub async fn at(
+        state: &'a HttpState,
+        (method, path, headers): (&'a Method, &'a str, &'a HeaderMap),
+        sent: String,
+        step: AuthStep,
+        grant: Option<&str>,
+    ) -> Exchange<'a> {
+        let fault = state.server.seams.auth(&AuthRequest { step, path, grant });
+        if let (Some(delay), Some(lab)) = (fault.as_ref().and_then(|f| f.delay), &state.auth) {
+            lab.clock.sleep(delay).await;
+        }
+        Self {
+            fault,
+            ..Self::new(state, (method, path, headers), sent)
+        }
+    }
+
+    /// The exchange of a request that does not pass the auth seam.
+    pub fn new(
+        state: &'a HttpState,
+        (method, path, headers): (&'a Method, &'a str, &'a HeaderMap),
+        sent: String,
+    ) -> Exchange<'a> {
+        Self {
+            state,
+            method,
+            path,
+            headers,
+            sent,
+            fault: None,
+        }
+    }
+
+    /// The answer a fault rule gives instead of serving the request, if it gives one: its
+    /// HTTP status (with headers and body), or its OAuth error (except at `/authorize`, which
+    /// redirects with it: [`Exchange::scripted_error`]).
+    pub fn instead(self) -> Result<Self, Box<Response>> {
+        let Some(fault) = &self.fault else {
+            return Ok(self);
+        };
+        if let Some(answer) = fault.http.clone() {
+            self.record(
+                StatusCode::from_u16(answer.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                answer.body.clone(),
+            );
+            return Err(Box::new(crate::transport::http::scripted::response(
+                self.state, &answer,
+            )));
+        }
+        if let Some((status, error, description)) = self.scripted_error() {
+            if self.path.ends_with("/authorize") {
+                return Ok(self);
+            }
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
+            return Err(Box::new(self.error(status, &error, &description)));
+        }
+        Ok(self)
+    }
+
+    /// The OAuth error a fault rule answers instead, if it does.
+    pub fn scripted_error(&self) -> Option<(u16, String, String)> {
+        self.fault.as_ref().and_then(|f| f.oauth_error.clone())
+    }
+
+    /// Records the request and `answer` (its body redacted), then builds the response; a
+    /// fault rule's change to the document applies to both.
     pub fn answer(self, status: StatusCode, answer: Value) -> Response {
-        self.record(status, redact_json(&answer).to_string());
-        let mut response = (
-            status,
-            [(header::CONTENT_TYPE, "application/json")],
-            answer.to_string(),
-        )
-            .into_response();
+        let edit = self.fault.as_ref().and_then(|f| f.edit.clone());
+        let (body, shown) = match &edit {
+            Some(edit) => (
+                edit.apply(&answer.to_string()),
+                edit.apply(&redact_json(&answer).to_string()),
+            ),
+            None => (answer.to_string(), redact_json(&answer).to_string()),
+        };
+        self.record(status, shown);
+        let mut response =
+            (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
         let headers = response.headers_mut();
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         headers.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
@@ -107,6 +181,24 @@ impl Exchange<'_> {
             status,
             json!({ "error": error, "error_description": description }),
         )
+    }
+
+    /// Records the request and a page (`text/html`), then builds the `200`.
+    pub fn page(self, html: String, policy: &'static str) -> Response {
+        self.record(StatusCode::OK, String::new());
+        let mut response = (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+            html,
+        )
+            .into_response();
+        let headers = response.headers_mut();
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        headers.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(policy),
+        );
+        response
     }
 
     /// Records the request and a redirect to `location` (`redacted` is how the record shows
@@ -130,15 +222,15 @@ impl Exchange<'_> {
         if !recorder.capturing() {
             return;
         }
-        let meta = FrameMeta::inbound(TransportKind::Http, CONN.into()).with_http(Some(http_meta(
-            self.method,
-            self.path,
-            status,
-            self.headers,
-        )));
+        let mark = self.fault.as_ref().and_then(|f| f.mark.clone());
+        let mut meta = FrameMeta::inbound(TransportKind::Http, CONN.into()).with_http(Some(
+            http_meta(self.method, self.path, status, self.headers),
+        ));
+        meta.fault = mark.clone();
         recorder.record(&meta, self.sent.as_str(), FrameSummary::http_exchange(None));
-        let meta = FrameMeta::outbound(TransportKind::Http, CONN.into())
+        let mut meta = FrameMeta::outbound(TransportKind::Http, CONN.into())
             .with_http(Some(Arc::new(HttpMeta::status(status.as_u16()))));
+        meta.fault = mark;
         recorder.record(&meta, answered, FrameSummary::http_exchange(None));
     }
 }

@@ -69,6 +69,21 @@ pub struct AuthConfig {
     /// `http://host:port` of the listener: the issuer, and the base of the MCP endpoint's URL
     /// (set when the listener is bound).
     pub base: String,
+    /// A path the issuer has after the listener's base (`/tenant1`: a tenant's authorization
+    /// server, whose metadata a client finds by path insertion); empty: none.
+    pub issuer_path: String,
+    /// Where the protected resource's metadata is served besides the well-known URLs, and the
+    /// URL the challenge names (`/custom/metadata.json`); empty: the path-aware well-known URL.
+    pub resource_metadata_path: String,
+    /// Clients registered before any request (pre-registration), as `/register` would take
+    /// them, with their own `client_id` (and `client_secret`).
+    pub clients: Vec<Map<String, Value>>,
+    /// Client ID Metadata Documents by URL: what the lab reads for a `client_id` that is a URL
+    /// instead of fetching it (only loopback URLs are fetched).
+    pub client_documents: std::collections::BTreeMap<String, Value>,
+    /// Whether the consent step shows a page for a person to answer (else it approves at once,
+    /// as the conformance suite's mock does, unless a fault rule scripts it).
+    pub consent_page: bool,
 }
 
 impl Default for AuthConfig {
@@ -80,20 +95,59 @@ impl Default for AuthConfig {
             tool_scopes: Default::default(),
             token_ttl: Duration::from_secs(3600),
             base: String::new(),
+            issuer_path: String::new(),
+            resource_metadata_path: String::new(),
+            clients: Vec::new(),
+            client_documents: Default::default(),
+            consent_page: false,
         }
     }
 }
 
 impl AuthConfig {
-    /// The issuer: the listener's base URL, without a trailing slash (clients compare it as a
-    /// string).
-    pub fn issuer(&self) -> &str {
-        &self.base
+    /// What is wrong with the settings, if anything (a path that is not one).
+    pub fn check(&self) -> Result<(), String> {
+        for (name, path) in [
+            ("issuer_path", &self.issuer_path),
+            ("resource_metadata_path", &self.resource_metadata_path),
+        ] {
+            if !path.is_empty()
+                && (!path.starts_with('/') || path.ends_with('/') || path.contains(['?', '#', ' ']))
+            {
+                return Err(format!(
+                    "{name} {path:?} is not a path (it starts with \"/\", does not end with one, and has no query)"
+                ));
+            }
+        }
+        Ok(())
     }
+}
 
+/// The URLs the lab is known by, made once when the listener is bound.
+#[derive(Debug, Clone)]
+pub struct Urls {
+    /// The issuer: the listener's base URL and the issuer path, without a trailing slash
+    /// (clients compare it as a string).
+    pub issuer: String,
     /// The MCP endpoint's canonical URL: the protected resource, and every token's audience.
-    pub fn resource(&self) -> String {
-        format!("{}/mcp", self.base)
+    pub resource: String,
+    /// The protected resource metadata's URL that the challenge names.
+    pub resource_metadata: String,
+}
+
+impl Urls {
+    /// The URLs of `config`.
+    fn of(config: &AuthConfig) -> Self {
+        let metadata_path = if config.resource_metadata_path.is_empty() {
+            "/.well-known/oauth-protected-resource/mcp"
+        } else {
+            &config.resource_metadata_path
+        };
+        Self {
+            issuer: format!("{}{}", config.base, config.issuer_path),
+            resource: format!("{}/mcp", config.base),
+            resource_metadata: format!("{}{metadata_path}", config.base),
+        }
     }
 }
 
@@ -110,6 +164,8 @@ pub struct Client {
     pub redirect_uris: Vec<String>,
     /// The grants it may use.
     pub grant_types: Vec<String>,
+    /// Its public keys (a JWK Set), which check its assertions (`private_key_jwt`).
+    pub jwks: Option<Value>,
     /// The metadata as registered (what `/register` answered).
     pub metadata: Map<String, Value>,
 }
@@ -137,6 +193,8 @@ pub(super) struct Grant {
 pub struct AuthLab {
     /// Its settings.
     pub config: AuthConfig,
+    /// Its URLs (made once: a request does not format them).
+    pub urls: Urls,
     /// The clock tokens and codes expire on (the server's).
     pub(super) clock: Clock,
     /// Signs and checks access tokens.
@@ -151,6 +209,15 @@ pub struct AuthLab {
     pub(super) issued: Mutex<Vec<Issued>>,
     /// Access tokens ended before their time, by `jti`, and why (revoked, or expired by a test).
     pub(super) ended: Mutex<HashMap<String, jwt::Refused>>,
+    /// Client ID Metadata Documents by URL (pre-seeded, or fetched from loopback once).
+    pub(super) documents: Mutex<HashMap<String, Value>>,
+    /// Authorization requests waiting for a person's answer on the consent page, by id.
+    pub(super) pending: Mutex<HashMap<String, super::consent::Pending>>,
+    /// The last redirect `/authorize` answered with a code (what a replayed callback repeats):
+    /// its location, and how the record shows it.
+    pub(super) last_redirect: Mutex<Option<(String, String)>>,
+    /// The `jti`s of client assertions already used (an assertion is good once).
+    pub(super) assertions: Mutex<std::collections::HashSet<String>>,
 }
 
 /// An access token as the lab lists it (never the token itself).
@@ -172,7 +239,13 @@ impl AuthLab {
     /// The lab for `config` on `clock`; `None` when the endpoints are not protected.
     pub fn new(config: AuthConfig, clock: Clock) -> Option<Arc<Self>> {
         (config.mode != AuthMode::None).then(|| {
-            Arc::new(Self {
+            let documents = config
+                .client_documents
+                .iter()
+                .map(|(url, doc)| (url.clone(), doc.clone()))
+                .collect();
+            let lab = Arc::new(Self {
+                urls: Urls::of(&config),
                 config,
                 clock,
                 keys: jwt::Keys::random(),
@@ -181,8 +254,25 @@ impl AuthLab {
                 refresh: Mutex::default(),
                 issued: Mutex::default(),
                 ended: Mutex::default(),
-            })
+                documents: Mutex::new(documents),
+                pending: Mutex::default(),
+                last_redirect: Mutex::default(),
+                assertions: Mutex::default(),
+            });
+            for client in lab.config.clients.clone() {
+                // Checked when the options were read (`AuthConfig::check_clients`).
+                if let Err(e) = lab.register(client) {
+                    tracing::warn!(%e, "a pre-registered client was refused");
+                }
+            }
+            lab
         })
+    }
+
+    /// Seeds the Client ID Metadata Document of `url` (what a client whose `client_id` is
+    /// that URL is checked against, instead of fetching it).
+    pub fn add_client_document(&self, url: String, document: Value) {
+        lock(&self.documents).insert(url, document);
     }
 
     /// The client `id`, if registered.
@@ -246,10 +336,11 @@ impl AuthLab {
     /// Registers a client from the test (pre-registration): `metadata` as `/register` takes it;
     /// what it answers (with the secret), or why it refused.
     pub fn register(&self, metadata: Map<String, Value>) -> Result<Map<String, Value>, String> {
-        registered(self, metadata).map_err(|(error, description)| format!("{error}: {description}"))
+        super::register::registered(self, metadata, true)
+            .map_err(|(error, description)| format!("{error}: {description}"))
     }
 
-    /// The scopes as the challenge and the metadata name them, space-separated.
+    /// The scopes as the challenge and the resource's metadata name them, space-separated.
     pub(super) fn scope_text(&self) -> String {
         self.config.scopes.join(" ")
     }
@@ -258,7 +349,10 @@ impl AuthLab {
     /// once each).
     pub(super) fn known_scopes(&self) -> Vec<String> {
         let mut known = self.config.scopes.clone();
-        for scope in self.config.tool_scopes.values() {
+        // Asked for by a client that wants a refresh token (MCP 2026-07-28, SEP-2207): the
+        // authorization server lists it, the resource never asks for it.
+        let offline = "offline_access".to_string();
+        for scope in self.config.tool_scopes.values().chain([&offline]) {
             if !known.contains(scope) {
                 known.push(scope.clone());
             }
@@ -289,143 +383,4 @@ pub(super) fn random_token() -> String {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).expect("the OS random source");
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-}
-
-/// The token endpoint authentication methods a client may register.
-const AUTH_METHODS: [&str; 3] = ["none", "client_secret_basic", "client_secret_post"];
-
-/// The client `metadata` describes, registered; what `/register` answers.
-pub(super) fn registered(
-    lab: &AuthLab,
-    mut metadata: Map<String, Value>,
-) -> Result<Map<String, Value>, (&'static str, String)> {
-    let strings = |name: &str, default: &[&str]| -> Result<Vec<String>, (&'static str, String)> {
-        match metadata.get(name) {
-            None => Ok(default.iter().map(|s| s.to_string()).collect()),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|v| v.as_str().map(str::to_string))
-                .collect::<Option<Vec<_>>>()
-                .ok_or((
-                    "invalid_client_metadata",
-                    format!("{name} must be an array of strings"),
-                )),
-            Some(_) => Err((
-                "invalid_client_metadata",
-                format!("{name} must be an array of strings"),
-            )),
-        }
-    };
-    let grant_types = strings("grant_types", &["authorization_code"])?;
-    let redirect_uris = strings("redirect_uris", &[])?;
-    if let Some(unknown) = grant_types.iter().find(|g| {
-        !["authorization_code", "refresh_token", "client_credentials"].contains(&g.as_str())
-    }) {
-        return Err((
-            "invalid_client_metadata",
-            format!("unsupported grant type {unknown:?}"),
-        ));
-    }
-    if grant_types.iter().any(|g| g == "authorization_code") && redirect_uris.is_empty() {
-        return Err((
-            "invalid_redirect_uri",
-            "the authorization code grant needs redirect_uris".into(),
-        ));
-    }
-    if let Some(bad) = redirect_uris.iter().find(|u| !acceptable_redirect(u)) {
-        return Err((
-            "invalid_redirect_uri",
-            format!("{bad:?} is neither https nor http on a loopback host"),
-        ));
-    }
-    let auth_method = match metadata.get("token_endpoint_auth_method") {
-        None => "client_secret_basic".to_string(),
-        Some(Value::String(m)) if AUTH_METHODS.contains(&m.as_str()) => m.clone(),
-        Some(other) => {
-            return Err((
-                "invalid_client_metadata",
-                format!("token_endpoint_auth_method {other} is not one of {AUTH_METHODS:?}"),
-            ))
-        }
-    };
-    if auth_method == "none" && grant_types.iter().any(|g| g == "client_credentials") {
-        return Err((
-            "invalid_client_metadata",
-            "client_credentials needs a confidential client (a token_endpoint_auth_method other than none)".into(),
-        ));
-    }
-    let id = format!("client-{}", &random_token()[..16]);
-    let secret = (auth_method != "none").then(random_token);
-    metadata.insert("client_id".into(), Value::String(id.clone()));
-    metadata.insert(
-        "client_id_issued_at".into(),
-        jwt::seconds(lab.clock.wall()).into(),
-    );
-    if let Some(secret) = &secret {
-        metadata.insert("client_secret".into(), Value::String(secret.clone()));
-        metadata.insert("client_secret_expires_at".into(), 0.into());
-    }
-    metadata.insert(
-        "token_endpoint_auth_method".into(),
-        Value::String(auth_method.clone()),
-    );
-    metadata.insert("grant_types".into(), grant_types.clone().into());
-    metadata.insert("redirect_uris".into(), redirect_uris.clone().into());
-    if grant_types.iter().any(|g| g == "authorization_code") {
-        metadata
-            .entry("response_types")
-            .or_insert_with(|| vec!["code"].into());
-    }
-    let client = Client {
-        id: id.clone(),
-        secret,
-        auth_method,
-        redirect_uris,
-        grant_types,
-        metadata: metadata.clone(),
-    };
-    lock(&lab.clients).insert(id, client);
-    Ok(metadata)
-}
-
-/// Whether `uri` may be a redirect URI: `https`, or `http` on a loopback host (RFC 8252), with
-/// no fragment.
-fn acceptable_redirect(uri: &str) -> bool {
-    if uri.contains('#') {
-        return false;
-    }
-    if uri.starts_with("https://") {
-        return true;
-    }
-    let Some(rest) = uri.strip_prefix("http://") else {
-        return false;
-    };
-    let authority = rest.split(['/', '?']).next().unwrap_or("");
-    let host = if authority.starts_with('[') {
-        authority
-            .split(']')
-            .next()
-            .map(|h| format!("{h}]"))
-            .unwrap_or_default()
-    } else {
-        authority.split(':').next().unwrap_or("").to_string()
-    };
-    matches!(host.as_str(), "127.0.0.1" | "localhost" | "[::1]")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::acceptable_redirect;
-
-    #[test]
-    fn redirects_are_https_or_loopback_http() {
-        assert!(acceptable_redirect("http://127.0.0.1:4000/callback"));
-        assert!(acceptable_redirect("http://localhost/cb?x=1"));
-        assert!(acceptable_redirect("http://[::1]:5/cb"));
-        assert!(acceptable_redirect("https://app.example/cb"));
-        assert!(!acceptable_redirect("http://app.example/cb"));
-        assert!(!acceptable_redirect("http://127.0.0.1.evil/cb"));
-        assert!(!acceptable_redirect("https://app.example/cb#frag"));
-        assert!(!acceptable_redirect("myapp:/cb"));
-    }
 }

@@ -1,36 +1,57 @@
 //! The discovery documents: the protected resource's (RFC 9728), at the path-aware and the root
-//! well-known URLs, and the authorization server's (RFC 8414, and the same as OpenID discovery).
+//! well-known URLs (and a custom one, when set), and the authorization server's (RFC 8414, and
+//! the same as OpenID discovery), at the URLs its issuer's path gives.
 
 use super::exchange::Exchange;
+use super::register::AUTH_METHODS;
+use crate::server::seams::AuthStep;
 use crate::transport::http::state::HttpState;
-use axum::extract::{Request, State};
-use axum::http::StatusCode;
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
 use serde_json::json;
 use std::sync::Arc;
 
-/// `GET /.well-known/oauth-protected-resource[/mcp]`: the MCP endpoint as a protected
-/// resource, naming this listener as its authorization server.
-pub async fn protected_resource(State(state): State<Arc<HttpState>>, request: Request) -> Response {
+/// `GET /.well-known/oauth-protected-resource[/mcp]` (and the custom URL): the MCP endpoint
+/// as a protected resource, naming this listener's issuer as its authorization server.
+pub async fn protected_resource(
+    State(state): State<Arc<HttpState>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
     let lab = state.auth.as_ref().expect("served only with the auth lab");
-    let config = &lab.config;
     let document = json!({
-        "resource": config.resource(),
-        "authorization_servers": [config.issuer()],
-        "scopes_supported": config.scopes,
+        "resource": lab.urls.resource,
+        "authorization_servers": [lab.urls.issuer],
+        "scopes_supported": lab.config.scopes,
         "bearer_methods_supported": ["header"],
         "resource_name": state.server.config.name,
     });
-    exchange(&state, &request).answer(StatusCode::OK, document)
+    let parts = (&method, uri.path(), &headers);
+    let exchange = Exchange::at(
+        &state,
+        parts,
+        String::new(),
+        AuthStep::ProtectedResource,
+        None,
+    )
+    .await;
+    match exchange.instead() {
+        Ok(exchange) => exchange.answer(StatusCode::OK, document),
+        Err(answer) => *answer,
+    }
 }
 
-/// `GET /.well-known/oauth-authorization-server` and `/.well-known/openid-configuration`.
+/// The authorization server's metadata (RFC 8414 and OpenID discovery alike).
 pub async fn authorization_server(
     State(state): State<Arc<HttpState>>,
-    request: Request,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
 ) -> Response {
     let lab = state.auth.as_ref().expect("served only with the auth lab");
-    let issuer = lab.config.issuer();
+    let issuer = &lab.urls.issuer;
     let document = json!({
         "issuer": issuer,
         "authorization_endpoint": format!("{issuer}/authorize"),
@@ -39,20 +60,23 @@ pub async fn authorization_server(
         "response_types_supported": ["code"],
         "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
         "code_challenge_methods_supported": ["S256"],
-        "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
+        "token_endpoint_auth_methods_supported": AUTH_METHODS,
+        "token_endpoint_auth_signing_alg_values_supported": ["ES256", "RS256", "EdDSA"],
         "scopes_supported": lab.known_scopes(),
         "authorization_response_iss_parameter_supported": true,
+        "client_id_metadata_document_supported": true,
     });
-    exchange(&state, &request).answer(StatusCode::OK, document)
-}
-
-/// The record of a GET that sent nothing.
-fn exchange<'a>(state: &'a HttpState, request: &'a Request) -> Exchange<'a> {
-    Exchange {
-        state,
-        method: request.method(),
-        path: request.uri().path(),
-        headers: request.headers(),
-        sent: String::new(),
+    let parts = (&method, uri.path(), &headers);
+    let exchange = Exchange::at(
+        &state,
+        parts,
+        String::new(),
+        AuthStep::AuthorizationServer,
+        None,
+    )
+    .await;
+    match exchange.instead() {
+        Ok(exchange) => exchange.answer(StatusCode::OK, document),
+        Err(answer) => *answer,
     }
 }

@@ -5,14 +5,20 @@
 //! - [`AuthMode::Oauth`]: the MCP endpoints are a protected resource ([`resource`]: the `401`
 //!   challenge and the RFC 9728 metadata), and the same listener is the authorization server
 //!   ([`metadata`], [`register`], [`authorize`], [`token`]): RFC 8414 / OpenID discovery,
-//!   dynamic client registration, the authorization code grant with PKCE S256 (approved at
-//!   once), refresh tokens that rotate, client credentials. Access tokens are signed JWTs bound
+//!   dynamic client registration, Client ID Metadata Documents ([`cimd`]), pre-registered
+//!   clients, the authorization code grant with PKCE S256 (approved at once, scripted by fault
+//!   rules, or answered on a page: [`consent`]), refresh tokens that rotate, client credentials
+//!   (with a secret or a signed assertion: [`assertion`]). Access tokens are signed JWTs bound
 //!   to the MCP endpoint's URL ([`jwt`]) and expire on the server's clock.
 //!
 //! Every request to the authorization server is recorded next to the MCP frames, with secrets,
-//! codes and tokens redacted ([`exchange`]).
+//! codes and tokens redacted ([`exchange`]), and passes the auth seam, where fault rules with
+//! `match.auth` act on it.
 
+mod assertion;
 mod authorize;
+mod cimd;
+mod consent;
 mod exchange;
 pub mod jwt;
 pub mod lab;
@@ -30,8 +36,14 @@ use axum::Router;
 use std::sync::Arc;
 
 /// The authorization server's and the protected resource's routes (public: no token needed).
+/// The authorization server's endpoints and metadata URLs follow its issuer's path: with
+/// `issuer_path` `/t1`, `/t1/authorize`, and the metadata at
+/// `/.well-known/oauth-authorization-server/t1`, `/.well-known/openid-configuration/t1` and
+/// `/t1/.well-known/openid-configuration` (RFC 8414 §3.1, OpenID discovery's path appended).
 pub fn routes(state: Arc<HttpState>) -> Router {
-    Router::new()
+    let lab = state.auth.as_ref().expect("routed only with the auth lab");
+    let tenant = lab.config.issuer_path.clone();
+    let mut router = Router::new()
         .route(
             "/.well-known/oauth-protected-resource",
             get(metadata::protected_resource),
@@ -41,15 +53,26 @@ pub fn routes(state: Arc<HttpState>) -> Router {
             get(metadata::protected_resource),
         )
         .route(
-            "/.well-known/oauth-authorization-server",
+            &format!("/.well-known/oauth-authorization-server{tenant}"),
             get(metadata::authorization_server),
         )
         .route(
-            "/.well-known/openid-configuration",
+            &format!("/.well-known/openid-configuration{tenant}"),
             get(metadata::authorization_server),
         )
-        .route("/authorize", get(authorize::authorize))
-        .route("/token", post(token::token))
-        .route("/register", post(register::register))
-        .with_state(state)
+        .route(&format!("{tenant}/authorize"), get(authorize::authorize))
+        .route(&format!("{tenant}/authorize/decide"), post(consent::decide))
+        .route(&format!("{tenant}/token"), post(token::token))
+        .route(&format!("{tenant}/register"), post(register::register));
+    if !tenant.is_empty() {
+        router = router.route(
+            &format!("{tenant}/.well-known/openid-configuration"),
+            get(metadata::authorization_server),
+        );
+    }
+    let custom = &lab.config.resource_metadata_path;
+    if !custom.is_empty() && !custom.starts_with("/.well-known/oauth-protected-resource") {
+        router = router.route(custom, get(metadata::protected_resource));
+    }
+    router.with_state(state)
 }

@@ -4,11 +4,14 @@
 
 use super::jwt::Refused;
 use super::lab::{AuthLab, AuthMode};
+use crate::server::seams::{AuthRequest, AuthStep, Challenge, Edit};
 use crate::transport::http::recording::{transport_of, Refusal};
 use crate::transport::http::state::HttpState;
 use axum::extract::Request;
 use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::response::IntoResponse;
 use axum::response::Response;
+use serde_json::Value;
 
 /// The paths a token is needed for: the MCP transports'.
 const PROTECTED: [&str; 3] = ["/mcp", "/sse", "/message"];
@@ -48,7 +51,7 @@ pub fn refusal(state: &HttpState, lab: &AuthLab, request: &Request) -> Option<Re
         (request.method(), path, request.headers()),
         b"",
     );
-    if let Ok(value) = HeaderValue::from_str(&challenge(lab, refused)) {
+    if let Ok(value) = HeaderValue::from_str(&challenge(state, lab, refused)) {
         response
             .headers_mut()
             .insert(header::WWW_AUTHENTICATE, value);
@@ -70,7 +73,7 @@ fn check(lab: &AuthLab, token: &str) -> Result<(), Refused> {
         AuthMode::Oauth => {
             let claims = lab
                 .keys
-                .check(token, &lab.config.resource(), lab.clock.wall())?;
+                .check(token, &lab.urls.resource, lab.clock.wall())?;
             match lab.ended(&claims.jti) {
                 Some(why) => Err(why),
                 None => Ok(()),
@@ -80,24 +83,106 @@ fn check(lab: &AuthLab, token: &str) -> Result<(), Refused> {
 }
 
 /// The `WWW-Authenticate` value: where the resource's metadata is and which scopes to ask for
-/// (OAuth), and `error="invalid_token"` when a token was presented and refused.
-fn challenge(lab: &AuthLab, refused: Option<Refused>) -> String {
-    let mut parts = Vec::new();
+/// (OAuth), and `error="invalid_token"` when a token was presented and refused; a fault rule
+/// at the `challenge` step may change its parameters (as a JSON object).
+fn challenge(state: &HttpState, lab: &AuthLab, refused: Option<Refused>) -> String {
+    let mut params: Vec<(String, String)> = Vec::new();
     match lab.config.mode {
         AuthMode::Oauth => {
-            parts.push(format!(
-                "resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\"",
-                lab.config.base
+            params.push((
+                "resource_metadata".into(),
+                lab.urls.resource_metadata.clone(),
             ));
-            parts.push(format!("scope=\"{}\"", lab.scope_text()));
+            params.push(("scope".into(), lab.scope_text()));
         }
-        AuthMode::Bearer | AuthMode::None => parts.push("realm=\"everything-mcp\"".to_string()),
+        AuthMode::Bearer | AuthMode::None => {
+            params.push(("realm".into(), "everything-mcp".into()));
+        }
     }
     if let Some(why) = refused {
-        parts.push("error=\"invalid_token\"".to_string());
-        parts.push(format!("error_description=\"{}\"", why.description()));
+        params.push(("error".into(), "invalid_token".into()));
+        params.push(("error_description".into(), why.description().into()));
     }
+    let request = AuthRequest {
+        step: AuthStep::Challenge,
+        path: "/mcp",
+        grant: None,
+    };
+    if let Some(edit) = state.server.seams.auth(&request).and_then(|f| f.edit) {
+        params = edited(&params, edit.as_ref());
+    }
+    bearer(&params)
+}
+
+/// `params` as a fault rule's change makes them, through their JSON object form.
+pub(super) fn edited(params: &[(String, String)], edit: &dyn Edit) -> Vec<(String, String)> {
+    let object: serde_json::Map<String, Value> = params
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
+    match serde_json::from_str::<Value>(&edit.apply(&Value::Object(object).to_string())) {
+        Ok(Value::Object(changed)) => changed
+            .into_iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => (k, s),
+                other => (k, other.to_string()),
+            })
+            .collect(),
+        _ => params.to_vec(),
+    }
+}
+
+/// A `Bearer` challenge of `params`, in their order (no parameter at all: the bare scheme).
+fn bearer(params: &[(String, String)]) -> String {
+    if params.is_empty() {
+        return "Bearer".into();
+    }
+    let parts: Vec<String> = params.iter().map(|(k, v)| format!("{k}=\"{v}\"")).collect();
     format!("Bearer {}", parts.join(", "))
+}
+
+/// The answer to an MCP request a fault rule's `challenge` hit: `401 invalid_token` (every
+/// token issued so far ended first, when the rule says so) or `403 insufficient_scope`, with
+/// the lab's challenge naming the rule's scope.
+pub fn scripted(lab: Option<&AuthLab>, challenge: &Challenge) -> Response {
+    let invalid = challenge.error == "invalid_token";
+    let status = if invalid {
+        StatusCode::UNAUTHORIZED
+    } else {
+        StatusCode::FORBIDDEN
+    };
+    let mut params: Vec<(String, String)> = vec![("error".into(), challenge.error.clone())];
+    let description = if invalid {
+        "the access token was refused (scripted by a fault rule)"
+    } else {
+        "insufficient_scope: the request needs another scope (scripted by a fault rule)"
+    };
+    if let Some(lab) = lab {
+        if let Some(end) = &challenge.end {
+            let why = if end == "revoked" {
+                Refused::Revoked
+            } else {
+                Refused::Expired
+            };
+            lab.end(None, why);
+        }
+        if lab.config.mode == AuthMode::Oauth {
+            let scope = challenge.scope.clone().unwrap_or_else(|| lab.scope_text());
+            params.push(("scope".into(), scope));
+            params.push((
+                "resource_metadata".into(),
+                lab.urls.resource_metadata.clone(),
+            ));
+        }
+    }
+    params.push(("error_description".into(), description.into()));
+    let mut response = (status, description).into_response();
+    if let Ok(value) = HeaderValue::from_str(&bearer(&params)) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
 }
 
 /// Whether `request` must have its body read for scope step-up: a POST to the MCP endpoints
@@ -145,7 +230,7 @@ pub async fn step_up(
         })
         .and_then(|token| {
             lab.keys
-                .check(token.trim(), &lab.config.resource(), lab.clock.wall())
+                .check(token.trim(), &lab.urls.resource, lab.clock.wall())
                 .ok()
         })
         .map(|claims| claims.scope)
@@ -172,11 +257,15 @@ pub async fn step_up(
         (&parts.method, parts.uri.path(), &parts.headers),
         &bytes,
     );
-    let challenge = format!(
-        "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\", error_description=\"{description}\"",
-        scopes.join(" "),
-        lab.config.base
-    );
+    let challenge = bearer(&[
+        ("error".into(), "insufficient_scope".into()),
+        ("scope".into(), scopes.join(" ")),
+        (
+            "resource_metadata".into(),
+            lab.urls.resource_metadata.clone(),
+        ),
+        ("error_description".into(), description),
+    ]);
     if let Ok(value) = HeaderValue::from_str(&challenge) {
         response
             .headers_mut()

@@ -2,14 +2,16 @@
 //! every use) and client credentials grants, answering signed access tokens bound to the MCP
 //! endpoint.
 
+use super::assertion::ASSERTION_TYPE;
 use super::exchange::{redact_form, Exchange};
 use super::jwt::{seconds, Claims};
 use super::lab::{random_token, AuthLab, Client, Grant, Issued};
 use crate::lock::lock;
+use crate::server::seams::AuthStep;
 use crate::transport::http::state::HttpState;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
 use base64::Engine;
 use serde_json::{json, Value};
@@ -28,24 +30,34 @@ type Refusal = (StatusCode, &'static str, String);
 pub async fn token(
     State(state): State<Arc<HttpState>>,
     method: Method,
+    uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
     let lab = state.auth.as_ref().expect("served only with the auth lab");
     let text = String::from_utf8_lossy(&body);
-    let exchange = Exchange {
-        state: &state,
-        method: &method,
-        path: "/token",
-        headers: &headers,
-        sent: redact_form(&text),
-    };
     let form: HashMap<String, String> = serde_urlencoded::from_str::<Vec<(String, String)>>(&text)
         .unwrap_or_default()
         .into_iter()
         .rev()
         .collect();
-    match grant(lab, &headers, &form) {
+    let parts = (&method, uri.path(), &headers);
+    let grant_type = form.get("grant_type").map(String::as_str);
+    let exchange = match Exchange::at(
+        &state,
+        parts,
+        redact_form(&text),
+        AuthStep::Token,
+        grant_type,
+    )
+    .await
+    .instead()
+    {
+        Ok(exchange) => exchange,
+        Err(answer) => return *answer,
+    };
+    let expired = exchange.fault.as_ref().is_some_and(|f| f.expired_token);
+    match grant(lab, &headers, &form, expired) {
         Ok(answer) => exchange.answer(StatusCode::OK, answer),
         Err((status, error, description)) => exchange.error(status, error, &description),
     }
@@ -56,11 +68,12 @@ fn grant(
     lab: &AuthLab,
     headers: &HeaderMap,
     form: &HashMap<String, String>,
+    expired: bool,
 ) -> Result<Value, Refusal> {
     let field = |name: &str| form.get(name).map(String::as_str);
     let client = authenticate(lab, headers, form)?;
     if let Some(resource) = field("resource") {
-        if resource != lab.config.resource() {
+        if resource != lab.urls.resource {
             return Err(bad(
                 "invalid_target",
                 "resource is not this server's MCP endpoint",
@@ -103,7 +116,7 @@ fn grant(
                     "the authorization request named a resource: send it again",
                 ));
             }
-            Ok(issue(lab, &client, &issued.scope, true))
+            Ok(issue(lab, &client, &issued.scope, true, expired))
         }
         Some("refresh_token") => {
             let token = field("refresh_token")
@@ -120,10 +133,10 @@ fn grant(
                     "the refresh token was issued to another client",
                 ));
             }
-            Ok(issue(lab, &client, &grant.scope, true))
+            Ok(issue(lab, &client, &grant.scope, true, expired))
         }
         Some("client_credentials") => {
-            if client.secret.is_none()
+            if client.auth_method == "none"
                 || !client.grant_types.iter().any(|g| g == "client_credentials")
             {
                 return Err(bad(
@@ -137,7 +150,7 @@ fn grant(
                     "a requested scope is not one this server knows",
                 )
             })?;
-            Ok(issue(lab, &client, &scope, false))
+            Ok(issue(lab, &client, &scope, false, expired))
         }
         Some(other) => Err(bad(
             "unsupported_grant_type",
@@ -153,13 +166,23 @@ fn bad(error: &'static str, description: impl Into<String>) -> Refusal {
 }
 
 /// The client the request authenticates as: HTTP Basic (`client_secret_basic`), the secret in
-/// the form (`client_secret_post`), or only its id (a public client, `none`).
+/// the form (`client_secret_post`), a signed assertion (`private_key_jwt`), or only its id (a
+/// public client, `none`).
 fn authenticate(
     lab: &AuthLab,
     headers: &HeaderMap,
     form: &HashMap<String, String>,
 ) -> Result<Client, Refusal> {
     let refused = |why: &str| (StatusCode::UNAUTHORIZED, "invalid_client", why.to_string());
+    if let Some(assertion) = form.get("client_assertion") {
+        if form.get("client_assertion_type").map(String::as_str) != Some(ASSERTION_TYPE) {
+            return Err(refused(&format!(
+                "client_assertion_type must be {ASSERTION_TYPE}"
+            )));
+        }
+        return super::assertion::client(lab, assertion, form.get("client_id").map(String::as_str))
+            .map_err(|why| refused(&why));
+    }
     let basic = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -186,6 +209,11 @@ fn authenticate(
         ),
     };
     let client = lab.client(&id).ok_or_else(|| refused("unknown client"))?;
+    if client.auth_method == "private_key_jwt" {
+        return Err(refused(
+            "this client authenticates with a signed assertion (client_assertion, private_key_jwt)",
+        ));
+    }
     match (&client.secret, secret) {
         (None, _) => Ok(client),
         (Some(expected), Some(given)) if *expected == given => Ok(client),
@@ -211,14 +239,20 @@ pub fn s256(verifier: &str) -> String {
 
 /// A new access token for `client` (and a refresh token, when `refreshable` and the client
 /// registered that grant), as `/token` answers.
-fn issue(lab: &AuthLab, client: &Client, scope: &str, refreshable: bool) -> Value {
+fn issue(lab: &AuthLab, client: &Client, scope: &str, refreshable: bool, expired: bool) -> Value {
     let now = lab.clock.wall();
     let ttl = lab.config.token_ttl;
+    // A fault rule's `expired_token`: dead on arrival, whatever `expires_in` says.
+    let exp = if expired {
+        seconds(now).saturating_sub(1)
+    } else {
+        seconds(now + ttl)
+    };
     let claims = Claims {
-        iss: lab.config.issuer().to_string(),
+        iss: lab.urls.issuer.clone(),
         sub: client.id.clone(),
-        aud: lab.config.resource(),
-        exp: seconds(now + ttl),
+        aud: lab.urls.resource.clone(),
+        exp,
         iat: seconds(now),
         jti: random_token(),
         scope: scope.to_string(),

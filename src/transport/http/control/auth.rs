@@ -86,3 +86,45 @@ fn end(State(state): State<Arc<HttpState>>, body: Bytes, why: Refused) -> Respon
     };
     answer(StatusCode::OK, json!({ "ended": lab.end(jti, why) }))
 }
+
+/// `POST /_control/auth/documents` `{"url": URL, "document": {...}}`: seeds the Client ID
+/// Metadata Document of `url` (what a client whose `client_id` is that URL is checked against).
+pub async fn add_document(State(state): State<Arc<HttpState>>, body: Bytes) -> Response {
+    let Some(lab) = state.auth.as_deref() else {
+        return off();
+    };
+    let Ok(Value::Object(mut body)) = serde_json::from_slice::<Value>(&body) else {
+        return bad("", "the body is {\"url\": URL, \"document\": {...}}");
+    };
+    let Some(Value::String(url)) = body.remove("url") else {
+        return bad("url", "is required: the document's URL (its client_id)");
+    };
+    let Some(document) = body.remove("document") else {
+        return bad("document", "is required: the Client ID Metadata Document");
+    };
+    lab.add_client_document(url, document);
+    answer(StatusCode::CREATED, json!({}))
+}
+
+/// `POST /_control/auth/consent` `{"answers": ["deny", "approve", {"scope": "mcp:basic"}]}`:
+/// the consent step's next answers, one per authorization request from now on, as fault rules;
+/// `201` with their ids.
+pub async fn consent(State(state): State<Arc<HttpState>>, body: Bytes) -> Response {
+    if state.auth.is_none() {
+        return off();
+    }
+    let answers = match serde_json::from_slice::<Value>(&body) {
+        Ok(Value::Object(mut body)) => match body.remove("answers") {
+            Some(Value::Array(answers)) => answers,
+            _ => return bad("answers", "is required: a list of consent answers"),
+        },
+        _ => return bad("", "the body is {\"answers\": [...]}"),
+    };
+    match state.server.faults.add_consent(&answers) {
+        Ok(rules) => {
+            let ids: Vec<&str> = rules.iter().map(|r| &*r.id).collect();
+            answer(StatusCode::CREATED, json!({ "ids": ids }))
+        }
+        Err(e) => bad(&e.field, e.message),
+    }
+}

@@ -60,6 +60,8 @@ const ENDPOINTS: &[&str] = &[
     "GET /_control/auth/tokens",
     "POST /_control/auth/tokens/revoke",
     "POST /_control/auth/tokens/expire",
+    "POST /_control/auth/documents",
+    "POST /_control/auth/consent",
 ];
 
 /// The control API's routes, to be merged at the root of the app.
@@ -101,6 +103,8 @@ pub fn routes(state: Arc<HttpState>) -> Router {
             get(auth::clients).post(auth::register),
         )
         .route("/_control/auth/tokens", get(auth::tokens))
+        .route("/_control/auth/documents", post(auth::add_document))
+        .route("/_control/auth/consent", post(auth::consent))
         .route("/_control/auth/tokens/revoke", post(auth::revoke))
         .route("/_control/auth/tokens/expire", post(auth::expire))
         .route(

@@ -1,0 +1,162 @@
+//! Client ID Metadata Documents (MCP 2025-11-25, "Client ID Metadata Documents"): a `client_id`
+//! that is an HTTPS URL names a JSON document, hosted by the client, that describes it. The lab
+//! reads a document the test seeded for that URL (`client_documents`, `srv.auth.add_client_document`),
+//! or fetches it when the URL is on a loopback host (a test's own server), and checks it as an
+//! authorization server must: the document's `client_id` is its URL exactly, it names the
+//! client and its redirect URIs, and the request's `redirect_uri` is one of them. It fetches
+//! nothing else: a test server reaches no network.
+
+use super::lab::{AuthLab, Client};
+use crate::catalog::everything::fetch::{fetch, Limits};
+use crate::lock::lock;
+use serde_json::Value;
+use std::time::Duration;
+
+/// The largest document fetched.
+const MAX_BYTES: u64 = 64 * 1024;
+
+/// Whether `client_id` is a URL (a Client ID Metadata Document's) rather than an id the lab
+/// gave out.
+pub fn is_url(client_id: &str) -> bool {
+    client_id.starts_with("https://") || client_id.starts_with("http://")
+}
+
+/// The client the document at `url` describes, checked (with the request's `redirect_uri`),
+/// and from now on known to the token endpoint; or why not, as the `400` says it.
+pub async fn client(
+    lab: &AuthLab,
+    url: &str,
+    redirect_uri: Option<&str>,
+) -> Result<Client, String> {
+    let seeded = lock(&lab.documents).get(url).cloned();
+    let document = match seeded {
+        Some(document) => document,
+        None if loopback_http(url) => {
+            let limits = Limits {
+                max_bytes: MAX_BYTES,
+                timeout: Duration::from_secs(5),
+                allowed_domains: Vec::new(),
+            };
+            let bytes = fetch(url, &limits)
+                .await
+                .map_err(|e| format!("the Client ID Metadata Document at {url} could not be fetched: {e}"))?;
+            serde_json::from_slice::<Value>(&bytes).map_err(|e| {
+                format!("the Client ID Metadata Document at {url} is not JSON: {e}")
+            })?
+        }
+        None => {
+            return Err(format!(
+                "client_id {url} names a Client ID Metadata Document the lab has no copy of: it fetches only loopback http URLs (a test's own server); seed the others (client_documents, srv.auth.add_client_document)"
+            ))
+        }
+    };
+    let client = checked(url, &document, redirect_uri)?;
+    lock(&lab.clients).insert(client.id.clone(), client.clone());
+    Ok(client)
+}
+
+/// Whether `url` is plain HTTP on a loopback host (what the lab may fetch).
+fn loopback_http(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix("http://") else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.split(':').next().unwrap_or(""),
+    };
+    matches!(host, "127.0.0.1" | "localhost" | "::1")
+}
+
+/// The client `document` (found at `url`) describes, if it holds as the spec wants.
+fn checked(url: &str, document: &Value, redirect_uri: Option<&str>) -> Result<Client, String> {
+    let bad = |why: String| Err(format!("the Client ID Metadata Document at {url}: {why}"));
+    let has_path = url
+        .split("://")
+        .nth(1)
+        .and_then(|rest| rest.find('/').map(|i| &rest[i..]))
+        .is_some_and(|path| path != "/");
+    if !(url.starts_with("https://") || loopback_http(url)) || !has_path {
+        return bad("a client_id URL is https, with a path".into());
+    }
+    let Some(object) = document.as_object() else {
+        return bad("is not a JSON object".into());
+    };
+    if object.get("client_id").and_then(Value::as_str) != Some(url) {
+        return bad(format!(
+            "its client_id is {}, not its own URL",
+            object.get("client_id").unwrap_or(&Value::Null)
+        ));
+    }
+    if object.get("client_name").and_then(Value::as_str).is_none() {
+        return bad("client_name is required".into());
+    }
+    let redirect_uris: Vec<String> = match object.get("redirect_uris").and_then(Value::as_array) {
+        Some(items) if !items.is_empty() => items
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        _ => return bad("redirect_uris (a non-empty array) is required".into()),
+    };
+    if let Some(uri) = redirect_uri {
+        if !redirect_uris.iter().any(|r| r == uri) {
+            return bad(format!(
+                "redirect_uri {uri} is not one of its redirect_uris"
+            ));
+        }
+    }
+    let auth_method = object
+        .get("token_endpoint_auth_method")
+        .and_then(Value::as_str)
+        .unwrap_or("none")
+        .to_string();
+    if !matches!(auth_method.as_str(), "none" | "private_key_jwt") {
+        return bad(format!(
+            "token_endpoint_auth_method {auth_method} needs a shared secret, which a metadata document cannot hold (none or private_key_jwt)"
+        ));
+    }
+    let jwks = object.get("jwks").cloned();
+    if auth_method == "private_key_jwt" && jwks.is_none() {
+        return bad("private_key_jwt needs jwks (jwks_uri is not fetched)".into());
+    }
+    let grant_types = match object.get("grant_types").and_then(Value::as_array) {
+        Some(items) => items
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        None => vec!["authorization_code".to_string()],
+    };
+    Ok(Client {
+        id: url.to_string(),
+        secret: None,
+        auth_method,
+        redirect_uris,
+        grant_types,
+        jwks,
+        metadata: object.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_document_must_name_itself_and_the_redirect() {
+        let url = "https://app.example/client.json";
+        let doc = json!({"client_id": url, "client_name": "App", "redirect_uris": ["http://127.0.0.1:9/cb"]});
+        assert!(checked(url, &doc, Some("http://127.0.0.1:9/cb")).is_ok());
+        let e = checked(url, &doc, Some("http://127.0.0.1:9/other")).unwrap_err();
+        assert!(e.contains("is not one of its redirect_uris"), "{e}");
+        let other = json!({"client_id": "https://app.example/other.json", "client_name": "App", "redirect_uris": ["x"]});
+        assert!(checked(url, &other, None)
+            .unwrap_err()
+            .contains("not its own URL"));
+        assert!(checked("https://app.example/", &doc, None)
+            .unwrap_err()
+            .contains("with a path"));
+        assert!(loopback_http("http://127.0.0.1:8/x") && loopback_http("http://[::1]:8/x"));
+        assert!(!loopback_http("http://127.0.0.1.evil/x") && !loopback_http("https://127.0.0.1/x"));
+    }
+}
