@@ -5,7 +5,6 @@ parse. Imported only when a parser is built: a bare ``stdio`` (what clients spaw
 from __future__ import annotations
 
 import json
-
 import os
 from typing import TYPE_CHECKING, Any
 
