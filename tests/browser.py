@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -57,6 +58,21 @@ def artifact_dir() -> Path:
     other files a test keeps for after the run."""
     path = ROOT / "target" / "test-artifacts"
     path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+DOCS_IMAGES = ROOT / "docs" / "img"
+"""Where the docs' screenshots are (taken by the browser tests)."""
+
+
+def keep_screenshot(page: Page, name: str) -> Path:
+    """A screenshot of `page` kept as a test artifact; with EVERYTHING_MCP_DOCS_IMAGES=1 it also
+    replaces the one of that name the docs show (docs/img/)."""
+    path = artifact_dir() / name
+    page.screenshot(path=path)
+    if os.environ.get("EVERYTHING_MCP_DOCS_IMAGES") == "1":
+        DOCS_IMAGES.mkdir(exist_ok=True)
+        shutil.copy(path, DOCS_IMAGES / name)
     return path
 
 

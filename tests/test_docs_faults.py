@@ -32,3 +32,24 @@ def test_every_example_of_the_faults_page_goes_in_force() -> None:
         for action in actions:
             srv.faults.add(action=json.loads(action))
             srv.faults.clear()
+
+
+def test_every_rule_and_action_of_the_auth_faults_page_goes_in_force() -> None:
+    """docs/auth-faults.md's actions (its tables' first column) and whole rules (the tables of
+    faults and scenarios) are rules a server with the auth lab takes as written."""
+    doc = (DOC.parent / "auth-faults.md").read_text(encoding="utf-8")
+    actions = re.findall(r"^\| `(\{.*?\})` \|", doc, flags=re.M)
+    rules = [r for r in re.findall(r"`(\{\"match\": .*?\})`", doc) if '"action"' in r]
+    assert len(actions) == 12 and len(rules) >= 16, (len(actions), len(rules))
+    with Server(catalogs=["none"]) as srv:
+        srv.start_http(auth="oauth")
+        for action in actions:
+            parsed = json.loads(action)
+            at = {"consent": "authorize", "expired_token": "token", "oauth_error": "token"}
+            step = next((s for k, s in at.items() if k in parsed), "token")
+            match = {} if "challenge" in parsed else {"auth": step}
+            srv.faults.add(match=match, action=parsed)
+            srv.faults.clear()
+        for rule in rules:
+            srv.faults.add_rule(json.loads(rule))
+            srv.faults.clear()

@@ -7,7 +7,6 @@ clicked and the official client receives the notification it sends."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
@@ -21,26 +20,12 @@ from mcp import Client, types
 
 from everything_mcp import ConfigError, Server, load_records
 
-from browser import artifact_dir, chromium_page
+from browser import chromium_page, keep_screenshot
 from conftest import SERVER_CMD, WAIT, climb_the_ladder
 
 pytestmark = pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")
 
 STATUS = "test://review/status"
-DOCS_IMAGES = Path(__file__).resolve().parent.parent / "docs" / "img"
-
-
-def keep_screenshot(page: Any, name: str) -> Path:
-    """A screenshot of `page` kept as a test artifact; with EVERYTHING_MCP_DOCS_IMAGES=1 it also
-    replaces the one docs/report.md shows."""
-    import os
-
-    path = artifact_dir() / name
-    page.screenshot(path=path)
-    if os.environ.get("EVERYTHING_MCP_DOCS_IMAGES") == "1":
-        DOCS_IMAGES.mkdir(exist_ok=True)
-        shutil.copy(path, DOCS_IMAGES / name)
-    return path
 
 
 @pytest.fixture
