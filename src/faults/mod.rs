@@ -257,4 +257,89 @@ mod tests {
         faults.clear();
         assert_eq!(answer(&seams, "echo"), "pass");
     }
+
+    #[test]
+    fn auth_rules_act_on_their_step_only_and_leave_frames_alone() {
+        use crate::server::seams::{AuthRequest, AuthStep, Consent};
+        let seams = Arc::new(Seams::default());
+        let faults = Faults::new(seams.clone());
+        let spec = |text: serde_json::Value| RuleSpec::parse(&text.to_string()).unwrap();
+        faults
+            .add(spec(
+                json!({ "match": { "auth": "token", "grant": "refresh_token", "first": 1 },
+                              "action": { "oauth_error": { "error": "invalid_grant" } } }),
+            ))
+            .unwrap();
+        faults
+            .add_consent(&[json!("approve"), json!("deny")])
+            .unwrap();
+        let token = |grant| AuthRequest {
+            step: AuthStep::Token,
+            path: "/token",
+            grant: Some(grant),
+        };
+        let refused = seams.auth(&token("refresh_token")).unwrap();
+        assert_eq!(
+            refused.oauth_error.map(|e| (e.0, e.1)),
+            Some((400, "invalid_grant".to_string()))
+        );
+        assert!(seams.auth(&token("refresh_token")).is_none(), "first: 1");
+        assert!(seams.auth(&token("authorization_code")).is_none());
+        let authorize = AuthRequest {
+            step: AuthStep::Authorize,
+            path: "/authorize",
+            grant: None,
+        };
+        assert!(
+            seams.auth(&authorize).is_none(),
+            "the first answer approves"
+        );
+        assert_eq!(seams.auth(&authorize).unwrap().consent, Some(Consent::Deny));
+        assert!(seams.auth(&authorize).is_none());
+        // The frames of the MCP endpoint are not the auth rules' to act on.
+        assert_eq!(answer(&seams, "echo"), "pass");
+    }
+
+    #[test]
+    fn auth_rules_that_make_no_sense_are_refused_naming_the_member() {
+        let refused =
+            |text: serde_json::Value| RuleSpec::parse(&text.to_string()).unwrap_err().to_string();
+        let e = refused(
+            json!({ "match": { "auth": "token", "method": "x" }, "action": { "http_status": 429 } }),
+        );
+        assert!(e.starts_with("match.method: matches MCP frames"), "{e}");
+        let e =
+            refused(json!({ "match": { "auth": "register" }, "action": { "consent": "deny" } }));
+        assert!(
+            e.starts_with("action.consent: acts at \"authorize\" only"),
+            "{e}"
+        );
+        let e = refused(json!({ "action": { "expired_token": true } }));
+        assert!(
+            e.starts_with("action.expired_token: acts on a step of the auth lab"),
+            "{e}"
+        );
+        let e = refused(
+            json!({ "match": { "auth": "authorize", "grant": "x" }, "action": { "consent": "deny" } }),
+        );
+        assert!(e.starts_with("match.grant: matches token requests"), "{e}");
+        let e = refused(json!({ "match": { "auth": "token" }, "action": { "drop": true } }));
+        assert!(
+            e.starts_with("action.drop: does not act on a request to the auth lab"),
+            "{e}"
+        );
+        let e = refused(
+            json!({ "action": { "challenge": { "error": "insufficient_scope", "end": "expired" } } }),
+        );
+        assert!(e.starts_with("action.challenge.end:"), "{e}");
+        let e = refused(
+            json!({ "match": { "auth": "authorize" }, "action": { "consent": "deny", "oauth_error": { "error": "x" } } }),
+        );
+        assert!(
+            e.starts_with(
+                "action: \"http_status\", \"oauth_error\" and \"consent\" exclude each other"
+            ),
+            "{e}"
+        );
+    }
 }
