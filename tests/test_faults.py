@@ -288,7 +288,10 @@ def test_presets_are_seeded_and_an_unknown_one_names_the_known(tmp_path: Path) -
         flaky = srv.faults.preset("flaky-network", seed=42)
         assert [r.id for r in flaky] == ["flaky-network-1", "flaky-network-2"]
         assert [r.spec["match"]["seed"] for r in flaky] == [42, 43]
-        known = "flaky-network, slow-server, version-skew, ignore-cancel, session-expiry, pagination-bugs"
+        known = (
+            "flaky-network, slow-server, version-skew, ignore-cancel, session-expiry, pagination-bugs,"
+            " auth-2025-03-26, auth-2025-03-26-no-metadata"
+        )
         with pytest.raises(ConfigError, match=f'unknown fault preset "chaos" \\(known: {known}\\)'):
             srv.faults.preset("chaos")
     out = subprocess.run(

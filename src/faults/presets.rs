@@ -28,6 +28,14 @@ pub const PRESETS: &[(&str, &str)] = &[
         "pagination-bugs",
         "with page_size set: tools/list's later pages repeat their cursor, resources/list's first page ends with nextCursor \"\", prompts/list never ends, resources/templates/list refuses its second page's valid cursor",
     ),
+    (
+        "auth-2025-03-26",
+        "with the auth lab: no protected resource metadata (404, and not named by the challenge), as a 2025-03-26 server: a client falls back to the authorization server's metadata at the origin",
+    ),
+    (
+        "auth-2025-03-26-no-metadata",
+        "as auth-2025-03-26, and no authorization server metadata either: a client falls back to /authorize, /token and /register at the origin",
+    ),
 ];
 
 /// The rules of preset `name`, drawing from `seed`; an unknown name is refused, naming the
@@ -66,6 +74,13 @@ pub fn rules(name: &str, seed: u64) -> Result<Vec<RuleSpec>, FieldError> {
             json!({ "match": { "method": "resources/templates/list", "after": 1 },
                     "action": { "error": { "code": -32602, "message": "Invalid params: invalid cursor" } } }),
         ],
+        "auth-2025-03-26" => legacy_auth(),
+        "auth-2025-03-26-no-metadata" => {
+            let mut rules = legacy_auth();
+            rules.push(json!({ "match": { "auth": "authorization_server" },
+                               "action": { "http_status": 404 } }));
+            rules
+        }
         _ => {
             let known: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
             return Err(FieldError::at(
@@ -85,6 +100,15 @@ pub fn rules(name: &str, seed: u64) -> Result<Vec<RuleSpec>, FieldError> {
             RuleSpec::parse(&rule.to_string())
         })
         .collect()
+}
+
+/// A 2025-03-26 server's authorization, before protected resource metadata: none served, none
+/// named by the challenge.
+fn legacy_auth() -> Vec<Value> {
+    vec![
+        json!({ "match": { "auth": "protected_resource" }, "action": { "http_status": 404 } }),
+        json!({ "match": { "auth": "challenge" }, "action": { "remove": ["/resource_metadata"] } }),
+    ]
 }
 
 /// The rules that script the consent step's next answers: the nth answer acts on the nth
@@ -119,6 +143,6 @@ mod tests {
             assert!(!rules(name, 7).unwrap().is_empty(), "{name}");
         }
         let e = rules("chaos", 0).unwrap_err().to_string();
-        assert!(e.contains("unknown fault preset \"chaos\" (known: flaky-network, slow-server, version-skew, ignore-cancel, session-expiry, pagination-bugs)"), "{e}");
+        assert!(e.contains("unknown fault preset \"chaos\" (known: flaky-network, slow-server, version-skew, ignore-cancel, session-expiry, pagination-bugs, auth-2025-03-26, auth-2025-03-26-no-metadata)"), "{e}");
     }
 }

@@ -128,16 +128,8 @@ impl Hooks for RuleSet {
     }
 
     fn auth(&self, request: &AuthRequest<'_>) -> Option<AuthVerdict> {
-        // As for frames: every admitted rule counts the request, the first that fires decides.
-        let mut decided: Option<&Arc<Rule>> = None;
-        for &i in &self.auth {
-            let rule = &self.rules[i];
-            if rule.admits_auth(request) && rule.fires() && decided.is_none() {
-                rule.hits.fetch_add(1, Ordering::Relaxed);
-                decided = Some(rule);
-            }
-        }
-        decided.and_then(|rule| rule.auth.clone())
+        self.first_firing(&self.auth, |rule| rule.admits_auth(request))
+            .and_then(|rule| rule.auth.clone())
     }
 
     fn transport(&self, event: &TransportEvent<'_>) -> Transport {
@@ -159,16 +151,7 @@ impl Hooks for RuleSet {
                 return replaced(&change, frame.text, mark);
             }
         }
-        // As inbound: every admitted rule counts the frame, the first that fires decides.
-        let mut decided: Option<&Arc<Rule>> = None;
-        for &i in &self.outgoing {
-            let rule = &self.rules[i];
-            if rule.admits_out(frame) && rule.fires() && decided.is_none() {
-                rule.hits.fetch_add(1, Ordering::Relaxed);
-                decided = Some(rule);
-            }
-        }
-        match decided {
+        match self.first_firing(&self.outgoing, |rule| rule.admits_out(frame)) {
             None => OutVerdict::PASS,
             Some(rule) => match &rule.change {
                 Some(change) => replaced(change, frame.text, rule.mark()),
@@ -182,6 +165,24 @@ impl Hooks for RuleSet {
 }
 
 impl RuleSet {
+    /// The rule among those at `positions` that decides: as for inbound frames, every rule
+    /// `admits` counts the frame (or request), and the first that fires decides (its hit).
+    fn first_firing(
+        &self,
+        positions: &[usize],
+        admits: impl Fn(&Rule) -> bool,
+    ) -> Option<&Arc<Rule>> {
+        let mut decided: Option<&Arc<Rule>> = None;
+        for &i in positions {
+            let rule = &self.rules[i];
+            if admits(rule) && rule.fires() && decided.is_none() {
+                rule.hits.fetch_add(1, Ordering::Relaxed);
+                decided = Some(rule);
+            }
+        }
+        decided
+    }
+
     /// A `notifications/cancelled` of a request held until cancelled: it releases the request
     /// (which is then served and answered late) and is not applied itself (marked as the
     /// holding rule's).
