@@ -5,8 +5,9 @@
 //! trailing `/`, or the token endpoint's URL), it has not expired on the server's clock (30 s of
 //! skew allowed) and it is used once (`jti`).
 
+use super::clients::Client;
 use super::jwt::seconds;
-use super::lab::{AuthLab, Client};
+use super::lab::AuthLab;
 use crate::lock::lock;
 use base64::Engine;
 use jsonwebtoken::jwk::Jwk;

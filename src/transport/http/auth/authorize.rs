@@ -4,22 +4,18 @@
 //! `iss` (RFC 9207). A fault rule scripts the step per attempt (deny, pick scopes, a wrong code
 //! or state, a replayed callback), and the consent page lets a person answer ([`super::consent`]).
 
-use super::consent::{self, Pending};
-use super::exchange::{redact, redact_form, Exchange};
-use super::lab::{random_token, AuthLab, Code};
-use super::resource::edited;
+use super::consent;
+use super::exchange::{redact_form, Exchange};
+use super::lab::Pending;
+use super::redirect::{answered, Back};
 use crate::lock::lock;
-use crate::server::seams::{AuthStep, Consent, Edit};
+use crate::server::seams::{AuthStep, Consent};
 use crate::transport::http::state::HttpState;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
-
-/// How long a code may wait to be redeemed (on the server's clock).
-const CODE_TTL: Duration = Duration::from_secs(60);
 
 /// `GET /authorize`.
 ///
@@ -160,113 +156,5 @@ pub async fn authorize(
             ),
         },
         answer => answered(lab, exchange, pending, answer),
-    }
-}
-
-/// The redirect that answers `pending` as `answer` says (any but the page and a replay).
-pub(super) fn answered(
-    lab: &AuthLab,
-    exchange: Exchange<'_>,
-    pending: Pending,
-    answer: Consent,
-) -> Response {
-    let mut back = Back {
-        lab,
-        redirect_uri: pending.redirect_uri.clone(),
-        state: pending.state.clone(),
-    };
-    let scope = match &answer {
-        Consent::Deny => {
-            return back.error(exchange, "access_denied", "the user denied the request");
-        }
-        Consent::Approve(Some(picked)) => match lab.grant_scope(Some(picked)) {
-            Some(scope) => scope,
-            None => {
-                return back.error(
-                    exchange,
-                    "invalid_scope",
-                    "a picked scope is not one this server knows",
-                )
-            }
-        },
-        _ => pending.scope.clone(),
-    };
-    let code = random_token();
-    if answer != Consent::WrongCode {
-        lock(&lab.codes).insert(
-            code.clone(),
-            Code {
-                client_id: pending.client_id,
-                redirect_uri: pending.redirect_uri,
-                challenge: pending.challenge,
-                resource: pending.resource,
-                scope,
-                expires: lab.clock.wall() + CODE_TTL,
-            },
-        );
-    }
-    if answer == Consent::WrongState {
-        back.state = Some(format!(
-            "tampered-{}",
-            back.state.as_deref().unwrap_or_default()
-        ));
-    }
-    back.with(exchange, &[("code", &code)], true)
-}
-
-/// Where the answer goes back to: the client's redirect URI, with its `state` and our `iss`.
-pub(super) struct Back<'a> {
-    /// The lab (its issuer).
-    pub(super) lab: &'a AuthLab,
-    /// The client's redirect URI.
-    pub(super) redirect_uri: String,
-    /// The request's `state`, sent back as it came.
-    pub(super) state: Option<String>,
-}
-
-impl Back<'_> {
-    /// A redirect carrying `error`.
-    pub(super) fn error(&self, exchange: Exchange<'_>, error: &str, description: &str) -> Response {
-        self.with(
-            exchange,
-            &[("error", error), ("error_description", description)],
-            false,
-        )
-    }
-
-    /// A redirect carrying `pairs`, then `state` and `iss`, as a fault rule's change to its
-    /// parameters makes them; kept for a replay when it carries a code (`kept`).
-    fn with(&self, exchange: Exchange<'_>, pairs: &[(&str, &str)], kept: bool) -> Response {
-        let mut all: Vec<(String, String)> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        if let Some(state) = &self.state {
-            all.push(("state".into(), state.clone()));
-        }
-        all.push(("iss".into(), self.lab.urls.issuer.clone()));
-        if let Some(edit) = exchange.fault.as_ref().and_then(|f| f.edit.clone()) {
-            all = edited(&all, edit.as_ref() as &dyn Edit);
-        }
-        let query = serde_urlencoded::to_string(&all).unwrap_or_default();
-        let joint = if self.redirect_uri.contains('?') {
-            '&'
-        } else {
-            '?'
-        };
-        let location = format!("{}{joint}{query}", self.redirect_uri);
-        let shown: Vec<(&str, String)> = all
-            .iter()
-            .map(|(k, v)| (k.as_str(), if k == "code" { redact(v) } else { v.clone() }))
-            .collect();
-        let shown = format!(
-            "{}{joint}{}",
-            self.redirect_uri,
-            serde_urlencoded::to_string(&shown).unwrap_or_default()
-        );
-        if kept {
-            *lock(&self.lab.last_redirect) = Some((location.clone(), shown.clone()));
-        }
-        exchange.redirect(&location, shown)
     }
 }

@@ -6,7 +6,8 @@
 //! client and its redirect URIs, and the request's `redirect_uri` is one of them. It fetches
 //! nothing else: a test server reaches no network.
 
-use super::lab::{AuthLab, Client};
+use super::clients::Client;
+use super::lab::AuthLab;
 use crate::catalog::everything::fetch::{fetch, Limits};
 use crate::lock::lock;
 use serde_json::Value;

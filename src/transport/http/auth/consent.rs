@@ -3,9 +3,10 @@
 //! goes and the scopes asked for (each a box to untick); the form posts to `/authorize/decide`,
 //! which redirects back to the client as the headless step would have.
 
-use super::authorize::answered;
 use super::exchange::{redact_form, Exchange};
-use super::lab::{random_token, AuthLab};
+use super::lab::{AuthLab, Pending};
+use super::random::random_token;
+use super::redirect::answered;
 use crate::lock::lock;
 use crate::server::seams::Consent;
 use crate::transport::http::state::HttpState;
@@ -17,25 +18,6 @@ use std::sync::Arc;
 
 /// The page's policy: its own inline style, nothing else loaded, framed by nobody.
 const POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'";
-
-/// An authorization request waiting for its answer.
-#[derive(Debug, Clone)]
-pub struct Pending {
-    /// The client.
-    pub client_id: String,
-    /// Its name, as the page shows it.
-    pub client_name: String,
-    /// Where the answer goes (checked against the client's already).
-    pub redirect_uri: String,
-    /// The request's `state`.
-    pub state: Option<String>,
-    /// Its PKCE challenge.
-    pub challenge: String,
-    /// Its `resource`, if it named one.
-    pub resource: Option<String>,
-    /// The scopes it asked for (granted unless the person unticks some).
-    pub scope: String,
-}
 
 /// The page asking a person about `pending`.
 pub fn page(lab: &AuthLab, exchange: Exchange<'_>, pending: Pending) -> Response {

@@ -2,6 +2,7 @@
 //! (and what registration accepts), the codes, refresh tokens and access tokens issued, and
 //! the scopes it grants. The endpoints (siblings of this module) serve it.
 
+use super::clients::{client_of, Client, Refusal};
 use super::jwt;
 use crate::clock::Clock;
 use crate::lock::lock;
@@ -151,25 +152,6 @@ impl Urls {
     }
 }
 
-/// A registered client (RFC 7591).
-#[derive(Debug, Clone)]
-pub struct Client {
-    /// Its `client_id`.
-    pub id: String,
-    /// Its secret (`None` for a public client: `token_endpoint_auth_method` `none`).
-    pub secret: Option<String>,
-    /// How it authenticates at the token endpoint.
-    pub auth_method: String,
-    /// The redirect URIs an authorization request may name (matched exactly).
-    pub redirect_uris: Vec<String>,
-    /// The grants it may use.
-    pub grant_types: Vec<String>,
-    /// Its public keys (a JWK Set), which check its assertions (`private_key_jwt`).
-    pub jwks: Option<Value>,
-    /// The metadata as registered (what `/register` answered).
-    pub metadata: Map<String, Value>,
-}
-
 /// An authorization code not redeemed yet.
 #[derive(Debug, Clone)]
 pub(super) struct Code {
@@ -180,6 +162,25 @@ pub(super) struct Code {
     pub(super) scope: String,
     /// When it stops being redeemable (lab time).
     pub(super) expires: std::time::SystemTime,
+}
+
+/// An authorization request waiting for its answer on the consent page.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    /// The client.
+    pub client_id: String,
+    /// Its name, as the page shows it.
+    pub client_name: String,
+    /// Where the answer goes (checked against the client's already).
+    pub redirect_uri: String,
+    /// The request's `state`.
+    pub state: Option<String>,
+    /// Its PKCE challenge.
+    pub challenge: String,
+    /// Its `resource`, if it named one.
+    pub resource: Option<String>,
+    /// The scopes it asked for (granted unless the person unticks some).
+    pub scope: String,
 }
 
 /// What a refresh token stands for.
@@ -212,7 +213,7 @@ pub struct AuthLab {
     /// Client ID Metadata Documents by URL (pre-seeded, or fetched from loopback once).
     pub(super) documents: Mutex<HashMap<String, Value>>,
     /// Authorization requests waiting for a person's answer on the consent page, by id.
-    pub(super) pending: Mutex<HashMap<String, super::consent::Pending>>,
+    pub(super) pending: Mutex<HashMap<String, Pending>>,
     /// The last redirect `/authorize` answered with a code (what a replayed callback repeats):
     /// its location, and how the record shows it.
     pub(super) last_redirect: Mutex<Option<(String, String)>>,
@@ -336,8 +337,20 @@ impl AuthLab {
     /// Registers a client from the test (pre-registration): `metadata` as `/register` takes it;
     /// what it answers (with the secret), or why it refused.
     pub fn register(&self, metadata: Map<String, Value>) -> Result<Map<String, Value>, String> {
-        super::register::registered(self, metadata, true)
+        self.registered(metadata, true)
             .map_err(|(error, description)| format!("{error}: {description}"))
+    }
+
+    /// Registers the client `metadata` describes (`pre`: by the test, keeping the id and secret
+    /// it names); what `/register` answers, or why not.
+    pub(super) fn registered(
+        &self,
+        metadata: Map<String, Value>,
+        pre: bool,
+    ) -> Result<Map<String, Value>, Refusal> {
+        let (client, answer) = client_of(metadata, jwt::seconds(self.clock.wall()), pre)?;
+        lock(&self.clients).insert(client.id.clone(), client);
+        Ok(answer)
     }
 
     /// The scopes as the challenge and the resource's metadata name them, space-separated.
@@ -375,12 +388,4 @@ impl AuthLab {
             }
         }
     }
-}
-
-/// A random token of 32 bytes as URL-safe text (codes, secrets, refresh tokens, ids).
-pub(super) fn random_token() -> String {
-    use base64::Engine;
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).expect("the OS random source");
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }

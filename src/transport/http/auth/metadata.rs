@@ -2,8 +2,8 @@
 //! well-known URLs (and a custom one, when set), and the authorization server's (RFC 8414, and
 //! the same as OpenID discovery), at the URLs its issuer's path gives.
 
+use super::clients::AUTH_METHODS;
 use super::exchange::Exchange;
-use super::register::AUTH_METHODS;
 use crate::server::seams::AuthStep;
 use crate::transport::http::state::HttpState;
 use axum::extract::State;

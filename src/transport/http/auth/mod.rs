@@ -18,17 +18,21 @@
 mod assertion;
 mod authorize;
 mod cimd;
+mod clients;
 mod consent;
 mod exchange;
 pub mod jwt;
 pub mod lab;
 mod metadata;
+mod random;
+mod redirect;
 mod register;
 pub mod resource;
 mod token;
 
+pub use clients::Client;
 pub use jwt::Refused;
-pub use lab::{AuthConfig, AuthLab, AuthMode, Client, Issued};
+pub use lab::{AuthConfig, AuthLab, AuthMode, Issued};
 
 use super::state::HttpState;
 use axum::routing::{get, post};

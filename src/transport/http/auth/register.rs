@@ -1,16 +1,12 @@
 //! `POST /register`: dynamic client registration (RFC 7591).
 
 use super::exchange::Exchange;
-use super::jwt;
-use super::lab::{random_token, AuthLab, Client};
-use crate::lock::lock;
 use crate::server::seams::AuthStep;
 use crate::transport::http::state::HttpState;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
-use serde_json::Map;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -44,178 +40,8 @@ pub async fn register(
             )
         }
     };
-    match registered(lab, metadata, false) {
+    match lab.registered(metadata, false) {
         Ok(client) => exchange.answer(StatusCode::CREATED, Value::Object(client)),
         Err((error, description)) => exchange.error(StatusCode::BAD_REQUEST, error, &description),
-    }
-}
-
-/// The token endpoint authentication methods a client may register.
-pub const AUTH_METHODS: [&str; 4] = [
-    "none",
-    "client_secret_basic",
-    "client_secret_post",
-    "private_key_jwt",
-];
-
-/// The client `metadata` describes, registered; what `/register` answers. A client
-/// registered by the test (`pre`) keeps the `client_id` and `client_secret` it names.
-pub(super) fn registered(
-    lab: &AuthLab,
-    mut metadata: Map<String, Value>,
-    pre: bool,
-) -> Result<Map<String, Value>, (&'static str, String)> {
-    let strings = |name: &str, default: &[&str]| -> Result<Vec<String>, (&'static str, String)> {
-        match metadata.get(name) {
-            None => Ok(default.iter().map(|s| s.to_string()).collect()),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|v| v.as_str().map(str::to_string))
-                .collect::<Option<Vec<_>>>()
-                .ok_or((
-                    "invalid_client_metadata",
-                    format!("{name} must be an array of strings"),
-                )),
-            Some(_) => Err((
-                "invalid_client_metadata",
-                format!("{name} must be an array of strings"),
-            )),
-        }
-    };
-    let grant_types = strings("grant_types", &["authorization_code"])?;
-    let redirect_uris = strings("redirect_uris", &[])?;
-    if let Some(unknown) = grant_types.iter().find(|g| {
-        !["authorization_code", "refresh_token", "client_credentials"].contains(&g.as_str())
-    }) {
-        return Err((
-            "invalid_client_metadata",
-            format!("unsupported grant type {unknown:?}"),
-        ));
-    }
-    if grant_types.iter().any(|g| g == "authorization_code") && redirect_uris.is_empty() {
-        return Err((
-            "invalid_redirect_uri",
-            "the authorization code grant needs redirect_uris".into(),
-        ));
-    }
-    if let Some(bad) = redirect_uris.iter().find(|u| !acceptable_redirect(u)) {
-        return Err((
-            "invalid_redirect_uri",
-            format!("{bad:?} is neither https nor http on a loopback host"),
-        ));
-    }
-    let auth_method = match metadata.get("token_endpoint_auth_method") {
-        None => "client_secret_basic".to_string(),
-        Some(Value::String(m)) if AUTH_METHODS.contains(&m.as_str()) => m.clone(),
-        Some(other) => {
-            return Err((
-                "invalid_client_metadata",
-                format!("token_endpoint_auth_method {other} is not one of {AUTH_METHODS:?}"),
-            ))
-        }
-    };
-    if auth_method == "none" && grant_types.iter().any(|g| g == "client_credentials") {
-        return Err((
-            "invalid_client_metadata",
-            "client_credentials needs a confidential client (a token_endpoint_auth_method other than none)".into(),
-        ));
-    }
-    let jwks = metadata.get("jwks").cloned();
-    if auth_method == "private_key_jwt"
-        && !jwks
-            .as_ref()
-            .and_then(|j| j.get("keys"))
-            .is_some_and(Value::is_array)
-    {
-        return Err((
-            "invalid_client_metadata",
-            "private_key_jwt needs the client's public keys: a jwks member ({\"keys\": [...]})"
-                .into(),
-        ));
-    }
-    let given = |name: &str| {
-        pre.then(|| metadata.get(name).and_then(Value::as_str))
-            .flatten()
-            .filter(|v| !v.is_empty())
-            .map(str::to_string)
-    };
-    let id = given("client_id").unwrap_or_else(|| format!("client-{}", &random_token()[..16]));
-    let secret = matches!(
-        auth_method.as_str(),
-        "client_secret_basic" | "client_secret_post"
-    )
-    .then(|| given("client_secret").unwrap_or_else(random_token));
-    metadata.insert("client_id".into(), Value::String(id.clone()));
-    metadata.insert(
-        "client_id_issued_at".into(),
-        jwt::seconds(lab.clock.wall()).into(),
-    );
-    if let Some(secret) = &secret {
-        metadata.insert("client_secret".into(), Value::String(secret.clone()));
-        metadata.insert("client_secret_expires_at".into(), 0.into());
-    }
-    metadata.insert(
-        "token_endpoint_auth_method".into(),
-        Value::String(auth_method.clone()),
-    );
-    metadata.insert("grant_types".into(), grant_types.clone().into());
-    metadata.insert("redirect_uris".into(), redirect_uris.clone().into());
-    if grant_types.iter().any(|g| g == "authorization_code") {
-        metadata
-            .entry("response_types")
-            .or_insert_with(|| vec!["code"].into());
-    }
-    let client = Client {
-        id: id.clone(),
-        secret,
-        auth_method,
-        redirect_uris,
-        grant_types,
-        jwks,
-        metadata: metadata.clone(),
-    };
-    lock(&lab.clients).insert(id, client);
-    Ok(metadata)
-}
-
-/// Whether `uri` may be a redirect URI: `https`, or `http` on a loopback host (RFC 8252), with
-/// no fragment.
-fn acceptable_redirect(uri: &str) -> bool {
-    if uri.contains('#') {
-        return false;
-    }
-    if uri.starts_with("https://") {
-        return true;
-    }
-    let Some(rest) = uri.strip_prefix("http://") else {
-        return false;
-    };
-    let authority = rest.split(['/', '?']).next().unwrap_or("");
-    let host = if authority.starts_with('[') {
-        authority
-            .split(']')
-            .next()
-            .map(|h| format!("{h}]"))
-            .unwrap_or_default()
-    } else {
-        authority.split(':').next().unwrap_or("").to_string()
-    };
-    matches!(host.as_str(), "127.0.0.1" | "localhost" | "[::1]")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::acceptable_redirect;
-
-    #[test]
-    fn redirects_are_https_or_loopback_http() {
-        assert!(acceptable_redirect("http://127.0.0.1:4000/callback"));
-        assert!(acceptable_redirect("http://localhost/cb?x=1"));
-        assert!(acceptable_redirect("http://[::1]:5/cb"));
-        assert!(acceptable_redirect("https://app.example/cb"));
-        assert!(!acceptable_redirect("http://app.example/cb"));
-        assert!(!acceptable_redirect("http://127.0.0.1.evil/cb"));
-        assert!(!acceptable_redirect("https://app.example/cb#frag"));
-        assert!(!acceptable_redirect("myapp:/cb"));
     }
 }

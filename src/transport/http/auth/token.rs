@@ -3,9 +3,11 @@
 //! endpoint.
 
 use super::assertion::ASSERTION_TYPE;
+use super::clients::Client;
 use super::exchange::{redact_form, Exchange};
 use super::jwt::{seconds, Claims};
-use super::lab::{random_token, AuthLab, Client, Grant, Issued};
+use super::lab::{AuthLab, Grant, Issued};
+use super::random::random_token;
 use crate::lock::lock;
 use crate::server::seams::AuthStep;
 use crate::transport::http::state::HttpState;
