@@ -218,7 +218,7 @@ pub struct OauthErrorAction {
 
 /// A consent step's answer, as a rule writes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(untagged, try_from = "Value")]
 pub enum ConsentAction {
     /// A named answer.
     Named(ConsentName),
@@ -245,6 +245,30 @@ pub enum ConsentName {
     Replay,
     /// Answered by a person on the consent page.
     Page,
+}
+
+/// What a consent answer may be, for the message that refuses another.
+const CONSENT_ANSWERS: &str = "\"approve\", \"deny\", \"wrong_code\", \"wrong_state\", \"replay\", \"page\" or {\"scope\": \"mcp:basic\"}";
+
+impl TryFrom<Value> for ConsentAction {
+    type Error = String;
+
+    fn try_from(value: Value) -> Result<Self, String> {
+        let refused = || format!("{value} is not a consent answer: {CONSENT_ANSWERS}");
+        match &value {
+            Value::String(_) => serde_json::from_value(value.clone())
+                .map(Self::Named)
+                .map_err(|_| refused()),
+            Value::Object(o) if o.len() == 1 => match o.get("scope").and_then(Value::as_str) {
+                Some(scope) if !scope.trim().is_empty() => Ok(Self::Scope {
+                    scope: scope.to_string(),
+                }),
+                Some(_) => Err("{\"scope\": ...} names at least one scope".into()),
+                None => Err(refused()),
+            },
+            _ => Err(refused()),
+        }
+    }
 }
 
 impl ConsentAction {

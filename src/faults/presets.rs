@@ -34,7 +34,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ),
     (
         "auth-2025-03-26-no-metadata",
-        "as auth-2025-03-26, and no authorization server metadata either: a client falls back to /authorize, /token and /register at the origin",
+        "as auth-2025-03-26, and no authorization server metadata, and no iss in the authorization response either: a client falls back to /authorize, /token and /register at the origin",
     ),
 ];
 
@@ -79,6 +79,9 @@ pub fn rules(name: &str, seed: u64) -> Result<Vec<RuleSpec>, FieldError> {
             let mut rules = legacy_auth();
             rules.push(json!({ "match": { "auth": "authorization_server" },
                                "action": { "http_status": 404 } }));
+            // Such a server knows no RFC 9207 either (and its client no issuer to compare with).
+            rules.push(json!({ "match": { "auth": "authorize" },
+                               "action": { "remove": ["/iss"] } }));
             rules
         }
         _ => {
@@ -124,10 +127,12 @@ pub fn consent(answers: &[Value]) -> Result<Vec<RuleSpec>, FieldError> {
             let rule = json!({ "match": { "auth": "authorize", "nth": i + 1 },
                                "action": { "consent": answer } });
             RuleSpec::parse(&rule.to_string()).map_err(|e| {
-                FieldError::at(
-                    &format!("answers[{i}]"),
-                    format!("is not a consent answer: {e}"),
-                )
+                // The position is in the rule made here, not in anything the caller wrote.
+                let message = match e.message.rfind(" at line ") {
+                    Some(at) => e.message[..at].to_string(),
+                    None => e.message,
+                };
+                FieldError::at(&format!("answers[{i}]"), message)
             })
         })
         .collect()

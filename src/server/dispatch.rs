@@ -98,11 +98,17 @@ impl Server {
                 // carries the mark of the rule that acted on it (and an HTTP answer's status).
                 let verdict = self.inbound_seam(origin, &meta, &exchange, &message);
                 meta.fault = verdict.mark;
+                let mut parsed = parsed;
                 if let (Inbound::Http(answer), Some(http)) = (&verdict.inbound, &meta.http) {
                     meta.http = Some(Arc::new(HttpMeta {
                         status: answer.status,
                         ..HttpMeta::clone(http)
                     }));
+                    // A scripted challenge refuses the request as the auth lab's own do, and
+                    // its record says why (the report reads it as it reads theirs).
+                    if let Some(challenge) = &answer.challenge {
+                        parsed.error = Some(challenge.description());
+                    }
                 }
                 // Decided before the frame is recorded too: a delay's sleep is set by then, so a
                 // test that sees the record and advances a manual clock ends the delay.

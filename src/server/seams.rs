@@ -117,6 +117,23 @@ pub struct Challenge {
     pub end: Option<String>,
 }
 
+impl Challenge {
+    /// Why the request is refused, as the auth lab words its own refusals: `the access token
+    /// has expired` (or `was revoked`, `was refused`), or `insufficient_scope: the request needs
+    /// SCOPE`.
+    pub fn description(&self) -> String {
+        match (self.error.as_str(), self.end.as_deref()) {
+            ("invalid_token", Some("expired")) => "the access token has expired".into(),
+            ("invalid_token", Some("revoked")) => "the access token was revoked".into(),
+            ("invalid_token", _) => "the access token was refused (scripted)".into(),
+            (_, _) => format!(
+                "insufficient_scope: the request needs {}",
+                self.scope.as_deref().unwrap_or("another scope")
+            ),
+        }
+    }
+}
+
 /// Where a request to the auth lab goes: the steps of a client's authorization flow, which
 /// fault rules with `match.auth` act on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

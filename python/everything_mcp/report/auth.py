@@ -11,6 +11,7 @@ with several HTTP clients at once, each is shown the same flow)."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -70,6 +71,17 @@ def _form(r: TrafficRecord) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(r.raw, keep_blank_values=True).items()}
 
 
+def _challenge(r: TrafficRecord) -> str:
+    """The `WWW-Authenticate` a refusal of the MCP endpoints answered with ('' for none)."""
+    return str(((r.http or {}).get("headers") or {}).get("www-authenticate") or "")
+
+
+def _param(r: TrafficRecord, name: str) -> str | None:
+    """A parameter of a refusal's challenge (its quoted-string value), if it has it."""
+    found = re.search(rf'(?:^|[ ,]){name}="((?:[^"\\]|\\.)*)"', _challenge(r))
+    return re.sub(r"\\(.)", r"\1", found.group(1)) if found else None
+
+
 def _needed(refusal: TrafficRecord) -> set[str]:
     """The scopes a step-up refusal names."""
     return set((refusal.error or "").rpartition(" needs ")[2].split())
@@ -100,19 +112,34 @@ def auth(t: ClientTraffic) -> list[Check]:
     tokens = [r for r in asked if _path(r).endswith("/token")]
     code_grants = [r for r in tokens if _form(r).get("grant_type") == "authorization_code"]
     refreshes = [r for r in tokens if _form(r).get("grant_type") == "refresh_token"]
-    published = _body(answer(prm[0])) if prm else {}
+    # What the resource published: the first of its metadata answered 200 (after a fallback,
+    # the first request may have been a 404).
+    documents = [a for a in map(answer, prm) if a is not None and (a.http or {}).get("status") == 200]
+    published = _body(documents[0]) if documents else {}
     resource = published.get("resource")
     supported = published.get("scopes_supported") or []
     refused_tokens = [r for r in asked if r.conn != AUTH_CONN and (r.error or "") in TOKEN_REFUSALS]
 
+    challenges = [r for r in flow if r.dir == "out" and _challenge(r)]
+    named = _param(challenges[0], "resource_metadata") if challenges else None
+    # The metadata the challenge named comes first (the suite's `prm-priority-order`).
     early = [r for r in metadata if not prm or r.seq < prm[0].seq]
+    if named and prm and not named.endswith(_path(prm[0])):
+        early.append(prm[0])
     weak = [r for r in authorizations if _form(r).get("code_challenge_method") != "S256"]
     wrong_resource = [
         r
         for r in [*authorizations, *code_grants, *refreshes]
         if resource is not None and _form(r).get("resource") != resource
     ]
-    narrow = [r for r in authorizations if not set(supported) <= set(_form(r).get("scope", "").split())]
+
+    def expected(authorization: TrafficRecord) -> set[str]:
+        """The scopes a client is to ask for: the last challenge's before the request, else
+        the resource's `scopes_supported` (MCP's scope selection)."""
+        before = [c for c in challenges if c.seq < authorization.seq and _param(c, "scope")]
+        return set((_param(before[-1], "scope") or "").split()) if before else set(supported)
+
+    narrow = [r for r in authorizations if not expected(r) <= set(_form(r).get("scope", "").split())]
     recovered = [refused for refused in refused_tokens if any(r.seq > refused.seq for r in [*authorizations, *tokens])]
     stuck = [r for r in refused_tokens if r not in recovered]
     step_ups = [r for r in asked if r.dir == "in" and (r.error or "").startswith(STEP_UP)]
@@ -129,7 +156,11 @@ def auth(t: ClientTraffic) -> list[Check]:
     no_refresh = [r for r in registrations if "refresh_token" not in (_body(r).get("grant_types") or [])]
     asked_offline = [r for r in authorizations if "offline_access" in _form(r).get("scope", "").split()]
     bad_callbacks = _bad_callbacks(authorizations, answer, published, as_documents)
-    redeemed = [r for r in code_grants if any(_form(r).get("code") == code for code, _, _ in bad_callbacks)]
+    redeemed = [
+        r
+        for r in code_grants
+        if any(_form(r).get("code") == code and r.seq > bad.seq for code, bad, _ in bad_callbacks)
+    ]
     mismatched = _mismatched(prm, metadata, answer, published)
     used_anyway = [r for r in [*authorizations, *tokens] if mismatched and r.seq > mismatched[0].seq]
     faulted = [r for r in asked if r.fault]
@@ -163,7 +194,7 @@ def auth(t: ClientTraffic) -> list[Check]:
         check(
             "auth.scope",
             "asks for the scopes the challenge and the metadata name",
-            narrow[:1] or authorizations[:1] if supported else None,
+            narrow[:1] or authorizations[:1] if supported or any(_param(c, "scope") for c in challenges) else None,
             failed=bool(narrow),
             detail=f"asked {_form(narrow[0]).get('scope') or 'none'}" if narrow else "",
         ),

@@ -351,6 +351,14 @@ impl RuleSpec {
                 ));
             }
         }
+        if let Some(status) = a.oauth_error.as_ref().and_then(|e| e.status) {
+            if !(400..=599).contains(&status) {
+                return Err(FieldError::at(
+                    "action.oauth_error.status",
+                    format!("an error's status is 400-599, got {status}"),
+                ));
+            }
+        }
         let answers = [
             a.http_status.is_some(),
             a.oauth_error.is_some(),

@@ -114,6 +114,11 @@ pub struct Refusal {
     pub message: String,
     /// The refused request's id, when it was readable (else the answer's id is `null`).
     pub id: Option<RequestId>,
+    /// The `WWW-Authenticate` challenge of an auth lab's `401`/`403`: sent, and recorded on the
+    /// answer (its `http.headers`), so the report knows what the client was asked for.
+    pub challenge: Option<String>,
+    /// The fault rule that shaped the refusal, if one did (both records carry its mark).
+    pub mark: Option<Arc<crate::traffic::FaultMark>>,
 }
 impl Refusal {
     /// A refusal with the generic transport error code `-32000`.
@@ -123,7 +128,20 @@ impl Refusal {
             code: -32000,
             message: message.into(),
             id: None,
+            challenge: None,
+            mark: None,
         }
+    }
+
+    /// The same refusal with this authorization challenge, marked by the rule that shaped it.
+    pub fn challenging(
+        mut self,
+        challenge: String,
+        mark: Option<Arc<crate::traffic::FaultMark>>,
+    ) -> Self {
+        self.challenge = Some(challenge);
+        self.mark = mark;
+        self
     }
 
     /// Records the refused request (with its body, if any) and the answer, then builds it.
@@ -137,31 +155,47 @@ impl Refusal {
     ) -> Response {
         let (method, path, headers) = request;
         let conn: Arc<str> = conn.unwrap_or("-").into();
-        let meta_in = FrameMeta::inbound(transport, conn.clone()).with_http(Some(http_meta(
+        let mut meta_in = FrameMeta::inbound(transport, conn.clone()).with_http(Some(http_meta(
             method,
             path,
             self.status,
             headers,
         )));
+        meta_in.fault = self.mark.clone();
         let text = String::from_utf8_lossy(body);
         let parsed = FrameSummary::http_exchange(Some(self.message.clone()))
             .text_exact(matches!(text, Cow::Borrowed(_)));
         state.server.recorder.record(&meta_in, &*text, parsed);
         let reply = json!({ "jsonrpc": "2.0", "id": self.id, "error": { "code": self.code, "message": self.message } });
         let out = reply.to_string();
-        let meta_out = FrameMeta::outbound(transport, conn)
-            .with_http(Some(Arc::new(HttpMeta::status(self.status.as_u16()))));
+        let mut answered = HttpMeta::status(self.status.as_u16());
+        if let Some(challenge) = &self.challenge {
+            let mut recorded = RecordedHeaders::with_capacity(challenge.len());
+            recorded.push("www-authenticate", challenge);
+            answered.headers = Some(recorded);
+        }
+        let mut meta_out = FrameMeta::outbound(transport, conn).with_http(Some(Arc::new(answered)));
+        meta_out.fault = self.mark;
         let parsed = FrameSummary::error_response(self.id);
         state
             .server
             .recorder
             .record(&meta_out, out.as_str(), parsed);
-        (
+        let mut response = (
             self.status,
             [(header::CONTENT_TYPE, "application/json")],
             out,
         )
-            .into_response()
+            .into_response();
+        if let Some(value) = self
+            .challenge
+            .and_then(|c| axum::http::HeaderValue::from_str(&c).ok())
+        {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
+        }
+        response
     }
 }
 /// Records an HTTP exchange that carries no JSON-RPC frame (a GET stream, a DELETE).

@@ -94,10 +94,8 @@ fn find_session(
 /// The refusal for an unknown or ended session: `404` with `-32001`, as the SDKs answer.
 fn session_gone(id: &str) -> Refusal {
     Refusal {
-        status: StatusCode::NOT_FOUND,
         code: -32001,
-        message: format!("Session not found: {id}"),
-        id: None,
+        ..Refusal::new(StatusCode::NOT_FOUND, format!("Session not found: {id}"))
     }
 }
 
@@ -156,14 +154,13 @@ pub async fn initialize(
             m,
             headers,
             Refusal {
-                status: StatusCode::BAD_REQUEST,
                 code,
-                message,
                 // An unknown method keeps its id, as on stdio (a 2026 client's server/discover
                 // probe, which falls back to initialize on the error).
                 id: (code == -32601)
                     .then(|| decoded.request().map(|r| r.id.clone()))
                     .flatten(),
+                ..Refusal::new(StatusCode::BAD_REQUEST, message)
             },
             body,
         );

@@ -38,14 +38,14 @@ pub fn client(lab: &AuthLab, assertion: &str, claimed: Option<&str>) -> Result<C
         decode_header(assertion).map_err(|e| format!("client_assertion is not a JWT: {e}"))?;
     let unverified = unverified_claims(assertion)?;
     let id = claimed.unwrap_or(&unverified.iss);
+    let client = lab
+        .client(id)
+        .ok_or_else(|| format!("unknown client {id:?}"))?;
     if unverified.iss != id || unverified.sub != id {
         return Err(format!(
             "the assertion's iss and sub must both be the client's id {id:?}"
         ));
     }
-    let client = lab
-        .client(id)
-        .ok_or_else(|| format!("unknown client {id:?}"))?;
     if client.auth_method != "private_key_jwt" {
         return Err(format!(
             "client {id:?} registered token_endpoint_auth_method {}, not private_key_jwt",

@@ -49,17 +49,17 @@ pub async fn authorize(
             .rev() // the first occurrence wins
             .collect();
     let param = |name: &str| params.get(name).map(String::as_str);
+    // A client id that is a URL is checked against its document on every request (the
+    // document may have changed, and the errors read the same each time).
     let client = match param("client_id") {
+        Some(id) if super::cimd::is_url(id) => {
+            match super::cimd::client(lab, id, param("redirect_uri")).await {
+                Ok(client) => client,
+                Err(why) => return exchange.error(StatusCode::BAD_REQUEST, "invalid_client", &why),
+            }
+        }
         Some(id) => match lab.client(id) {
             Some(client) => client,
-            None if super::cimd::is_url(id) => {
-                match super::cimd::client(lab, id, param("redirect_uri")).await {
-                    Ok(client) => client,
-                    Err(why) => {
-                        return exchange.error(StatusCode::BAD_REQUEST, "invalid_client", &why)
-                    }
-                }
-            }
             None => {
                 return exchange.error(
                     StatusCode::BAD_REQUEST,

@@ -32,7 +32,7 @@ pub async fn client(
     let seeded = lock(&lab.documents).get(url).cloned();
     let document = match seeded {
         Some(document) => document,
-        None if loopback_http(url) => {
+        None if loopback_http(url) && usable_url(url).is_ok() => {
             let limits = Limits {
                 max_bytes: MAX_BYTES,
                 timeout: Duration::from_secs(5),
@@ -41,9 +41,12 @@ pub async fn client(
             let bytes = fetch(url, &limits)
                 .await
                 .map_err(|e| format!("the Client ID Metadata Document at {url} could not be fetched: {e}"))?;
-            serde_json::from_slice::<Value>(&bytes).map_err(|e| {
+            let document = serde_json::from_slice::<Value>(&bytes).map_err(|e| {
                 format!("the Client ID Metadata Document at {url} is not JSON: {e}")
-            })?
+            })?;
+            // Fetched once: the next authorization reads this copy.
+            lab.add_client_document(url.to_string(), document.clone());
+            document
         }
         None => {
             return Err(format!(
@@ -69,16 +72,41 @@ fn loopback_http(url: &str) -> bool {
     matches!(host, "127.0.0.1" | "localhost" | "::1")
 }
 
+/// Whether `url` may be a client id: `https` (or plain HTTP on loopback, which the lab
+/// fetches), with a path other than `/`, and without a fragment, a user or password, or a `.`
+/// or `..` segment (the Client ID Metadata Document draft, §3); else what is wrong.
+fn usable_url(url: &str) -> Result<(), &'static str> {
+    let Some(rest) = url
+        .strip_prefix("https://")
+        .or_else(|| loopback_http(url).then(|| &url[7..]))
+    else {
+        return Err("a client_id URL is https");
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let path = path.split('?').next().unwrap_or("");
+    if url.contains('#') {
+        return Err("a client_id URL has no fragment");
+    }
+    if authority.contains('@') {
+        return Err("a client_id URL has no user or password");
+    }
+    if path.is_empty() || path == "/" {
+        return Err("a client_id URL has a path");
+    }
+    if path
+        .split('/')
+        .any(|segment| segment == "." || segment == "..")
+    {
+        return Err("a client_id URL has no . or .. segment");
+    }
+    Ok(())
+}
+
 /// The client `document` (found at `url`) describes, if it holds as the spec wants.
 fn checked(url: &str, document: &Value, redirect_uri: Option<&str>) -> Result<Client, String> {
     let bad = |why: String| Err(format!("the Client ID Metadata Document at {url}: {why}"));
-    let has_path = url
-        .split("://")
-        .nth(1)
-        .and_then(|rest| rest.find('/').map(|i| &rest[i..]))
-        .is_some_and(|path| path != "/");
-    if !(url.starts_with("https://") || loopback_http(url)) || !has_path {
-        return bad("a client_id URL is https, with a path".into());
+    if let Err(why) = usable_url(url) {
+        return bad(why.into());
     }
     let Some(object) = document.as_object() else {
         return bad("is not a JSON object".into());
@@ -156,7 +184,18 @@ mod tests {
             .contains("not its own URL"));
         assert!(checked("https://app.example/", &doc, None)
             .unwrap_err()
-            .contains("with a path"));
+            .contains("has a path"));
+        for (url, why) in [
+            ("https://app.example/c.json#frag", "has no fragment"),
+            ("https://app.example/a/../c.json", "has no . or .. segment"),
+            ("https://u:p@app.example/c.json", "has no user or password"),
+            ("http://app.example/c.json", "is https"),
+        ] {
+            assert_eq!(
+                usable_url(url).unwrap_err(),
+                format!("a client_id URL {why}")
+            );
+        }
         assert!(loopback_http("http://127.0.0.1:8/x") && loopback_http("http://[::1]:8/x"));
         assert!(!loopback_http("http://127.0.0.1.evil/x") && !loopback_http("https://127.0.0.1/x"));
     }

@@ -160,10 +160,16 @@ impl<'a> Exchange<'a> {
     pub fn answer(self, status: StatusCode, answer: Value) -> Response {
         let edit = self.fault.as_ref().and_then(|f| f.edit.clone());
         let (body, shown) = match &edit {
-            Some(edit) => (
-                edit.apply(&answer.to_string()),
-                edit.apply(&redact_json(&answer).to_string()),
-            ),
+            Some(edit) => {
+                let body = edit.apply(&answer.to_string());
+                // Redacted after the change, so a secret a rule put in is redacted too; text
+                // that is not JSON any more is the change applied to the redacted answer.
+                let shown = match serde_json::from_str::<Value>(&body) {
+                    Ok(changed) => redact_json(&changed).to_string(),
+                    Err(_) => edit.apply(&redact_json(&answer).to_string()),
+                };
+                (body, shown)
+            }
             None => (answer.to_string(), redact_json(&answer).to_string()),
         };
         self.record(status, shown);

@@ -21,13 +21,19 @@ pub async fn protected_resource(
     headers: HeaderMap,
 ) -> Response {
     let lab = state.auth.as_ref().expect("served only with the auth lab");
-    let document = json!({
+    let mut document = json!({
         "resource": lab.urls.resource,
         "authorization_servers": [lab.urls.issuer],
         "scopes_supported": lab.config.scopes,
         "bearer_methods_supported": ["header"],
         "resource_name": state.server.config.name,
     });
+    if lab.config.scopes.is_empty() {
+        // No scopes to publish: the member left out rather than empty.
+        document
+            .as_object_mut()
+            .map(|d| d.remove("scopes_supported"));
+    }
     let parts = (&method, uri.path(), &headers);
     let exchange = Exchange::at(
         &state,

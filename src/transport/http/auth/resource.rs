@@ -5,13 +5,15 @@
 use super::jwt::Refused;
 use super::lab::{AuthLab, AuthMode};
 use crate::server::seams::{AuthRequest, AuthStep, Challenge, Edit};
+use crate::traffic::FaultMark;
 use crate::transport::http::recording::{transport_of, Refusal};
 use crate::transport::http::state::HttpState;
 use axum::extract::Request;
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::IntoResponse;
 use axum::response::Response;
-use serde_json::Value;
+use serde_json::{json, Value};
+use std::sync::Arc;
 
 /// The paths a token is needed for: the MCP transports'.
 const PROTECTED: [&str; 3] = ["/mcp", "/sse", "/message"];
@@ -44,19 +46,18 @@ pub fn refusal(state: &HttpState, lab: &AuthLab, request: &Request) -> Option<Re
         "authorization required: send Authorization: Bearer <token>",
         Refused::description,
     );
-    let mut response = Refusal::new(StatusCode::UNAUTHORIZED, message).respond(
-        state,
-        transport,
-        None,
-        (request.method(), path, request.headers()),
-        b"",
-    );
-    if let Ok(value) = HeaderValue::from_str(&challenge(state, lab, refused)) {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, value);
-    }
-    Some(response)
+    let (challenge, mark) = challenge(state, lab, refused);
+    Some(
+        Refusal::new(StatusCode::UNAUTHORIZED, message)
+            .challenging(challenge, mark)
+            .respond(
+                state,
+                transport,
+                None,
+                (request.method(), path, request.headers()),
+                b"",
+            ),
+    )
 }
 
 /// Whether `token` opens the MCP endpoints.
@@ -85,7 +86,11 @@ fn check(lab: &AuthLab, token: &str) -> Result<(), Refused> {
 /// The `WWW-Authenticate` value: where the resource's metadata is and which scopes to ask for
 /// (OAuth), and `error="invalid_token"` when a token was presented and refused; a fault rule
 /// at the `challenge` step may change its parameters (as a JSON object).
-fn challenge(state: &HttpState, lab: &AuthLab, refused: Option<Refused>) -> String {
+fn challenge(
+    state: &HttpState,
+    lab: &AuthLab,
+    refused: Option<Refused>,
+) -> (String, Option<Arc<FaultMark>>) {
     let mut params: Vec<(String, String)> = Vec::new();
     match lab.config.mode {
         AuthMode::Oauth => {
@@ -93,7 +98,10 @@ fn challenge(state: &HttpState, lab: &AuthLab, refused: Option<Refused>) -> Stri
                 "resource_metadata".into(),
                 lab.urls.resource_metadata.clone(),
             ));
-            params.push(("scope".into(), lab.scope_text()));
+            // No scope at all rather than an empty one (RFC 6749 §3.3: one or more).
+            if !lab.config.scopes.is_empty() {
+                params.push(("scope".into(), lab.scope_text()));
+            }
         }
         AuthMode::Bearer | AuthMode::None => {
             params.push(("realm".into(), "everything-mcp".into()));
@@ -108,10 +116,11 @@ fn challenge(state: &HttpState, lab: &AuthLab, refused: Option<Refused>) -> Stri
         path: "/mcp",
         grant: None,
     };
-    if let Some(edit) = state.server.seams.auth(&request).and_then(|f| f.edit) {
+    let fault = state.server.seams.auth(&request);
+    if let Some(edit) = fault.as_ref().and_then(|f| f.edit.clone()) {
         params = edited(&params, edit.as_ref());
     }
-    bearer(&params)
+    (bearer(&params), fault.and_then(|f| f.mark))
 }
 
 /// `params` as a fault rule's change makes them, through their JSON object form.
@@ -137,7 +146,12 @@ fn bearer(params: &[(String, String)]) -> String {
     if params.is_empty() {
         return "Bearer".into();
     }
-    let parts: Vec<String> = params.iter().map(|(k, v)| format!("{k}=\"{v}\"")).collect();
+    // Each value a quoted-string (RFC 9110 §5.6.4): a quote or backslash in it escaped.
+    let quoted = |v: &str| v.replace('\\', "\\\\").replace('"', "\\\"");
+    let parts: Vec<String> = params
+        .iter()
+        .map(|(k, v)| format!("{k}=\"{}\"", quoted(v)))
+        .collect();
     format!("Bearer {}", parts.join(", "))
 }
 
@@ -152,31 +166,43 @@ pub fn scripted(lab: Option<&AuthLab>, challenge: &Challenge) -> Response {
         StatusCode::FORBIDDEN
     };
     let mut params: Vec<(String, String)> = vec![("error".into(), challenge.error.clone())];
-    let description = if invalid {
-        "the access token was refused (scripted by a fault rule)"
-    } else {
-        "insufficient_scope: the request needs another scope (scripted by a fault rule)"
-    };
-    if let Some(lab) = lab {
-        if let Some(end) = &challenge.end {
-            let why = if end == "revoked" {
-                Refused::Revoked
-            } else {
-                Refused::Expired
-            };
-            lab.end(None, why);
-        }
-        if lab.config.mode == AuthMode::Oauth {
-            let scope = challenge.scope.clone().unwrap_or_else(|| lab.scope_text());
-            params.push(("scope".into(), scope));
-            params.push((
-                "resource_metadata".into(),
-                lab.urls.resource_metadata.clone(),
-            ));
-        }
+    let oauth = lab.filter(|lab| lab.config.mode == AuthMode::Oauth);
+    // The scope named: the rule's, else the lab's (what the description says too).
+    let named = challenge
+        .scope
+        .clone()
+        .or_else(|| oauth.map(AuthLab::scope_text).filter(|s| !s.is_empty()));
+    let description = Challenge {
+        scope: named.clone(),
+        ..challenge.clone()
     }
-    params.push(("error_description".into(), description.into()));
-    let mut response = (status, description).into_response();
+    .description();
+    if let (Some(lab), Some(end)) = (lab, &challenge.end) {
+        let why = if end == "revoked" {
+            Refused::Revoked
+        } else {
+            Refused::Expired
+        };
+        lab.end(None, why);
+    }
+    if let Some(lab) = oauth {
+        if let Some(scope) = named {
+            params.push(("scope".into(), scope));
+        }
+        params.push((
+            "resource_metadata".into(),
+            lab.urls.resource_metadata.clone(),
+        ));
+    }
+    params.push(("error_description".into(), description.clone()));
+    // The body the lab's own refusals have: a JSON-RPC error.
+    let body = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32000, "message": description } });
+    let mut response = (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response();
     if let Ok(value) = HeaderValue::from_str(&bearer(&params)) {
         response
             .headers_mut()
@@ -250,13 +276,6 @@ pub async fn step_up(
         .get(&crate::transport::http::negotiation::SESSION_HEADER)
         .and_then(|v| v.to_str().ok());
     let transport = transport_of(parts.uri.path());
-    let mut response = Refusal::new(StatusCode::FORBIDDEN, description.clone()).respond(
-        state,
-        transport,
-        conn,
-        (&parts.method, parts.uri.path(), &parts.headers),
-        &bytes,
-    );
     let challenge = bearer(&[
         ("error".into(), "insufficient_scope".into()),
         ("scope".into(), scopes.join(" ")),
@@ -264,14 +283,17 @@ pub async fn step_up(
             "resource_metadata".into(),
             lab.urls.resource_metadata.clone(),
         ),
-        ("error_description".into(), description),
+        ("error_description".into(), description.clone()),
     ]);
-    if let Ok(value) = HeaderValue::from_str(&challenge) {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, value);
-    }
-    Err(response)
+    Err(Refusal::new(StatusCode::FORBIDDEN, description)
+        .challenging(challenge, None)
+        .respond(
+            state,
+            transport,
+            conn,
+            (&parts.method, parts.uri.path(), &parts.headers),
+            &bytes,
+        ))
 }
 
 /// The tools a body calls that need a scope of their own, with that scope (a batch's calls

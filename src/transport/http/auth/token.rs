@@ -56,13 +56,30 @@ pub async fn token(
     .instead()
     {
         Ok(exchange) => exchange,
-        Err(answer) => return *answer,
+        Err(answer) => return basic_challenge(&headers, *answer),
     };
     let expired = exchange.fault.as_ref().is_some_and(|f| f.expired_token);
-    match grant(lab, &headers, &form, expired) {
+    let response = match grant(lab, &headers, &form, expired) {
         Ok(answer) => exchange.answer(StatusCode::OK, answer),
         Err((status, error, description)) => exchange.error(status, error, &description),
+    };
+    basic_challenge(&headers, response)
+}
+
+/// `response`, with `WWW-Authenticate: Basic` when it refuses (`401`) a client that
+/// authenticated with HTTP Basic: RFC 6749 §5.2 has the answer name the scheme the client used.
+fn basic_challenge(headers: &HeaderMap, mut response: Response) -> Response {
+    let used_basic = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("Basic "));
+    if used_basic && response.status() == StatusCode::UNAUTHORIZED {
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            axum::http::HeaderValue::from_static("Basic realm=\"everything-mcp\""),
+        );
     }
+    response
 }
 
 /// The answer to the grant `form` asks for.
@@ -201,6 +218,7 @@ fn authenticate(
             Ok::<_, Refusal>((form_decode(id), Some(form_decode(secret))))
         })
         .transpose()?;
+    let by_basic = basic.is_some();
     let (id, secret) = match basic {
         Some(credentials) => credentials,
         None => (
@@ -215,6 +233,20 @@ fn authenticate(
         return Err(refused(
             "this client authenticates with a signed assertion (client_assertion, private_key_jwt)",
         ));
+    }
+    // A client authenticates as it registered (a client of `client_secret_basic` that sends its
+    // secret in the form is refused: the mistake the conformance suite's
+    // `auth/token-endpoint-auth-*` scenarios catch).
+    let used = if by_basic {
+        "client_secret_basic"
+    } else {
+        "client_secret_post"
+    };
+    if client.secret.is_some() && secret.is_some() && client.auth_method != used {
+        return Err(refused(&format!(
+            "this client registered token_endpoint_auth_method {}, not {used}",
+            client.auth_method
+        )));
     }
     match (&client.secret, secret) {
         (None, _) => Ok(client),
