@@ -11,7 +11,6 @@ import anyio
 import httpx
 import pytest
 from mcp import MCPError
-from mcp.shared.auth import AuthorizationCodeResult
 
 from everything_mcp import Server
 
@@ -19,13 +18,13 @@ from conftest import WAIT, envelope, texts
 from oauth_client import (
     ASM_PATH,
     PRM_PATH,
-    REDIRECT_URI,
     SCOPE,
+    HeadlessBrowser,
     MemoryStorage,
     RequestLog,
+    leaves,
     mcp_client,
     oauth_provider,
-    query_of,
 )
 
 if sys.version_info < (3, 11):
@@ -42,53 +41,12 @@ REAUTHORIZED = [("GET", PRM_PATH, 200), ("GET", ASM_PATH, 200), ("GET", "/author
 """A second authorization of a registered client: discovery again, the redirect, the code exchange."""
 
 
-def leaves(group: BaseException) -> list[BaseException]:
-    """The exceptions at the leaves of an exception group."""
-    if isinstance(group, BaseExceptionGroup):
-        return [leaf for e in group.exceptions for leaf in leaves(e)]
-    return [group]
-
-
-class Browser:
-    """The user agent of the authorization-code flow, headless and faithful: `redirect` GETs the
-    authorization URL (redirects off) and keeps the `Location` whatever it says; `callback` hands
-    the SDK its `code` (empty when the redirect has none: `AuthorizationCodeResult` needs one),
-    `state` and `iss` untouched, so the SDK's own checks decide. (`oauth_client.HeadlessBrowser`
-    asserts an approval instead.)"""
-
-    def __init__(self) -> None:
-        self.authorize_urls: list[str] = []
-        self.locations: list[str] = []
-        self._pending: AuthorizationCodeResult | None = None
-
-    async def redirect(self, url: str) -> None:
-        self.authorize_urls.append(url)
-        async with httpx.AsyncClient(timeout=WAIT, follow_redirects=False) as http:
-            r = await http.get(url)
-        assert r.status_code == 302, (r.status_code, r.text)
-        self.locations.append(r.headers["location"])
-        assert r.headers["location"].split("?", 1)[0] == REDIRECT_URI, r.headers["location"]
-        given = query_of(r.headers["location"])
-        self._pending = AuthorizationCodeResult(
-            code=given.get("code", ""), state=given.get("state"), iss=given.get("iss")
-        )
-
-    async def callback(self) -> AuthorizationCodeResult:
-        assert self._pending is not None, "the SDK asked for the callback before redirecting"
-        result, self._pending = self._pending, None
-        return result
-
-    def answers(self) -> list[dict[str, str]]:
-        """The query of every redirect back, in order."""
-        return [query_of(location) for location in self.locations]
-
-
 async def refused_at_open(
     srv: Server, mode: str, storage: MemoryStorage | None = None
-) -> tuple[list[BaseException], Browser, RequestLog]:
-    """Opens the official client (our `Browser`) on `srv`, which must fail: the leaves of what
-    it raised, the browser and the SDK's requests."""
-    browser, log, url = Browser(), RequestLog(), srv.http_url or ""
+) -> tuple[list[BaseException], HeadlessBrowser, RequestLog]:
+    """Opens the official client on `srv` (with a browser that hands on any redirect), which must
+    fail: the leaves of what it raised, the browser and the SDK's requests."""
+    browser, log, url = faithful_browser(), RequestLog(), srv.http_url or ""
     with anyio.fail_after(WAIT * 2), pytest.raises((MCPError, BaseExceptionGroup)) as raised:
         async with mcp_client(url, mode=mode, auth=oauth_provider(url, storage or MemoryStorage(), browser), log=log):
             pass
@@ -129,11 +87,20 @@ def without_stream(flow: list[tuple[str, str, int]]) -> list[tuple[str, str, int
 # --- 1. a token refused in the middle of a session, expired on the server's clock ----------------
 
 
-async def served(srv: Server, mode: str = "legacy", storage: MemoryStorage | None = None) -> tuple[Browser, RequestLog]:
-    """The official client (our `Browser`) opened on `srv`, calling echo once, served."""
-    browser, log, url = Browser(), RequestLog(), srv.http_url or ""
+async def served(
+    srv: Server, mode: str = "legacy", storage: MemoryStorage | None = None
+) -> tuple[HeadlessBrowser, RequestLog]:
+    """The official client opened on `srv` (with a browser that hands on any redirect), calling
+    echo once, served."""
+    browser, log, url = faithful_browser(), RequestLog(), srv.http_url or ""
     provider = oauth_provider(url, storage or MemoryStorage(), browser)
     with anyio.fail_after(WAIT * 2):
         async with mcp_client(url, mode=mode, auth=provider, log=log) as client:
             assert texts(await client.call_tool("echo", {"message": "hi"})) == ["Echo: hi"]
     return browser, log
+
+
+def faithful_browser() -> HeadlessBrowser:
+    """A headless browser that hands the SDK whatever the redirect says (an error, a wrong
+    `state`), so the SDK's own checks decide."""
+    return HeadlessBrowser(approvals_only=False)

@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 import secrets
+import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -28,6 +29,9 @@ from pydantic import AnyUrl
 from everything_mcp import Server
 
 from conftest import WAIT
+
+if sys.version_info < (3, 11):
+    from exceptiongroup import BaseExceptionGroup
 
 SCOPES = ["mcp:basic", "mcp:write"]
 """The scopes the tests' servers are started with (`start_http(auth="oauth", scopes=SCOPES)`)."""
@@ -109,10 +113,15 @@ class MemoryStorage:
 class HeadlessBrowser:
     """The user agent of the authorization-code flow: `redirect` GETs the authorization URL with
     redirects off (the lab approves at once) and keeps `code`, `state` and `iss` from the
-    `Location`; `callback` hands them to the SDK untouched (it checks `state` and `iss` itself)."""
+    `Location`; `callback` hands them to the SDK untouched (it checks `state` and `iss` itself).
+    `approvals_only` (the default) asserts the redirect carries a code; without it, whatever the
+    redirect says is handed on (an empty `code` when it has none: `AuthorizationCodeResult` needs
+    one), so the SDK's own checks decide: what the tests of faults want."""
 
-    def __init__(self) -> None:
+    def __init__(self, approvals_only: bool = True) -> None:
+        self.approvals_only = approvals_only
         self.authorize_urls: list[str] = []
+        self.locations: list[str] = []
         self.results: list[AuthorizationCodeResult] = []
         self._pending: AuthorizationCodeResult | None = None
 
@@ -122,16 +131,31 @@ class HeadlessBrowser:
             r = await http.get(url)
         assert r.status_code == 302, (r.status_code, r.text)
         location = r.headers["location"]
+        self.locations.append(location)
         assert location.split("?", 1)[0] == REDIRECT_URI, location
         params = dict(parse_qsl(urlsplit(location).query))
-        assert "error" not in params, location
-        self._pending = AuthorizationCodeResult(code=params["code"], state=params.get("state"), iss=params.get("iss"))
+        if self.approvals_only:
+            assert "error" not in params, location
+        self._pending = AuthorizationCodeResult(
+            code=params.get("code", ""), state=params.get("state"), iss=params.get("iss")
+        )
 
     async def callback(self) -> AuthorizationCodeResult:
         assert self._pending is not None, "the SDK asked for the callback before redirecting"
         result, self._pending = self._pending, None
         self.results.append(result)
         return result
+
+    def answers(self) -> list[dict[str, str]]:
+        """The query of every redirect back, in order."""
+        return [dict(parse_qsl(urlsplit(location).query)) for location in self.locations]
+
+
+def leaves(group: BaseException) -> list[BaseException]:
+    """The exceptions at the leaves of an exception group."""
+    if isinstance(group, BaseExceptionGroup):
+        return [leaf for e in group.exceptions for leaf in leaves(e)]
+    return [group]
 
 
 @dataclass

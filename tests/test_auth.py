@@ -38,6 +38,7 @@ from oauth_client import (
     client_metadata,
     http_flow,
     invalid_token,
+    leaves,
     mcp_client,
     oauth_provider,
     oauth_server,
@@ -57,13 +58,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDepr
 MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
 """The official client's two eras: "legacy" opens with `initialize`, "auto" (its default) with
 `server/discover` (2026-07-28)."""
-
-
-def leaves(group: BaseException) -> list[BaseException]:
-    """The exceptions at the leaves of an exception group."""
-    if isinstance(group, BaseExceptionGroup):
-        return [leaf for e in group.exceptions for leaf in leaves(e)]
-    return [group]
 
 
 # --- 1. the official client, authorization code + PKCE, both eras ------------------------------

@@ -20,8 +20,8 @@ from auth_faults_support import (
     REAUTHORIZED,
     SCRIPTED_REFUSAL,
     SECOND_CALL,
-    Browser,
     call_echo,
+    faithful_browser,
     marked,
     refusal,
     refused_at_open,
@@ -91,7 +91,7 @@ async def test_the_official_client_authorizes_again_when_its_token_is_expired_mi
     """The same rule against the official client: its second call meets the 401; its token is
     still good on its own clock, so it does not refresh: it discovers again and runs a new
     authorization (reusing its registration), then sends the call again, which is served."""
-    storage, browser, log = MemoryStorage(), Browser(), RequestLog()
+    storage, browser, log = MemoryStorage(), faithful_browser(), RequestLog()
     with oauth_server() as srv:
         base, url = base_of(srv), srv.http_url or ""
         rule = srv.faults.add(match=SECOND_CALL, action={"challenge": {"error": "invalid_token", "end": "expired"}})
@@ -181,7 +181,7 @@ async def test_the_official_client_with_a_token_dead_on_arrival(mode: str) -> No
             assert http_flow(srv) == first
             recovers = ("fail", "the access token has expired")
         else:
-            browser, log, url = Browser(), RequestLog(), srv.http_url or ""
+            browser, log, url = faithful_browser(), RequestLog(), srv.http_url or ""
             with anyio.fail_after(WAIT * 2):
                 async with mcp_client(url, auth=oauth_provider(url, MemoryStorage(), browser), log=log) as client:
                     assert client.protocol_version == "2025-11-25"
@@ -231,7 +231,7 @@ async def test_the_official_client_authorizes_again_when_its_refresh_is_refused(
     """Its first token expired on its own clock, the SDK refreshes before its next request;
     refused, it drops its tokens, sends that request without a token (401, the bare challenge)
     and runs a new authorization, reusing its registration. Every call is served."""
-    storage, browser, log = MemoryStorage(), Browser(), RequestLog()
+    storage, browser, log = MemoryStorage(), faithful_browser(), RequestLog()
     with oauth_server() as srv:
         base, url = base_of(srv), srv.http_url or ""
         early = srv.faults.add(match={"auth": "token", "nth": 1}, action=LOCALLY_EXPIRED)
@@ -260,7 +260,7 @@ async def test_a_refresh_refused_once_then_the_next_one_succeeds() -> None:
     """`"first": 1`: the first refresh is refused (a new authorization follows); every code
     exchange's token expires at once on the client's clock, so the SDK refreshes again, and that
     refresh is served."""
-    storage, browser, log = MemoryStorage(), Browser(), RequestLog()
+    storage, browser, log = MemoryStorage(), faithful_browser(), RequestLog()
     with oauth_server() as srv:
         url = srv.http_url or ""
         srv.faults.add(match={"auth": "token", "grant": "authorization_code"}, action=LOCALLY_EXPIRED)
@@ -318,7 +318,7 @@ async def test_a_token_revoked_mid_session_and_the_official_client_authorizes_ag
     """`srv.auth.revoke()` between two calls (the lab's own refusal: "the access token was
     revoked"), or `{"challenge": {"error": "invalid_token", "end": "revoked"}}` on the second
     call: the call meets a 401, the SDK authorizes again and the call is served."""
-    storage, browser, log = MemoryStorage(), Browser(), RequestLog()
+    storage, browser, log = MemoryStorage(), faithful_browser(), RequestLog()
     with oauth_server() as srv:
         url = srv.http_url or ""
         if how == "challenge":

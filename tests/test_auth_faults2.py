@@ -17,8 +17,7 @@ import pytest
 from auth_faults_support import (
     MODES,
     REAUTHORIZED,
-    Browser,
-    leaves,
+    faithful_browser,
     marked,
     refused_at_open,
     served,
@@ -41,6 +40,7 @@ from oauth_client import (
     code_grant,
     http_flow,
     jwt_claims,
+    leaves,
     mcp_client,
     oauth_provider,
     oauth_server,
@@ -250,7 +250,9 @@ async def test_a_slow_token_endpoint() -> None:
         log = Timed()
         with anyio.fail_after(WAIT * 2):
             url = srv.http_url or ""
-            async with mcp_client(url, auth=oauth_provider(url, MemoryStorage(), Browser()), log=log) as client:
+            async with mcp_client(
+                url, auth=oauth_provider(url, MemoryStorage(), faithful_browser()), log=log
+            ) as client:
                 assert texts(await client.call_tool("echo", {"message": "late"})) == ["Echo: late"]
         assert timings["/token"] >= 0.3 and rule.hits == 2
         assert [(d, p, f["action"]) for d, p, _, f in marked(srv)] == [
@@ -356,7 +358,7 @@ async def test_denied_then_approved_and_a_replayed_callback() -> None:
         assert deny.hits == 1 and [e[1] for e in http_flow(srv)].count("/register") == 1
         srv.faults.add(match={"method": "tools/call", "nth": 1}, action={"challenge": {"error": "invalid_token"}})
         (replay,) = srv.auth.consent("replay")
-        browser, url = Browser(), srv.http_url or ""
+        browser, url = faithful_browser(), srv.http_url or ""
         with anyio.fail_after(WAIT * 2), pytest.raises(BaseExceptionGroup) as ended:
             async with mcp_client(url, auth=oauth_provider(url, storage, browser)) as client:
                 await client.call_tool("echo", {"message": "never answered"})

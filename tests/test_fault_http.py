@@ -16,6 +16,7 @@ from mcp import Client, MCPError
 from everything_mcp import ConfigError, Server
 
 from conftest import WAIT, texts
+from oauth_client import leaves
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
@@ -24,13 +25,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDepr
 
 MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 FIRST_ECHO = {"method": "tools/call", "name": "echo", "nth": 1}
-
-
-def leaves(group: BaseException) -> list[BaseException]:
-    """The exceptions at the leaves of an exception group."""
-    if isinstance(group, BaseExceptionGroup):
-        return [leaf for e in group.exceptions for leaf in leaves(e)]
-    return [group]
 
 
 async def first_and_next(srv: Server, mode: str, action: dict[str, Any], timeout: float = 1.0) -> tuple[Any, list[str]]:
