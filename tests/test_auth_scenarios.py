@@ -7,8 +7,8 @@ Client ID Metadata Documents (`basic-cimd`) are in test_auth_cimd.py. Which scop
 metadata a client must refuse, `offline_access`, `iss` and JWT client assertions are in
 test_auth_scenarios2.py.
 
-Not built in the lab, so not here: `authorization-server-migration` (a second authorization
-server), `enterprise-managed-authorization` (token exchange with an IdP), `dpop`/`dpop-nonce` and
+`authorization-server-migration` is in test_auth_migration.py. Not built in the lab, so not
+here: `enterprise-managed-authorization` (token exchange with an IdP), `dpop`/`dpop-nonce` and
 `wif-jwt-bearer` (the jwt-bearer grant)."""
 
 from __future__ import annotations

@@ -166,7 +166,7 @@ def test_a_matrix_over_three_recorded_clients(tmp_path: Path) -> None:
         "errors.unknown_method": ["pass", "pass", "pass"],
     }
     ids = [line.split(" | ")[0].strip("| ") for line in out.stdout.splitlines()[3:]]
-    assert len(ids) == 45  # every check of the catalog (report/checks.py)
+    assert len(ids) == 46  # every check of the catalog (report/checks.py)
     assert rows == {"check": labels, "---": ["---", "---", "---"]} | {
         id: exercised.get(id, ["-", "-", "-"]) for id in ["subscription level", *ids]
     }

@@ -59,6 +59,14 @@ class Auth:
         ids = self._core.auth_consent(json.dumps([a if isinstance(a, str) else dict(a) for a in answers]))
         return Faults(self._core)._handles(ids)
 
+    def migrate(self) -> str:
+        """Moves the resource to the lab's second authorization server (its issuer is the first's
+        and ``/as2``): the resource's metadata names it from now on, and the first one's tokens are
+        refused (``401`` ``invalid_token``), so a client must discover it, register there anew
+        (credentials of one authorization server are not good at another) and authorize. Returns
+        the new issuer. The conformance suite's ``auth/authorization-server-migration``."""
+        return self._core.auth_migrate()
+
     def revoke(self, jti: str | None = None) -> int:
         """Revokes the token ``jti`` (every token issued so far when None): the resource answers it
         ``401`` ``invalid_token`` from now on. How many."""

@@ -37,6 +37,7 @@ TOKEN_REFUSALS = (
     "the access token has expired",
     "the access token was issued for another resource",
     "the access token was revoked",
+    "the access token was issued by an authorization server this resource no longer uses",
 )
 """How the resource refuses a token it was sent (a bare ``401`` asks for one)."""
 
@@ -164,6 +165,7 @@ def auth(t: ClientTraffic) -> list[Check]:
     mismatched = _mismatched(prm, metadata, answer, published)
     used_anyway = [r for r in [*authorizations, *tokens] if mismatched and r.seq > mismatched[0].seq]
     faulted = [r for r in asked if r.fault]
+    reused, at_new = _after_migration(prm, registrations, [*authorizations, *tokens], answer)
     loops = [r for r in faulted if _loops(r, asked)]
     return [
         check(
@@ -231,6 +233,13 @@ def auth(t: ClientTraffic) -> list[Check]:
             (no_refresh[:1] or registrations[:1]) if offered else None,
             failed=bool(no_refresh),
             detail="asked offline_access" if asked_offline else "did not ask offline_access",
+        ),
+        check(
+            "auth.migration",
+            "after the resource names another authorization server, registers there anew (no credentials carried over)",
+            reused[:1] or at_new[:1] or None,
+            failed=bool(reused),
+            detail=f"reused {_form(reused[0]).get('client_id')} at {_path(reused[0])}" if reused else "",
         ),
         check(
             "auth.faults",
@@ -327,3 +336,27 @@ def _loops(r: TrafficRecord, asked: list[TrafficRecord]) -> bool:
     """Whether the client sent the faulted request again more than 5 times in a row."""
     later = [a for a in asked if a.seq > r.seq][:6]
     return len(later) == 6 and all(_path(a) == _path(r) for a in later)
+
+
+def _after_migration(
+    prm: list[TrafficRecord], registrations: list[TrafficRecord], uses: list[TrafficRecord], answer: Any
+) -> tuple[list[TrafficRecord], list[TrafficRecord]]:
+    """When the resource's metadata named another authorization server than before (it
+    migrated): the requests to the new one that carry a client id registered at an earlier one,
+    and every request to the new one."""
+    issuers = list(
+        dict.fromkeys(
+            server
+            for r in prm
+            for server in (_body(answer(r)).get("authorization_servers") or [])[:1]
+            if isinstance(server, str)
+        )
+    )
+    if len(issuers) < 2:
+        return [], []
+    new = "/" + issuers[-1].split("://", 1)[-1].partition("/")[2]
+    at_new = [r for r in uses if _path(r).startswith(new.rstrip("/") + "/")]
+    earlier = {
+        _body(answer(r)).get("client_id") for r in registrations if not _path(r).startswith(new.rstrip("/") + "/")
+    }
+    return [r for r in at_new if _form(r).get("client_id") in earlier], at_new

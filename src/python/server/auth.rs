@@ -78,3 +78,8 @@ pub(super) fn consent(server: &PyServer, answers: &str) -> PyResult<Vec<String>>
         .map_err(|e| crate::python::errors::to_py(crate::error::Error::Fault(e.to_string())))?;
     Ok(rules.iter().map(|r| r.id.to_string()).collect())
 }
+
+/// Moves the resource to the lab's second authorization server; its issuer.
+pub(super) fn migrate(server: &PyServer) -> PyResult<String> {
+    Ok(lab(server)?.migrate())
+}

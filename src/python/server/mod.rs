@@ -172,6 +172,11 @@ impl PyServer {
         auth::add_document(self, url, document)
     }
 
+    /// Moves the resource to the auth lab's second authorization server; its issuer.
+    fn auth_migrate(&self) -> PyResult<String> {
+        auth::migrate(self)
+    }
+
     /// Scripts the consent step's next answers (`answers`: a JSON array); the rules' ids.
     fn auth_consent(&self, answers: &str) -> PyResult<Vec<String>> {
         auth::consent(self, answers)

@@ -31,15 +31,20 @@ struct AssertionClaims {
     jti: Option<String>,
 }
 
-/// The client `assertion` authenticates (`claimed`: the `client_id` the form named, if it named
+/// The client `assertion` authenticates at the authorization server `at` (`claimed`: the `client_id` the form named, if it named
 /// one), or why not (the `invalid_client` description).
-pub fn client(lab: &AuthLab, assertion: &str, claimed: Option<&str>) -> Result<Client, String> {
+pub fn client(
+    lab: &AuthLab,
+    at: usize,
+    assertion: &str,
+    claimed: Option<&str>,
+) -> Result<Client, String> {
     let header =
         decode_header(assertion).map_err(|e| format!("client_assertion is not a JWT: {e}"))?;
     let unverified = unverified_claims(assertion)?;
     let id = claimed.unwrap_or(&unverified.iss);
     let client = lab
-        .client(id)
+        .client_at(id, at)
         .ok_or_else(|| format!("unknown client {id:?}"))?;
     if unverified.iss != id || unverified.sub != id {
         return Err(format!(
@@ -58,7 +63,7 @@ pub fn client(lab: &AuthLab, assertion: &str, claimed: Option<&str>) -> Result<C
         .and_then(|j| j.get("keys"))
         .and_then(|k| serde_json::from_value(k.clone()).ok())
         .unwrap_or_default();
-    let issuer = &lab.urls.issuer;
+    let issuer = lab.issuer(at).to_string();
     let mut validation = Validation::new(header.alg);
     validation.set_audience(&[
         issuer.clone(),

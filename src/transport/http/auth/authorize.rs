@@ -34,6 +34,7 @@ pub async fn authorize(
 ) -> Response {
     let lab = state.auth.as_ref().expect("served only with the auth lab");
     let query = uri.query().unwrap_or("");
+    let at = lab.at(uri.path());
     let parts = (&method, uri.path(), &headers);
     let exchange = match Exchange::at(&state, parts, redact_form(query), AuthStep::Authorize, None)
         .await
@@ -58,7 +59,7 @@ pub async fn authorize(
                 Err(why) => return exchange.error(StatusCode::BAD_REQUEST, "invalid_client", &why),
             }
         }
-        Some(id) => match lab.client(id) {
+        Some(id) => match lab.client_at(id, at) {
             Some(client) => client,
             None => {
                 return exchange.error(
@@ -89,6 +90,7 @@ pub async fn authorize(
     };
     let back = Back {
         lab,
+        at,
         redirect_uri: redirect_uri.clone(),
         state: param("state").map(str::to_string),
     };
@@ -138,6 +140,7 @@ pub async fn authorize(
         challenge: param("code_challenge").unwrap_or_default().to_string(),
         resource: param("resource").map(str::to_string),
         scope,
+        issuer: at,
     };
     let scripted = exchange.fault.as_ref().and_then(|f| f.consent.clone());
     let answer = scripted.unwrap_or(if lab.config.consent_page {

@@ -162,6 +162,7 @@ fn checked(url: &str, document: &Value, redirect_uri: Option<&str>) -> Result<Cl
         redirect_uris,
         grant_types,
         jwks,
+        issuer: None,
         metadata: object.clone(),
     })
 }

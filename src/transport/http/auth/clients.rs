@@ -20,6 +20,9 @@ pub struct Client {
     pub grant_types: Vec<String>,
     /// Its public keys (a JWK Set), which check its assertions (`private_key_jwt`).
     pub jwks: Option<Value>,
+    /// The authorization server it registered with (an index of the lab's issuers); `None`:
+    /// every one (a Client ID Metadata Document's client, whose id is portable).
+    pub issuer: Option<usize>,
     /// The metadata as registered (what `/register` answered).
     pub metadata: Map<String, Value>,
 }
@@ -147,6 +150,7 @@ pub fn client_of(
         redirect_uris,
         grant_types,
         jwks,
+        issuer: Some(0),
         metadata: metadata.clone(),
     };
     Ok((client, metadata))

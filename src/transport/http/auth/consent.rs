@@ -56,7 +56,7 @@ ul{{list-style:none;padding:0}}button{{font-size:1rem;padding:.4rem 1.2rem;margi
         name = escape(&pending.client_name),
         resource = escape(&lab.urls.resource),
         host = escape(&host),
-        issuer = escape(&lab.urls.issuer),
+        issuer = escape(lab.issuer(pending.issuer)),
     );
     lock(&lab.pending).insert(id, pending);
     exchange.page(html, POLICY)

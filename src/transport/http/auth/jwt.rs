@@ -37,6 +37,8 @@ pub enum Refused {
     Audience,
     /// It was revoked.
     Revoked,
+    /// It was issued by an authorization server the resource no longer uses (it migrated).
+    Issuer,
 }
 
 impl Refused {
@@ -47,6 +49,9 @@ impl Refused {
             Self::Expired => "the access token has expired",
             Self::Audience => "the access token was issued for another resource",
             Self::Revoked => "the access token was revoked",
+            Self::Issuer => {
+                "the access token was issued by an authorization server this resource no longer uses"
+            }
         }
     }
 }

@@ -124,12 +124,18 @@ impl AuthConfig {
     }
 }
 
+/// The path, after the issuer's, of the second authorization server: the one the resource
+/// names once it migrates (MCP 2026-07-28, SEP-2352; the conformance suite's
+/// `auth/authorization-server-migration`).
+pub const MIGRATED: &str = "/as2";
+
 /// The URLs the lab is known by, made once when the listener is bound.
 #[derive(Debug, Clone)]
 pub struct Urls {
-    /// The issuer: the listener's base URL and the issuer path, without a trailing slash
-    /// (clients compare it as a string).
-    pub issuer: String,
+    /// The issuers: the listener's base URL and the issuer path, without a trailing slash
+    /// (clients compare it as a string); then the authorization server the resource migrates
+    /// to ([`AuthLab::migrate`]), the same and [`MIGRATED`].
+    pub issuers: [String; 2],
     /// The MCP endpoint's canonical URL: the protected resource, and every token's audience.
     pub resource: String,
     /// The protected resource metadata's URL that the challenge names.
@@ -145,7 +151,10 @@ impl Urls {
             &config.resource_metadata_path
         };
         Self {
-            issuer: format!("{}{}", config.base, config.issuer_path),
+            issuers: [
+                format!("{}{}", config.base, config.issuer_path),
+                format!("{}{}{MIGRATED}", config.base, config.issuer_path),
+            ],
             resource: format!("{}/mcp", config.base),
             resource_metadata: format!("{}{metadata_path}", config.base),
         }
@@ -181,6 +190,8 @@ pub struct Pending {
     pub resource: Option<String>,
     /// The scopes it asked for (granted unless the person unticks some).
     pub scope: String,
+    /// The authorization server asked (an index of the lab's issuers).
+    pub issuer: usize,
 }
 
 /// What a refresh token stands for.
@@ -219,6 +230,8 @@ pub struct AuthLab {
     pub(super) last_redirect: Mutex<Option<(String, String)>>,
     /// The `jti`s of client assertions already used (an assertion is good once).
     pub(super) assertions: Mutex<std::collections::HashSet<String>>,
+    /// Which of [`Urls::issuers`] the resource names and trusts: 0 until it migrates, then 1.
+    current: std::sync::atomic::AtomicUsize,
 }
 
 /// An access token as the lab lists it (never the token itself).
@@ -259,6 +272,7 @@ impl AuthLab {
                 pending: Mutex::default(),
                 last_redirect: Mutex::default(),
                 assertions: Mutex::default(),
+                current: Default::default(),
             });
             for client in lab.config.clients.clone() {
                 // Checked when the options were read (`AuthConfig::check_clients`).
@@ -276,9 +290,45 @@ impl AuthLab {
         lock(&self.documents).insert(url, document);
     }
 
-    /// The client `id`, if registered.
+    /// The client `id`, if registered (at any of the authorization servers).
     pub fn client(&self, id: &str) -> Option<Client> {
         lock(&self.clients).get(id).cloned()
+    }
+
+    /// The client `id` as the authorization server `at` knows it: registered there (a Client ID
+    /// Metadata Document's client is known everywhere). Credentials of one authorization server
+    /// are not good at another.
+    pub(super) fn client_at(&self, id: &str, at: usize) -> Option<Client> {
+        self.client(id)
+            .filter(|c| c.issuer.is_none_or(|issuer| issuer == at))
+    }
+
+    /// Which authorization server a request to `path` is for: the migrated one's paths are under
+    /// its issuer's (`/as2/token`), or end with it (`/.well-known/oauth-authorization-server/as2`).
+    pub(super) fn at(&self, path: &str) -> usize {
+        let second = format!("{}{MIGRATED}", self.config.issuer_path);
+        let under = path
+            .strip_prefix(&second)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+        usize::from(under || path.ends_with(&second))
+    }
+
+    /// The issuer of authorization server `at`.
+    pub fn issuer(&self, at: usize) -> &str {
+        &self.urls.issuers[at]
+    }
+
+    /// Which authorization server the resource names now (and whose tokens it takes).
+    pub fn current(&self) -> usize {
+        self.current.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// The resource moves to the second authorization server: its metadata names that one from
+    /// now on, and tokens of the first are refused (`401 invalid_token`); a client registers
+    /// there anew. Its issuer.
+    pub fn migrate(&self) -> String {
+        self.current.store(1, std::sync::atomic::Ordering::Release);
+        self.urls.issuers[1].clone()
     }
 
     /// Every registered client's metadata, as `/register` answered it but without its secret.
@@ -337,7 +387,7 @@ impl AuthLab {
     /// Registers a client from the test (pre-registration): `metadata` as `/register` takes it;
     /// what it answers (with the secret), or why it refused.
     pub fn register(&self, metadata: Map<String, Value>) -> Result<Map<String, Value>, String> {
-        self.registered(metadata, true)
+        self.registered(metadata, true, self.current())
             .map_err(|(error, description)| format!("{error}: {description}"))
     }
 
@@ -347,8 +397,10 @@ impl AuthLab {
         &self,
         metadata: Map<String, Value>,
         pre: bool,
+        at: usize,
     ) -> Result<Map<String, Value>, Refusal> {
-        let (client, answer) = client_of(metadata, jwt::seconds(self.clock.wall()), pre)?;
+        let (mut client, answer) = client_of(metadata, jwt::seconds(self.clock.wall()), pre)?;
+        client.issuer = Some(at);
         lock(&self.clients).insert(client.id.clone(), client);
         Ok(answer)
     }

@@ -23,7 +23,7 @@ pub async fn protected_resource(
     let lab = state.auth.as_ref().expect("served only with the auth lab");
     let mut document = json!({
         "resource": lab.urls.resource,
-        "authorization_servers": [lab.urls.issuer],
+        "authorization_servers": [lab.issuer(lab.current())],
         "scopes_supported": lab.config.scopes,
         "bearer_methods_supported": ["header"],
         "resource_name": state.server.config.name,
@@ -57,7 +57,7 @@ pub async fn authorization_server(
     headers: HeaderMap,
 ) -> Response {
     let lab = state.auth.as_ref().expect("served only with the auth lab");
-    let issuer = &lab.urls.issuer;
+    let issuer = lab.issuer(lab.at(uri.path()));
     let document = json!({
         "issuer": issuer,
         "authorization_endpoint": format!("{issuer}/authorize"),

@@ -44,9 +44,10 @@ use std::sync::Arc;
 /// `issuer_path` `/t1`, `/t1/authorize`, and the metadata at
 /// `/.well-known/oauth-authorization-server/t1`, `/.well-known/openid-configuration/t1` and
 /// `/t1/.well-known/openid-configuration` (RFC 8414 §3.1, OpenID discovery's path appended).
+/// The second authorization server, the one the resource migrates to, is the same under
+/// `{issuer_path}/as2`.
 pub fn routes(state: Arc<HttpState>) -> Router {
     let lab = state.auth.as_ref().expect("routed only with the auth lab");
-    let tenant = lab.config.issuer_path.clone();
     let mut router = Router::new()
         .route(
             "/.well-known/oauth-protected-resource",
@@ -55,24 +56,29 @@ pub fn routes(state: Arc<HttpState>) -> Router {
         .route(
             "/.well-known/oauth-protected-resource/{*path}",
             get(metadata::protected_resource),
-        )
-        .route(
-            &format!("/.well-known/oauth-authorization-server{tenant}"),
-            get(metadata::authorization_server),
-        )
-        .route(
-            &format!("/.well-known/openid-configuration{tenant}"),
-            get(metadata::authorization_server),
-        )
-        .route(&format!("{tenant}/authorize"), get(authorize::authorize))
-        .route(&format!("{tenant}/authorize/decide"), post(consent::decide))
-        .route(&format!("{tenant}/token"), post(token::token))
-        .route(&format!("{tenant}/register"), post(register::register));
-    if !tenant.is_empty() {
-        router = router.route(
-            &format!("{tenant}/.well-known/openid-configuration"),
-            get(metadata::authorization_server),
         );
+    // The authorization server, and the one the resource can migrate to, under its own path.
+    let first = lab.config.issuer_path.clone();
+    for tenant in [first.clone(), format!("{first}{}", lab::MIGRATED)] {
+        router = router
+            .route(
+                &format!("/.well-known/oauth-authorization-server{tenant}"),
+                get(metadata::authorization_server),
+            )
+            .route(
+                &format!("/.well-known/openid-configuration{tenant}"),
+                get(metadata::authorization_server),
+            )
+            .route(&format!("{tenant}/authorize"), get(authorize::authorize))
+            .route(&format!("{tenant}/authorize/decide"), post(consent::decide))
+            .route(&format!("{tenant}/token"), post(token::token))
+            .route(&format!("{tenant}/register"), post(register::register));
+        if !tenant.is_empty() {
+            router = router.route(
+                &format!("{tenant}/.well-known/openid-configuration"),
+                get(metadata::authorization_server),
+            );
+        }
     }
     let custom = &lab.config.resource_metadata_path;
     if !custom.is_empty() && !custom.starts_with("/.well-known/oauth-protected-resource") {

@@ -23,6 +23,7 @@ pub fn answered(
 ) -> Response {
     let mut back = Back {
         lab,
+        at: pending.issuer,
         redirect_uri: pending.redirect_uri.clone(),
         state: pending.state.clone(),
     };
@@ -67,8 +68,10 @@ pub fn answered(
 
 /// Where the answer goes back to: the client's redirect URI, with its `state` and our `iss`.
 pub(super) struct Back<'a> {
-    /// The lab (its issuer).
+    /// The lab.
     pub(super) lab: &'a AuthLab,
+    /// Which of its authorization servers answers (its issuer is the `iss`).
+    pub(super) at: usize,
     /// The client's redirect URI.
     pub(super) redirect_uri: String,
     /// The request's `state`, sent back as it came.
@@ -95,7 +98,7 @@ impl Back<'_> {
         if let Some(state) = &self.state {
             all.push(("state".into(), state.clone()));
         }
-        all.push(("iss".into(), self.lab.urls.issuer.clone()));
+        all.push(("iss".into(), self.lab.issuer(self.at).to_string()));
         if let Some(edit) = exchange.fault.as_ref().and_then(|f| f.edit.clone()) {
             all = edited(&all, edit.as_ref() as &dyn Edit);
         }

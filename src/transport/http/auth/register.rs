@@ -40,7 +40,7 @@ pub async fn register(
             )
         }
     };
-    match lab.registered(metadata, false) {
+    match lab.registered(metadata, false, lab.at(uri.path())) {
         Ok(client) => exchange.answer(StatusCode::CREATED, Value::Object(client)),
         Err((error, description)) => exchange.error(StatusCode::BAD_REQUEST, error, &description),
     }

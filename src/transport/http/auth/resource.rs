@@ -75,6 +75,9 @@ fn check(lab: &AuthLab, token: &str) -> Result<(), Refused> {
             let claims = lab
                 .keys
                 .check(token, &lab.urls.resource, lab.clock.wall())?;
+            if claims.iss != lab.issuer(lab.current()) {
+                return Err(Refused::Issuer);
+            }
             match lab.ended(&claims.jti) {
                 Some(why) => Err(why),
                 None => Ok(()),

@@ -59,7 +59,8 @@ pub async fn token(
         Err(answer) => return basic_challenge(&headers, *answer),
     };
     let expired = exchange.fault.as_ref().is_some_and(|f| f.expired_token);
-    let response = match grant(lab, &headers, &form, expired) {
+    let at = lab.at(uri.path());
+    let response = match grant((lab, at), &headers, &form, expired) {
         Ok(answer) => exchange.answer(StatusCode::OK, answer),
         Err((status, error, description)) => exchange.error(status, error, &description),
     };
@@ -84,13 +85,13 @@ fn basic_challenge(headers: &HeaderMap, mut response: Response) -> Response {
 
 /// The answer to the grant `form` asks for.
 fn grant(
-    lab: &AuthLab,
+    (lab, at): (&AuthLab, usize),
     headers: &HeaderMap,
     form: &HashMap<String, String>,
     expired: bool,
 ) -> Result<Value, Refusal> {
     let field = |name: &str| form.get(name).map(String::as_str);
-    let client = authenticate(lab, headers, form)?;
+    let client = authenticate((lab, at), headers, form)?;
     if let Some(resource) = field("resource") {
         if resource != lab.urls.resource {
             return Err(bad(
@@ -135,7 +136,7 @@ fn grant(
                     "the authorization request named a resource: send it again",
                 ));
             }
-            Ok(issue(lab, &client, &issued.scope, true, expired))
+            Ok(issue((lab, at), &client, &issued.scope, true, expired))
         }
         Some("refresh_token") => {
             let token = field("refresh_token")
@@ -152,7 +153,7 @@ fn grant(
                     "the refresh token was issued to another client",
                 ));
             }
-            Ok(issue(lab, &client, &grant.scope, true, expired))
+            Ok(issue((lab, at), &client, &grant.scope, true, expired))
         }
         Some("client_credentials") => {
             if client.auth_method == "none"
@@ -169,7 +170,7 @@ fn grant(
                     "a requested scope is not one this server knows",
                 )
             })?;
-            Ok(issue(lab, &client, &scope, false, expired))
+            Ok(issue((lab, at), &client, &scope, false, expired))
         }
         Some(other) => Err(bad(
             "unsupported_grant_type",
@@ -188,7 +189,7 @@ fn bad(error: &'static str, description: impl Into<String>) -> Refusal {
 /// the form (`client_secret_post`), a signed assertion (`private_key_jwt`), or only its id (a
 /// public client, `none`).
 fn authenticate(
-    lab: &AuthLab,
+    (lab, at): (&AuthLab, usize),
     headers: &HeaderMap,
     form: &HashMap<String, String>,
 ) -> Result<Client, Refusal> {
@@ -199,8 +200,13 @@ fn authenticate(
                 "client_assertion_type must be {ASSERTION_TYPE}"
             )));
         }
-        return super::assertion::client(lab, assertion, form.get("client_id").map(String::as_str))
-            .map_err(|why| refused(&why));
+        return super::assertion::client(
+            lab,
+            at,
+            assertion,
+            form.get("client_id").map(String::as_str),
+        )
+        .map_err(|why| refused(&why));
     }
     let basic = headers
         .get(header::AUTHORIZATION)
@@ -228,7 +234,9 @@ fn authenticate(
             form.get("client_secret").cloned(),
         ),
     };
-    let client = lab.client(&id).ok_or_else(|| refused("unknown client"))?;
+    let client = lab
+        .client_at(&id, at)
+        .ok_or_else(|| refused("unknown client"))?;
     if client.auth_method == "private_key_jwt" {
         return Err(refused(
             "this client authenticates with a signed assertion (client_assertion, private_key_jwt)",
@@ -273,7 +281,13 @@ pub fn s256(verifier: &str) -> String {
 
 /// A new access token for `client` (and a refresh token, when `refreshable` and the client
 /// registered that grant), as `/token` answers.
-fn issue(lab: &AuthLab, client: &Client, scope: &str, refreshable: bool, expired: bool) -> Value {
+fn issue(
+    (lab, at): (&AuthLab, usize),
+    client: &Client,
+    scope: &str,
+    refreshable: bool,
+    expired: bool,
+) -> Value {
     let now = lab.clock.wall();
     let ttl = lab.config.token_ttl;
     // A fault rule's `expired_token`: dead on arrival, whatever `expires_in` says.
@@ -283,7 +297,7 @@ fn issue(lab: &AuthLab, client: &Client, scope: &str, refreshable: bool, expired
         seconds(now + ttl)
     };
     let claims = Claims {
-        iss: lab.urls.issuer.clone(),
+        iss: lab.issuer(at).to_string(),
         sub: client.id.clone(),
         aud: lab.urls.resource.clone(),
         exp,

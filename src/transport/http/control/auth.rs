@@ -128,3 +128,12 @@ pub async fn consent(State(state): State<Arc<HttpState>>, body: Bytes) -> Respon
         Err(e) => bad(&e.field, e.message),
     }
 }
+
+/// `POST /_control/auth/migrate`: the resource moves to the lab's second authorization server
+/// (its metadata names it, tokens of the first are refused); `{"issuer": ...}`, the new one.
+pub async fn migrate(State(state): State<Arc<HttpState>>) -> Response {
+    match state.auth.as_deref() {
+        Some(lab) => answer(StatusCode::OK, json!({ "issuer": lab.migrate() })),
+        None => off(),
+    }
+}

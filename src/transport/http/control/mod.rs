@@ -62,6 +62,7 @@ const ENDPOINTS: &[&str] = &[
     "POST /_control/auth/tokens/expire",
     "POST /_control/auth/documents",
     "POST /_control/auth/consent",
+    "POST /_control/auth/migrate",
 ];
 
 /// The control API's routes, to be merged at the root of the app.
@@ -105,6 +106,7 @@ pub fn routes(state: Arc<HttpState>) -> Router {
         .route("/_control/auth/tokens", get(auth::tokens))
         .route("/_control/auth/documents", post(auth::add_document))
         .route("/_control/auth/consent", post(auth::consent))
+        .route("/_control/auth/migrate", post(auth::migrate))
         .route("/_control/auth/tokens/revoke", post(auth::revoke))
         .route("/_control/auth/tokens/expire", post(auth::expire))
         .route(
