@@ -36,13 +36,11 @@ pub async fn authorize(
     let query = uri.query().unwrap_or("");
     let at = lab.at(uri.path());
     let parts = (&method, uri.path(), &headers);
-    let exchange = match Exchange::at(&state, parts, redact_form(query), AuthStep::Authorize, None)
-        .await
-        .instead()
-    {
-        Ok(exchange) => exchange,
-        Err(answer) => return *answer,
-    };
+    let exchange =
+        match Exchange::at(&state, parts, redact_form(query), AuthStep::Authorize, None).await {
+            Ok(exchange) => exchange,
+            Err(answer) => return *answer,
+        };
     let params: HashMap<String, String> =
         serde_urlencoded::from_str::<Vec<(String, String)>>(query)
             .unwrap_or_default()

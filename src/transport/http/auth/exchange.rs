@@ -90,14 +90,16 @@ pub struct Exchange<'a> {
 
 impl<'a> Exchange<'a> {
     /// The exchange of a request to `path` that sent `sent` (redacted already), through the
-    /// auth seam at `step` (`grant`: the token request's): a rule's delay is waited out here.
+    /// auth seam at `step` (`grant`: the token request's): a rule's delay is waited out here,
+    /// and the answer a rule gives instead of serving the request, if it gives one, is the
+    /// `Err` ([`Exchange::instead`]).
     pub async fn at(
         state: &'a HttpState,
         (method, path, headers): (&'a Method, &'a str, &'a HeaderMap),
         sent: String,
         step: AuthStep,
         grant: Option<&str>,
-    ) -> Exchange<'a> {
+    ) -> Result<Exchange<'a>, Box<Response>> {
         let fault = state.server.seams.auth(&AuthRequest { step, path, grant });
         if let (Some(delay), Some(lab)) = (fault.as_ref().and_then(|f| f.delay), &state.auth) {
             lab.clock.sleep(delay).await;
@@ -106,6 +108,7 @@ impl<'a> Exchange<'a> {
             fault,
             ..Self::new(state, (method, path, headers), sent)
         }
+        .instead()
     }
 
     /// The exchange of a request that does not pass the auth seam.
@@ -127,7 +130,7 @@ impl<'a> Exchange<'a> {
     /// The answer a fault rule gives instead of serving the request, if it gives one: its
     /// HTTP status (with headers and body), or its OAuth error (except at `/authorize`, which
     /// redirects with it: [`Exchange::scripted_error`]).
-    pub fn instead(self) -> Result<Self, Box<Response>> {
+    fn instead(self) -> Result<Self, Box<Response>> {
         let Some(fault) = &self.fault else {
             return Ok(self);
         };

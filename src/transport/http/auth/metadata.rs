@@ -9,7 +9,7 @@ use crate::transport::http::state::HttpState;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
-use serde_json::json;
+use serde_json::{json, Value};
 use std::sync::Arc;
 
 /// `GET /.well-known/oauth-protected-resource[/mcp]` (and the custom URL): the MCP endpoint
@@ -34,19 +34,13 @@ pub async fn protected_resource(
             .as_object_mut()
             .map(|d| d.remove("scopes_supported"));
     }
-    let parts = (&method, uri.path(), &headers);
-    let exchange = Exchange::at(
+    served(
         &state,
-        parts,
-        String::new(),
+        (&method, uri.path(), &headers),
         AuthStep::ProtectedResource,
-        None,
+        document,
     )
-    .await;
-    match exchange.instead() {
-        Ok(exchange) => exchange.answer(StatusCode::OK, document),
-        Err(answer) => *answer,
-    }
+    .await
 }
 
 /// The authorization server's metadata (RFC 8414 and OpenID discovery alike).
@@ -72,16 +66,24 @@ pub async fn authorization_server(
         "authorization_response_iss_parameter_supported": true,
         "client_id_metadata_document_supported": true,
     });
-    let parts = (&method, uri.path(), &headers);
-    let exchange = Exchange::at(
+    served(
         &state,
-        parts,
-        String::new(),
+        (&method, uri.path(), &headers),
         AuthStep::AuthorizationServer,
-        None,
+        document,
     )
-    .await;
-    match exchange.instead() {
+    .await
+}
+
+/// A discovery document answered `200`, through the auth seam at `step` (a rule may answer
+/// instead, or change the document).
+async fn served(
+    state: &HttpState,
+    request: (&Method, &str, &HeaderMap),
+    step: AuthStep,
+    document: Value,
+) -> Response {
+    match Exchange::at(state, request, String::new(), step, None).await {
         Ok(exchange) => exchange.answer(StatusCode::OK, document),
         Err(answer) => *answer,
     }

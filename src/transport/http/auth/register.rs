@@ -23,10 +23,7 @@ pub async fn register(
     let lab = state.auth.as_ref().expect("served only with the auth lab");
     let sent = String::from_utf8_lossy(&body).into_owned();
     let parts = (&method, uri.path(), &headers);
-    let exchange = match Exchange::at(&state, parts, sent, AuthStep::Register, None)
-        .await
-        .instead()
-    {
+    let exchange = match Exchange::at(&state, parts, sent, AuthStep::Register, None).await {
         Ok(exchange) => exchange,
         Err(answer) => return *answer,
     };

@@ -53,7 +53,6 @@ pub async fn token(
         grant_type,
     )
     .await
-    .instead()
     {
         Ok(exchange) => exchange,
         Err(answer) => return basic_challenge(&headers, *answer),
