@@ -10,6 +10,7 @@ with several HTTP clients at once, each is shown the same flow)."""
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from typing import Any
@@ -100,11 +101,13 @@ def auth(t: ClientTraffic) -> list[Check]:
     """The authorization flow's checks (not exercised without the auth lab)."""
     flow = [r for r in t.records if r.conn == AUTH_CONN or _refusal(r)]
     asked = [r for r in flow if r.dir == "in"]
-    answers = {r.seq: r for r in flow if r.dir == "out"}
+    answers = [r for r in flow if r.dir == "out"]
+    answered_at = [r.seq for r in answers]
 
     def answer(request: TrafficRecord) -> TrafficRecord | None:
-        later = [s for s in answers if s > request.seq]
-        return answers[min(later)] if later else None
+        """The first answer after `request` (a search, not a scan: called per request)."""
+        i = bisect.bisect_right(answered_at, request.seq)
+        return answers[i] if i < len(answers) else None
 
     # A custom metadata URL (`resource_metadata_path`) is known by what it answered.
     prm = [r for r in asked if _path(r).startswith(PRM) or "authorization_servers" in _body(answer(r))]
