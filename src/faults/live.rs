@@ -29,7 +29,8 @@ pub struct Rule {
     uri: Option<Regex>,
     /// `match.path` compiled (a rule about the auth lab).
     path: Option<Regex>,
-    /// What the rule does to a request to the auth lab it hits (a rule with `match.auth`).
+    /// What the rule does to a request to the auth lab it hits (a rule with `match.auth`; a
+    /// range's delay is its placeholder, drawn per hit by [`Rule::auth_now`]).
     pub(super) auth: Option<AuthVerdict>,
     /// What the rule does to a frame it hits, built once.
     pub(super) verdict: Verdict,
@@ -193,6 +194,22 @@ impl Rule {
         next_unit(&self.draw)
     }
 
+    /// What the rule does to a request to the auth lab it hit now: its verdict, with a range's
+    /// delay drawn, as for a frame.
+    pub(super) fn auth_now(&self) -> Option<AuthVerdict> {
+        let mut verdict = self.auth.clone()?;
+        if let Some(DelayMs::Range([min, max])) = self.spec.action.delay_ms {
+            verdict.delay = Some(Duration::from_millis(self.drawn(min, max)));
+        }
+        Some(verdict)
+    }
+
+    /// A delay drawn from `[min, max]` (inclusive) by the rule's seeded delay sequence.
+    fn drawn(&self, min: u64, max: u64) -> u64 {
+        let span = (max - min) as f64;
+        (min + (next_unit(&self.delay_draw) * (span + 1.0)).floor() as u64).min(max)
+    }
+
     /// What the rule does to the frame it hit now: its verdict, with a range's delay drawn
     /// and a hold's signal made for this request.
     pub(super) fn verdict_now(&self) -> Verdict {
@@ -201,11 +218,7 @@ impl Rule {
             (
                 Inbound::Delay(by, _) | Inbound::DelayAnswer(by),
                 Some(DelayMs::Range([min, max])),
-            ) => {
-                let span = (max - min) as f64;
-                let drawn = min + (next_unit(&self.delay_draw) * (span + 1.0)).floor() as u64;
-                *by = Duration::from_millis(drawn.min(max));
-            }
+            ) => *by = Duration::from_millis(self.drawn(min, max)),
             (Inbound::AfterCancel(signal), _) => *signal = Signal::default(),
             _ => {}
         }

@@ -129,7 +129,7 @@ impl Hooks for RuleSet {
 
     fn auth(&self, request: &AuthRequest<'_>) -> Option<AuthVerdict> {
         self.first_firing(&self.auth, |rule| rule.admits_auth(request))
-            .and_then(|rule| rule.auth.clone())
+            .and_then(|rule| rule.auth_now())
     }
 
     fn transport(&self, event: &TransportEvent<'_>) -> Transport {

@@ -6,7 +6,7 @@
 //! client and its redirect URIs, and the request's `redirect_uri` is one of them. It fetches
 //! nothing else: a test server reaches no network.
 
-use super::clients::Client;
+use super::clients::{loopback_http, Client};
 use super::lab::AuthLab;
 use crate::catalog::everything::fetch::{fetch, Limits};
 use crate::lock::lock;
@@ -57,19 +57,6 @@ pub async fn client(
     let client = checked(url, &document, redirect_uri)?;
     lock(&lab.clients).insert(client.id.clone(), client.clone());
     Ok(client)
-}
-
-/// Whether `url` is plain HTTP on a loopback host (what the lab may fetch).
-fn loopback_http(url: &str) -> bool {
-    let Some(rest) = url.strip_prefix("http://") else {
-        return false;
-    };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or(""),
-        None => authority.split(':').next().unwrap_or(""),
-    };
-    matches!(host, "127.0.0.1" | "localhost" | "::1")
 }
 
 /// Whether `url` may be a client id: `https` (or plain HTTP on loopback, which the lab

@@ -159,26 +159,21 @@ pub fn client_of(
 /// Whether `uri` may be a redirect URI: `https`, or `http` on a loopback host (RFC 8252), with
 /// no fragment.
 fn acceptable_redirect(uri: &str) -> bool {
-    if uri.contains('#') {
-        return false;
-    }
-    if uri.starts_with("https://") {
-        return true;
-    }
-    let Some(rest) = uri.strip_prefix("http://") else {
+    !uri.contains('#') && (uri.starts_with("https://") || loopback_http(uri))
+}
+
+/// Whether `url` is plain HTTP on a loopback host (`localhost`, `127.0.0.1`, `[::1]`): what a
+/// redirect URI may be without TLS, and what the lab may fetch a client's document from.
+pub fn loopback_http(url: &str) -> bool {
+    let Ok(uri) = url.parse::<hyper::Uri>() else {
         return false;
     };
-    let authority = rest.split(['/', '?']).next().unwrap_or("");
-    let host = if authority.starts_with('[') {
-        authority
-            .split(']')
-            .next()
-            .map(|h| format!("{h}]"))
-            .unwrap_or_default()
-    } else {
-        authority.split(':').next().unwrap_or("").to_string()
-    };
-    matches!(host.as_str(), "127.0.0.1" | "localhost" | "[::1]")
+    let host = uri.host().unwrap_or("").trim_matches(['[', ']']);
+    uri.scheme_str() == Some("http")
+        && (host == "localhost"
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback()))
 }
 
 #[cfg(test)]

@@ -61,6 +61,9 @@ impl Refused {
 pub struct Keys {
     encoding: EncodingKey,
     decoding: DecodingKey,
+    /// What [`Keys::check`] has the JWT library check (the signature; expiry and audience are
+    /// judged here): made once, not per request.
+    validation: Validation,
 }
 
 impl Keys {
@@ -68,9 +71,15 @@ impl Keys {
     pub fn random() -> Self {
         let mut secret = [0u8; 32];
         getrandom::fill(&mut secret).expect("the OS random source");
+        let mut validation = Validation::new(Algorithm::HS256);
+        // Expiry is judged on the server's clock (a test may have moved it), the audience here.
+        validation.validate_exp = false;
+        validation.validate_aud = false;
+        validation.required_spec_claims.clear();
         Self {
             encoding: EncodingKey::from_secret(&secret),
             decoding: DecodingKey::from_secret(&secret),
+            validation,
         }
     }
 
@@ -83,12 +92,7 @@ impl Keys {
     /// The claims of `token` if this key signed it, it is for `audience` and not expired at
     /// `now` (revocation is the caller's to check).
     pub fn check(&self, token: &str, audience: &str, now: SystemTime) -> Result<Claims, Refused> {
-        let mut validation = Validation::new(Algorithm::HS256);
-        // Expiry is judged on the server's clock (a test may have moved it), the audience here.
-        validation.validate_exp = false;
-        validation.validate_aud = false;
-        validation.required_spec_claims.clear();
-        let claims = decode::<Claims>(token, &self.decoding, &validation)
+        let claims = decode::<Claims>(token, &self.decoding, &self.validation)
             .map_err(|_| Refused::Invalid)?
             .claims;
         if claims.aud != audience {

@@ -140,6 +140,9 @@ pub struct Urls {
     pub resource: String,
     /// The protected resource metadata's URL that the challenge names.
     pub resource_metadata: String,
+    /// The path of the second authorization server's issuer after the base (`/as2`, or
+    /// `/tenant1/as2`): how a request is known to be for it.
+    pub migrated_path: String,
 }
 
 impl Urls {
@@ -157,6 +160,7 @@ impl Urls {
             ],
             resource: format!("{}/mcp", config.base),
             resource_metadata: format!("{}{metadata_path}", config.base),
+            migrated_path: format!("{}{MIGRATED}", config.issuer_path),
         }
     }
 }
@@ -306,11 +310,11 @@ impl AuthLab {
     /// Which authorization server a request to `path` is for: the migrated one's paths are under
     /// its issuer's (`/as2/token`), or end with it (`/.well-known/oauth-authorization-server/as2`).
     pub(super) fn at(&self, path: &str) -> usize {
-        let second = format!("{}{MIGRATED}", self.config.issuer_path);
+        let second = &self.urls.migrated_path;
         let under = path
-            .strip_prefix(&second)
+            .strip_prefix(second.as_str())
             .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
-        usize::from(under || path.ends_with(&second))
+        usize::from(under || path.ends_with(second.as_str()))
     }
 
     /// The issuer of authorization server `at`.
