@@ -1,6 +1,7 @@
 //! A fault rule's action as written: what happens to a frame it hits (an answer instead, a drop,
 //! a delay, a hold, an HTTP status), what it changes in the answer, and what it sends first.
 
+pub use crate::server::seams::{ChallengeError, TokenEnd};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -173,33 +174,14 @@ pub struct Action {
 pub struct ChallengeAction {
     /// `invalid_token` (`401`) or `insufficient_scope` (`403`).
     pub error: ChallengeError,
-    /// The scope it names (default: the lab's scopes; for `insufficient_scope`, say which).
+    /// The scope it names: for `insufficient_scope`, required; for `invalid_token`, the lab's
+    /// scopes when not given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
     /// With `invalid_token`: every access token issued so far ends too, `expired` or
     /// `revoked`, so a retry with the same token is refused as well.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end: Option<TokenEnd>,
-}
-
-/// The errors of an authorization challenge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ChallengeError {
-    /// `401`: the token is refused.
-    InvalidToken,
-    /// `403`: the token lacks a scope.
-    InsufficientScope,
-}
-
-/// How tokens end on a `challenge`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TokenEnd {
-    /// As if their lifetime were over.
-    Expired,
-    /// Revoked.
-    Revoked,
 }
 
 /// The OAuth error an `oauth_error` action answers.

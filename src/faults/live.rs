@@ -1,7 +1,7 @@
 //! A rule in force: what was written, compiled once (its URI pattern, its verdict, its change),
 //! and what it has seen (its counts, its seeded draws).
 
-use super::action::{ChallengeError, DelayMs, Disconnect, TokenEnd};
+use super::action::{ChallengeError, DelayMs, Disconnect};
 use super::change::Change;
 use super::rule::RuleSpec;
 use crate::field_error::FieldError;
@@ -271,27 +271,18 @@ impl Rule {
             })),
             _ if a.challenge.is_some() => {
                 let c = a.challenge.as_ref().expect("checked");
-                let invalid = c.error == ChallengeError::InvalidToken;
                 Inbound::Http(Arc::new(HttpAnswer {
-                    status: if invalid { 401 } else { 403 },
+                    status: match c.error {
+                        ChallengeError::InvalidToken => 401,
+                        ChallengeError::InsufficientScope => 403,
+                    },
                     headers: Vec::new(),
                     body: String::new(),
                     end_session: false,
                     challenge: Some(Challenge {
-                        error: if invalid {
-                            "invalid_token"
-                        } else {
-                            "insufficient_scope"
-                        }
-                        .into(),
+                        error: c.error,
                         scope: c.scope.clone(),
-                        end: c.end.map(|e| {
-                            match e {
-                                TokenEnd::Expired => "expired",
-                                TokenEnd::Revoked => "revoked",
-                            }
-                            .into()
-                        }),
+                        end: c.end,
                     }),
                 }))
             }

@@ -109,12 +109,48 @@ pub struct HttpAnswer {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Challenge {
     /// `invalid_token` (`401`) or `insufficient_scope` (`403`).
-    pub error: String,
+    pub error: ChallengeError,
     /// The scope the challenge names (default: the lab's).
     pub scope: Option<String>,
-    /// Whether every access token issued so far ends too, as `expired` or `revoked` (so the
-    /// client's retry with the same token is refused as well): a token that dies mid-session.
-    pub end: Option<String>,
+    /// Whether every access token issued so far ends too, and how (so the client's retry with
+    /// the same token is refused as well): a token that dies mid-session.
+    pub end: Option<TokenEnd>,
+}
+
+/// The errors of an authorization challenge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChallengeError {
+    /// `401`: the token is refused.
+    InvalidToken,
+    /// `403`: the token lacks a scope.
+    InsufficientScope,
+}
+
+/// How tokens end on a `challenge`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenEnd {
+    /// As if their lifetime were over.
+    Expired,
+    /// Revoked.
+    Revoked,
+}
+
+/// How the resource says an access token expired (its `401`'s `error_description`).
+pub const TOKEN_EXPIRED: &str = "the access token has expired";
+
+/// How the resource says an access token was revoked.
+pub const TOKEN_REVOKED: &str = "the access token was revoked";
+
+impl ChallengeError {
+    /// The challenge's `error`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidToken => "invalid_token",
+            Self::InsufficientScope => "insufficient_scope",
+        }
+    }
 }
 
 impl Challenge {
@@ -122,11 +158,13 @@ impl Challenge {
     /// has expired` (or `was revoked`, `was refused`), or `insufficient_scope: the request needs
     /// SCOPE`.
     pub fn description(&self) -> String {
-        match (self.error.as_str(), self.end.as_deref()) {
-            ("invalid_token", Some("expired")) => "the access token has expired".into(),
-            ("invalid_token", Some("revoked")) => "the access token was revoked".into(),
-            ("invalid_token", _) => "the access token was refused (scripted)".into(),
-            (_, _) => format!(
+        match (self.error, self.end) {
+            (ChallengeError::InvalidToken, Some(TokenEnd::Expired)) => TOKEN_EXPIRED.into(),
+            (ChallengeError::InvalidToken, Some(TokenEnd::Revoked)) => TOKEN_REVOKED.into(),
+            (ChallengeError::InvalidToken, None) => {
+                "the access token was refused (scripted)".into()
+            }
+            (ChallengeError::InsufficientScope, _) => format!(
                 "insufficient_scope: the request needs {}",
                 self.scope.as_deref().unwrap_or("another scope")
             ),

@@ -268,6 +268,12 @@ impl RuleSpec {
                         "ends the tokens of an \"invalid_token\" challenge only",
                     ));
                 }
+                if c.error == ChallengeError::InsufficientScope && c.scope.is_none() {
+                    return Err(FieldError::at(
+                        "action.challenge.scope",
+                        "an \"insufficient_scope\" challenge names the scope it asks for",
+                    ));
+                }
             }
             return Ok(());
         };

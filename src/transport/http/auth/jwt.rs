@@ -1,6 +1,7 @@
 //! Access tokens: JWTs (RFC 9068's shape) signed with a key of this listener's own, bound to
 //! the MCP endpoint (`aud`), with a lifetime on the server's clock.
 
+use crate::server::seams::{TOKEN_EXPIRED, TOKEN_REVOKED};
 use jsonwebtoken::{decode, encode, Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -46,9 +47,9 @@ impl Refused {
     pub fn description(self) -> &'static str {
         match self {
             Self::Invalid => "the access token is not one this server issued",
-            Self::Expired => "the access token has expired",
+            Self::Expired => TOKEN_EXPIRED,
             Self::Audience => "the access token was issued for another resource",
-            Self::Revoked => "the access token was revoked",
+            Self::Revoked => TOKEN_REVOKED,
             Self::Issuer => {
                 "the access token was issued by an authorization server this resource no longer uses"
             }

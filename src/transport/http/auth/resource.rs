@@ -4,7 +4,7 @@
 
 use super::jwt::Refused;
 use super::lab::{AuthLab, AuthMode};
-use crate::server::seams::{AuthRequest, AuthStep, Challenge, Edit};
+use crate::server::seams::{AuthRequest, AuthStep, Challenge, ChallengeError, Edit, TokenEnd};
 use crate::traffic::FaultMark;
 use crate::transport::http::recording::{transport_of, Refusal};
 use crate::transport::http::state::HttpState;
@@ -162,13 +162,13 @@ fn bearer(params: &[(String, String)]) -> String {
 /// token issued so far ended first, when the rule says so) or `403 insufficient_scope`, with
 /// the lab's challenge naming the rule's scope.
 pub fn scripted(lab: Option<&AuthLab>, challenge: &Challenge) -> Response {
-    let invalid = challenge.error == "invalid_token";
+    let invalid = challenge.error == ChallengeError::InvalidToken;
     let status = if invalid {
         StatusCode::UNAUTHORIZED
     } else {
         StatusCode::FORBIDDEN
     };
-    let mut params: Vec<(String, String)> = vec![("error".into(), challenge.error.clone())];
+    let mut params: Vec<(String, String)> = vec![("error".into(), challenge.error.as_str().into())];
     let oauth = lab.filter(|lab| lab.config.mode == AuthMode::Oauth);
     // The scope named: the rule's, else the lab's (what the description says too).
     let named = challenge
@@ -181,10 +181,9 @@ pub fn scripted(lab: Option<&AuthLab>, challenge: &Challenge) -> Response {
     }
     .description();
     if let (Some(lab), Some(end)) = (lab, &challenge.end) {
-        let why = if end == "revoked" {
-            Refused::Revoked
-        } else {
-            Refused::Expired
+        let why = match end {
+            TokenEnd::Revoked => Refused::Revoked,
+            TokenEnd::Expired => Refused::Expired,
         };
         lab.end(None, why);
     }
