@@ -133,3 +133,39 @@ def test_without_the_lab_srv_auth_and_the_control_api_say_it_is_off() -> None:
         with httpx.Client(base_url=srv.base_url or "", timeout=WAIT) as http:
             body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT}
             assert http.post("/mcp", json=body, headers=POST).status_code == 200
+
+
+@pytest.mark.parametrize("how", ["srv.reset()", "POST /_control/reset"])
+def test_reset_takes_the_lab_back_to_the_start(how: str) -> None:
+    """After a reset (from Python or the control API) the lab has only the clients its settings
+    name, the first authorization server again, no tokens listed, and the tokens it had issued
+    are refused (`revoked`), as a fresh lab's would be."""
+    pre = {"client_id": "pre", "client_secret": "s3", "grant_types": ["client_credentials"]}
+    with Server(catalogs=["none"]) as srv:
+        srv.start_http(auth="oauth", clients=[pre])
+        with httpx.Client(base_url=srv.base_url or "", timeout=WAIT) as http:
+            old = http.post("/token", data={"grant_type": "client_credentials"}, auth=("pre", "s3")).json()
+            extra = srv.auth.register(redirect_uris=[REDIRECT])
+            srv.auth.migrate()
+            if how == "srv.reset()":
+                srv.reset()
+            else:
+                assert http.post("/_control/reset").status_code == 204
+            assert [c["client_id"] for c in srv.auth.clients] == ["pre"]
+            assert extra["client_id"] not in [c["client_id"] for c in srv.auth.clients]
+            assert srv.auth.tokens == []
+            prm = http.get("/.well-known/oauth-protected-resource/mcp").json()
+            assert prm["authorization_servers"] == [srv.base_url]
+            refused = initialize(http, old["access_token"])
+            assert refused.status_code == 401
+            assert 'error_description="the access token was revoked"' in refused.headers["www-authenticate"]
+            new = http.post("/token", data={"grant_type": "client_credentials"}, auth=("pre", "s3")).json()
+            assert initialize(http, new["access_token"]).status_code == 200
+
+
+def test_a_pre_registered_client_registration_would_refuse_stops_the_listener() -> None:
+    """`clients=[...]` are checked when the listener starts, as `/register` checks: a client of
+    the code grant without `redirect_uris` is a `ConfigError` naming it."""
+    with Server(catalogs=["none"]) as srv:
+        with pytest.raises(ConfigError, match=r"clients\[0\]: invalid_redirect_uri: the authorization code grant"):
+            srv.start_http(auth="oauth", clients=[{"client_id": "app"}])

@@ -185,9 +185,10 @@ class Server:
 
     def reset(self) -> None:
         """Back to the start between tests that share a server: no fault rules, no traffic kept
-        in memory, a manual clock's ``elapsed`` at 0 (time itself never runs backwards). What a
-        test registered stays; ``POST /_control/reset`` also takes out the control API's canned
-        items."""
+        in memory, a manual clock's ``elapsed`` at 0 (time itself never runs backwards), and the
+        auth lab (if on) back to its configured clients and documents and its first authorization
+        server, every token issued so far refused. What a test registered stays;
+        ``POST /_control/reset`` also takes out the control API's canned items."""
         self._core.reset()
 
     @property

@@ -83,3 +83,10 @@ pub(super) fn consent(server: &PyServer, answers: &str) -> PyResult<Vec<String>>
 pub(super) fn migrate(server: &PyServer) -> PyResult<String> {
     Ok(lab(server)?.migrate())
 }
+
+/// Takes the auth lab, if the listener has one, back to the start.
+pub(super) fn reset(server: &PyServer) {
+    if let Ok(lab) = lab(server) {
+        lab.reset();
+    }
+}

@@ -278,6 +278,7 @@ impl PyServer {
     /// Back to the start: no fault rules, no traffic kept, a manual clock's elapsed at zero.
     fn reset(&self) {
         self.core.reset();
+        auth::reset(self);
     }
 
     /// Advances a manual clock `seconds` (every timer due by then fires, in order, its work

@@ -106,7 +106,8 @@ impl Default for AuthConfig {
 }
 
 impl AuthConfig {
-    /// What is wrong with the settings, if anything (a path that is not one).
+    /// What is wrong with the settings, if anything (a path that is not one, a client that
+    /// registration would refuse).
     pub fn check(&self) -> Result<(), String> {
         for (name, path) in [
             ("issuer_path", &self.issuer_path),
@@ -119,6 +120,10 @@ impl AuthConfig {
                     "{name} {path:?} is not a path (it starts with \"/\", does not end with one, and has no query)"
                 ));
             }
+        }
+        for (i, client) in self.clients.iter().enumerate() {
+            client_of(client.clone(), 0, true)
+                .map_err(|(error, description)| format!("clients[{i}]: {error}: {description}"))?;
         }
         Ok(())
     }
@@ -278,14 +283,41 @@ impl AuthLab {
                 assertions: Mutex::default(),
                 current: Default::default(),
             });
-            for client in lab.config.clients.clone() {
-                // Checked when the options were read (`AuthConfig::check_clients`).
-                if let Err(e) = lab.register(client) {
-                    tracing::warn!(%e, "a pre-registered client was refused");
-                }
-            }
+            lab.preregister();
             lab
         })
+    }
+
+    /// Back to the start (a server shared by several tests): only the configured clients and
+    /// documents, no codes or refresh tokens, the first authorization server again, and every
+    /// access token issued so far refused from now on (`revoked`), as a fresh lab would.
+    pub fn reset(&self) {
+        self.end(None, jwt::Refused::Revoked);
+        lock(&self.issued).clear();
+        lock(&self.clients).clear();
+        lock(&self.codes).clear();
+        lock(&self.refresh).clear();
+        lock(&self.pending).clear();
+        *lock(&self.last_redirect) = None;
+        lock(&self.assertions).clear();
+        *lock(&self.documents) = self
+            .config
+            .client_documents
+            .iter()
+            .map(|(url, doc)| (url.clone(), doc.clone()))
+            .collect();
+        self.current.store(0, std::sync::atomic::Ordering::Release);
+        self.preregister();
+    }
+
+    /// Registers the clients the settings name (pre-registration).
+    fn preregister(&self) {
+        for client in self.config.clients.clone() {
+            // Checked when the options were read (`AuthConfig::check`).
+            if let Err(e) = self.register(client) {
+                tracing::warn!(%e, "a pre-registered client was refused");
+            }
+        }
     }
 
     /// Seeds the Client ID Metadata Document of `url` (what a client whose `client_id` is

@@ -137,6 +137,9 @@ async fn index(State(state): State<Arc<HttpState>>) -> Response {
 async fn reset(State(state): State<Arc<HttpState>>) -> Response {
     canned::remove_all(&state);
     state.server.reset();
+    if let Some(lab) = &state.auth {
+        lab.reset();
+    }
     StatusCode::NO_CONTENT.into_response()
 }
 /// Anything else under `/_control/`: `404` naming what there is.
