@@ -31,7 +31,7 @@ memory and its record file hold the same traffic. Each round starts a fresh serv
   and the wall time from `page.goto` until `#count` shows N.
 
 Chromium is Debian's `/usr/bin/chromium` driven by Playwright's sync API, launched as
-`tests/browser.py` launches it (its flags are copied here: that module imports pytest). Without
+`tests/browser.py` launches it (both take its flags from `bench/chromium.py`). Without
 Chromium or the `playwright` package the browser figures are skipped, with the reason, and the
 others are still measured.
 
@@ -216,13 +216,15 @@ class Tape:
         return self.records
 
     def settled(self, quiet: float = 0.05) -> int:
-        """The count once no record has been written for `quiet` seconds (the traffic has stopped)."""
-        count = self.count()
-        while True:
+        """The count once no record has been written for `quiet` seconds (the traffic has stopped);
+        an error if it never stops within `TIMEOUT_S`."""
+        count, deadline = self.count(), time.monotonic() + TIMEOUT_S
+        while time.monotonic() < deadline:
             time.sleep(quiet)
             if (now := self.count()) == count:
                 return count
             count = now
+        raise RuntimeError(f"the tape was still growing after {TIMEOUT_S} s ({count} records)")
 
     def close(self) -> None:
         self.file.close()

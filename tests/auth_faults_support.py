@@ -30,8 +30,6 @@ from oauth_client import (
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
 
-MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
-"""The official client's two eras: "legacy" opens with `initialize`, "auto" with `server/discover`."""
 
 SECOND_CALL = {"method": "tools/call", "nth": 2}
 SCRIPTED_REFUSAL = "the access token was refused (scripted)"

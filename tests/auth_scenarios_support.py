@@ -28,6 +28,7 @@ from oauth_client import (
     authorize,
     base_of,
     client_metadata,
+    leaves,
     mcp_client,
     pkce,
     query_of,
@@ -36,7 +37,7 @@ from oauth_client import (
 )
 
 if sys.version_info < (3, 11):
-    from exceptiongroup import BaseExceptionGroup
+    pass
 
 ROOT_PRM_PATH = "/.well-known/oauth-protected-resource"
 OIDC_PATH = "/.well-known/openid-configuration"
@@ -63,13 +64,6 @@ def auth_checks(srv: Server, client: str, *ids: str) -> dict[str, tuple[str, str
     return {id: (report.check(id).status, report.check(id).detail) for id in ids}
 
 
-def leaf_errors(error: BaseException) -> list[BaseException]:
-    """The exceptions at the leaves of an exception group (or the exception itself)."""
-    if isinstance(error, BaseExceptionGroup):
-        return [leaf for e in error.exceptions for leaf in leaf_errors(e)]
-    return [error]
-
-
 async def echo_through(url: str, auth: httpx2.Auth, *, mode: str = "legacy", log: RequestLog | None = None) -> str:
     """The official client with this auth provider calls `echo` once; the text it got."""
     with anyio.fail_after(WAIT * 2):
@@ -89,7 +83,7 @@ async def refused_by_client(
             async with mcp_client(url, mode=mode, auth=auth, log=log) as client:
                 await client.call_tool("echo", {"message": "hi"})
         except Exception as e:
-            return leaf_errors(e)
+            return leaves(e)
     raise AssertionError("the official client went on")
 
 

@@ -15,6 +15,10 @@ import anyio
 import pytest
 from mcp.types import TextContent
 
+MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
+"""The official client's two eras, for a test of both: "legacy" opens with `initialize`, "auto"
+(its default) with `server/discover` (2026-07-28)."""
+
 WAIT = 10.0
 """Upper bound of every wait in these tests (they normally take milliseconds)."""
 

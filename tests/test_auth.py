@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 
 import anyio
 import httpx
@@ -20,7 +21,7 @@ from mcp.shared.auth import OAuthClientInformationFull
 
 from everything_mcp import Server
 
-from conftest import WAIT, texts
+from conftest import MODES, WAIT, texts
 from oauth_client import (
     ASM_PATH,
     PRM_PATH,
@@ -54,10 +55,6 @@ if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
-
-MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
-"""The official client's two eras: "legacy" opens with `initialize`, "auto" (its default) with
-`server/discover` (2026-07-28)."""
 
 
 # --- 1. the official client, authorization code + PKCE, both eras ------------------------------
@@ -190,20 +187,23 @@ async def test_a_token_expired_on_the_servers_clock_is_replaced_by_a_new_authori
     assert first.access_token != second.access_token
 
 
-async def test_the_official_client_refreshes_once_expires_in_has_passed() -> None:
+@MODES
+async def test_the_official_client_refreshes_once_expires_in_has_passed(mode: str) -> None:
     """The SDK's own refresh: `token_ttl=1` while the manual clock stands still (the server never
-    expires the token), and 1.2 s of real time, past `expires_in` on the SDK's clock. Before its
-    next request the SDK redeems its refresh token (no 401 first), gets a new pair, and the old
-    refresh token is spent (rotation)."""
+    expires the token), and the SDK's record of when its token expires moved into the past (no
+    real time waited: the SDK reads that field before each request). Before its next request the
+    SDK redeems its refresh token (no 401 first), gets a new pair, and the old refresh token is
+    spent (rotation)."""
     storage, browser, log = MemoryStorage(), HeadlessBrowser(), RequestLog()
     with oauth_server(token_ttl=1, clock="manual") as srv:
         base, url = base_of(srv), srv.http_url or ""
+        provider = oauth_provider(url, storage, browser)
         with anyio.fail_after(WAIT * 2):
-            async with mcp_client(url, auth=oauth_provider(url, storage, browser), log=log) as client:
+            async with mcp_client(url, mode=mode, auth=provider, log=log) as client:
                 assert texts(await client.call_tool("echo", {"message": "one"})) == ["Echo: one"]
                 before = storage.tokens
                 mark, sent_mark = len(http_flow(srv)), len(log.sent)
-                await anyio.sleep(1.2)
+                provider.context.token_expiry_time = time.time() - 1  # past `expires_in`
                 assert texts(await client.call_tool("echo", {"message": "two"})) == ["Echo: two"]
         assert until_served(http_flow(srv)[mark:]) == [("POST", "/token", 200), ("POST", "/mcp", 200)]
         assert recorded_grants(srv)[-1] == "refresh_token"
@@ -225,8 +225,9 @@ async def test_the_official_client_refreshes_once_expires_in_has_passed() -> Non
 # --- 3. pre-registration ------------------------------------------------------------------------
 
 
+@MODES
 @pytest.mark.parametrize("method", ["client_secret_basic", "client_secret_post"])
-async def test_a_pre_registered_client_is_used_without_registering(method: str) -> None:
+async def test_a_pre_registered_client_is_used_without_registering(method: str, mode: str) -> None:
     """The test registers a confidential client itself and gives the SDK its record: the flow
     runs without a `/register` of its own, and the code exchange authenticates as registered."""
     browser, log = HeadlessBrowser(), RequestLog()
@@ -237,7 +238,7 @@ async def test_a_pre_registered_client_is_used_without_registering(method: str) 
         storage = MemoryStorage(OAuthClientInformationFull.model_validate(registered))
         mark = len(http_flow(srv))
         with anyio.fail_after(WAIT * 2):
-            async with mcp_client(url, auth=oauth_provider(url, storage, browser), log=log) as client:
+            async with mcp_client(url, mode=mode, auth=oauth_provider(url, storage, browser), log=log) as client:
                 assert texts(await client.call_tool("echo", {"message": "hi"})) == ["Echo: hi"]
         flow = http_flow(srv)
         assert until_served(flow[mark:]) == [("POST", "/mcp", 401)] + [
@@ -258,8 +259,9 @@ async def test_a_pre_registered_client_is_used_without_registering(method: str) 
 # --- 4. client credentials ----------------------------------------------------------------------
 
 
+@MODES
 @pytest.mark.parametrize("method", ["client_secret_basic", "client_secret_post"])
-async def test_client_credentials_with_the_official_provider(method: str) -> None:
+async def test_client_credentials_with_the_official_provider(method: str, mode: str) -> None:
     """`ClientCredentialsOAuthProvider` with a client registered for `client_credentials` only:
     discovery, then straight to `/token` (no registration, no redirect), then the call."""
     storage, log = MemoryStorage(), RequestLog()
@@ -277,7 +279,7 @@ async def test_client_credentials_with_the_official_provider(method: str) -> Non
         )
         mark = len(http_flow(srv))
         with anyio.fail_after(WAIT * 2):
-            async with mcp_client(url, auth=provider, log=log) as client:
+            async with mcp_client(url, mode=mode, auth=provider, log=log) as client:
                 assert texts(await client.call_tool("echo", {"message": "hi"})) == ["Echo: hi"]
         flow = http_flow(srv)
         assert until_served(flow[mark:]) == [

@@ -16,7 +16,6 @@ import anyio
 import httpx
 import pytest
 from auth_faults_support import (
-    MODES,
     REAUTHORIZED,
     SCRIPTED_REFUSAL,
     SECOND_CALL,
@@ -31,7 +30,7 @@ from mcp import MCPError
 
 from everything_mcp import ConfigError
 
-from conftest import WAIT, texts
+from conftest import MODES, WAIT, texts
 from oauth_client import (
     PRM_PATH,
     SCOPE,
@@ -256,7 +255,8 @@ async def test_the_official_client_authorizes_again_when_its_refresh_is_refused(
     assert len(browser.locations) == 2 and len(storage.issued) == 2
 
 
-async def test_a_refresh_refused_once_then_the_next_one_succeeds() -> None:
+@MODES
+async def test_a_refresh_refused_once_then_the_next_one_succeeds(mode: str) -> None:
     """`"first": 1`: the first refresh is refused (a new authorization follows); every code
     exchange's token expires at once on the client's clock, so the SDK refreshes again, and that
     refresh is served."""
@@ -266,7 +266,7 @@ async def test_a_refresh_refused_once_then_the_next_one_succeeds() -> None:
         srv.faults.add(match={"auth": "token", "grant": "authorization_code"}, action=LOCALLY_EXPIRED)
         rule = srv.faults.add(match={"auth": "token", "grant": "refresh_token", "first": 1}, action=REFUSED_REFRESH)
         with anyio.fail_after(WAIT * 2):
-            async with mcp_client(url, auth=oauth_provider(url, storage, browser), log=log) as client:
+            async with mcp_client(url, mode=mode, auth=oauth_provider(url, storage, browser), log=log) as client:
                 assert texts(await client.call_tool("echo", {"message": "one"})) == ["Echo: one"]
                 assert texts(await client.call_tool("echo", {"message": "two"})) == ["Echo: two"]
         assert [status for _, path, status in http_flow(srv) if path == "/token"] == [200, 400, 200, 200]

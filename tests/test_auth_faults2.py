@@ -15,7 +15,6 @@ import anyio
 import httpx
 import pytest
 from auth_faults_support import (
-    MODES,
     REAUTHORIZED,
     faithful_browser,
     marked,
@@ -26,7 +25,7 @@ from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenEr
 
 from everything_mcp import Server
 
-from conftest import WAIT, texts
+from conftest import MODES, WAIT, texts
 from oauth_client import (
     ASM_PATH,
     PRM_PATH,
@@ -227,7 +226,8 @@ async def test_a_failing_token_endpoint_and_the_official_client(status: int) -> 
         assert rule.hits == 1
 
 
-async def test_a_slow_token_endpoint() -> None:
+@MODES
+async def test_a_slow_token_endpoint(mode: str) -> None:
     """`{"delay_ms": 300}` on the real clock: the answer comes no sooner than 300 ms later, raw
     and to the official client, which waits and is served."""
     timings: dict[str, float] = {}
@@ -251,7 +251,7 @@ async def test_a_slow_token_endpoint() -> None:
         with anyio.fail_after(WAIT * 2):
             url = srv.http_url or ""
             async with mcp_client(
-                url, auth=oauth_provider(url, MemoryStorage(), faithful_browser()), log=log
+                url, mode=mode, auth=oauth_provider(url, MemoryStorage(), faithful_browser()), log=log
             ) as client:
                 assert texts(await client.call_tool("echo", {"message": "late"})) == ["Echo: late"]
         assert timings["/token"] >= 0.3 and rule.hits == 2

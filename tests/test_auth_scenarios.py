@@ -28,7 +28,7 @@ from auth_scenarios_support import (
 from mcp import MCPError
 from mcp.client.auth import OAuthFlowError
 
-from conftest import WAIT, texts
+from conftest import MODES, WAIT, texts
 from oauth_client import (
     ASM_PATH,
     PRM_PATH,
@@ -47,7 +47,6 @@ from oauth_client import (
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
 
-MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
 
 NO_METADATA_URL: Rule = ({"auth": "challenge"}, {"remove": ["/resource_metadata"]})
 """The challenge without `resource_metadata`: the client finds the metadata on its own."""
@@ -341,7 +340,8 @@ async def test_scope_step_up_the_report_grades_a_scripted_step_up() -> None:
         assert auth_checks(srv, "mcp", "auth.step_up") == {"auth.step_up": ("pass", "mcp:write")}
 
 
-async def test_scope_retry_limit() -> None:
+@MODES
+async def test_scope_retry_limit(mode: str) -> None:
     """auth/scope-retry-limit: every `tools/call` is answered 403 naming `mcp:admin`, never
     satisfiable. The official client authorizes again once for the union (2 authorizations in
     all: the suite allows 1 to 3), sends the call again, is refused again and gives up: the call
@@ -350,7 +350,7 @@ async def test_scope_retry_limit() -> None:
     with scenario_server(always, scopes=["mcp:basic"], tool_scopes={"get-sum": "mcp:admin"}) as srv:
         me = OfficialFlow(srv)
         with anyio.fail_after(WAIT * 2):
-            async with mcp_client(me.url, auth=me.provider(), log=me.log) as client:
+            async with mcp_client(me.url, mode=mode, auth=me.provider(), log=me.log) as client:
                 mark = len(http_flow(srv))
                 with pytest.raises(MCPError):
                     await client.call_tool("echo", {"message": "hi"})

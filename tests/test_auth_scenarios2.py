@@ -37,7 +37,7 @@ from mcp.shared.auth import OAuthClientInformationFull
 
 from everything_mcp import Server
 
-from conftest import WAIT
+from conftest import MODES, WAIT
 from oauth_client import (
     ASM_PATH,
     PRM_PATH,
@@ -57,8 +57,6 @@ from oauth_client import (
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
-
-MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
 
 
 WITHOUT_REGISTRATION = [e for e in UNTIL_AUTHORIZED if e[1] != "/register"]

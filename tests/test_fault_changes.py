@@ -16,11 +16,10 @@ from mcp import Client, MCPError, StdioServerParameters, types
 
 from everything_mcp import ConfigError, Server
 
-from conftest import STATELESS, WAIT, texts
+from conftest import MODES, STATELESS, WAIT, texts
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
 
-MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 TRANSPORTS = pytest.mark.parametrize("transport", ["http", "stdio"])
 ECHO = {"method": "tools/call", "name": "echo"}
 

@@ -15,7 +15,7 @@ from mcp import Client, MCPError
 
 from everything_mcp import ConfigError, Server
 
-from conftest import WAIT, texts
+from conftest import MODES, WAIT, texts
 from oauth_client import leaves
 
 if sys.version_info < (3, 11):
@@ -23,7 +23,6 @@ if sys.version_info < (3, 11):
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
 
-MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 FIRST_ECHO = {"method": "tools/call", "name": "echo", "nth": 1}
 
 

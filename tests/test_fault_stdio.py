@@ -17,11 +17,10 @@ from mcp import Client, MCPError, StdioServerParameters
 
 from everything_mcp import Server, load_records
 
-from conftest import SERVER_CMD, WAIT, StdioServer, init_params, texts
+from conftest import MODES, SERVER_CMD, WAIT, StdioServer, init_params, texts
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
 
-MODES = pytest.mark.parametrize("mode", ["auto", "legacy"])
 FIRST_ECHO = {"method": "tools/call", "name": "echo", "nth": 1}
 ECHO_CALL = {
     "jsonrpc": "2.0",

@@ -6,7 +6,6 @@ API; here, the data it would have read is in the file."""
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterable
 from typing import Any, TextIO
@@ -44,13 +43,6 @@ def write(out: TextIO, records: Iterable[TrafficRecord], report: dict[str, Any],
         out.write(_inert(json.dumps(record_json(record), separators=(",", ":"))))
     out.write("]}</script>")
     out.write(tail)
-
-
-def render(records: Iterable[TrafficRecord], report: dict[str, Any], title: str) -> str:
-    """The page of :func:`write`, as one string."""
-    buffer = io.StringIO()
-    write(buffer, records, report, title)
-    return buffer.getvalue()
 
 
 def _inert(text: str) -> str:
