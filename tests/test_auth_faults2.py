@@ -114,12 +114,13 @@ async def test_without_usable_resource_metadata_the_official_client_takes_the_20
     assert asked.get("resource") == (f"{base}/mcp" if mode == "auto" else None)
 
 
-async def test_resource_metadata_answering_500_stops_the_official_client() -> None:
+@MODES
+async def test_resource_metadata_answering_500_stops_the_official_client(mode: str) -> None:
     """A `500` is no sign that the resource has no metadata: the SDK stops with `OAuthFlowError`
     after the three URLs, before the authorization server's metadata."""
     with oauth_server() as srv:
         srv.faults.add(match={"auth": "protected_resource"}, action={"http_status": 500})
-        raised, browser, _ = await refused_at_open(srv, "legacy")
+        raised, browser, _ = await refused_at_open(srv, mode)
         assert [(type(e), str(e)) for e in raised] == [
             (OAuthFlowError, "Protected resource metadata request failed: HTTP 500")
         ]
@@ -127,9 +128,10 @@ async def test_resource_metadata_answering_500_stops_the_official_client() -> No
     assert browser.authorize_urls == []
 
 
+@MODES
 @pytest.mark.parametrize("action", DEAD_DOCUMENTS, ids=IDS)
 async def test_without_authorization_server_metadata_the_official_client_fails_on_the_iss(
-    action: dict[str, Any],
+    action: dict[str, Any], mode: str
 ) -> None:
     """No usable document (a `500` ends the search at once; a `404` or a malformed document
     sends it to the OpenID URL): the SDK goes on without metadata, registers at the origin's
@@ -139,7 +141,7 @@ async def test_without_authorization_server_metadata_the_official_client_fails_o
     with oauth_server() as srv:
         base = base_of(srv)
         rule = srv.faults.add(match={"auth": "authorization_server"}, action=action)
-        raised, browser, log = await refused_at_open(srv, "legacy")
+        raised, browser, log = await refused_at_open(srv, mode)
         assert [(type(e), str(e)) for e in raised] == [
             (OAuthFlowError, f"Authorization response iss mismatch: {base} != None")
         ]
@@ -158,7 +160,8 @@ REFUSED_REGISTRATION = {
 }
 
 
-async def test_a_refused_registration_on_the_wire_and_with_the_official_client() -> None:
+@MODES
+async def test_a_refused_registration_on_the_wire_and_with_the_official_client(mode: str) -> None:
     """400 with the scripted OAuth error; nothing is registered. The SDK raises
     `OAuthRegistrationError` with the status and the body, and sends the user nowhere."""
     with oauth_server() as srv:
@@ -167,7 +170,7 @@ async def test_a_refused_registration_on_the_wire_and_with_the_official_client()
             r = http.post("/register", json={"redirect_uris": [REDIRECT_URI]})
         assert (r.status_code, r.headers["content-type"]) == (400, "application/json")
         assert r.json() == {"error": "invalid_client_metadata", "error_description": "redirect_uris refused"}
-        raised, browser, _ = await refused_at_open(srv, "legacy")
+        raised, browser, _ = await refused_at_open(srv, mode)
         assert [(type(e), str(e)) for e in raised] == [(OAuthRegistrationError, f"Registration failed: 400 {r.text}")]
         assert http_flow(srv)[1:] == [("POST", "/mcp", 401), *UNTIL_AUTHORIZED[:2], ("POST", "/register", 400)]
         assert rule.hits == 2 and srv.auth.clients == [] and browser.authorize_urls == []
@@ -199,8 +202,9 @@ async def test_pkce_not_advertised_and_the_official_client_proceeds_anyway() -> 
 # --- 9. the token endpoint: 429, 500, late ------------------------------------------------------
 
 
+@MODES
 @pytest.mark.parametrize("status", [429, 500])
-async def test_a_failing_token_endpoint_and_the_official_client(status: int) -> None:
+async def test_a_failing_token_endpoint_and_the_official_client(status: int, mode: str) -> None:
     """`{"match": {"auth": "token", "first": 1}, "action": {"http_status": ...}}`: the status
     (429 with `Retry-After`), an empty body. The SDK does not retry: it raises `OAuthTokenError`
     with the status. The user's next attempt (the same storage) reuses the registration and its
@@ -216,7 +220,7 @@ async def test_a_failing_token_endpoint_and_the_official_client(status: int) -> 
             rule.remove()
         rule = srv.faults.add(match={"auth": "token", "first": 1}, action={"http_status": status, "headers": headers})
         mark = len(http_flow(srv))
-        raised, _, log = await refused_at_open(srv, "legacy", storage)
+        raised, _, log = await refused_at_open(srv, mode, storage)
         assert [(type(e), str(e)) for e in raised] == [(OAuthTokenError, f"Token exchange failed ({status}): ")]
         assert http_flow(srv)[mark:] == [("POST", "/mcp", 401), *UNTIL_AUTHORIZED[:-1], ("POST", "/token", status)]
         assert len(log.to("/token")) == 1
@@ -311,14 +315,17 @@ def test_scripted_consent_answers_on_the_wire() -> None:
         ("wrong_code", (OAuthTokenError, 'Token exchange failed (400): {"error":"invalid_grant",'), [400]),
     ],
 )
-async def test_the_official_client_and_a_consent_gone_wrong(answer: str, error: Any, flow: list[int]) -> None:
+@MODES
+async def test_the_official_client_and_a_consent_gone_wrong(
+    answer: str, error: Any, flow: list[int], mode: str
+) -> None:
     """Denied: the SDK's callback result has no room for `error`, so the SDK, given no code,
     raises "No authorization code received". A tampered `state`: it refuses the redirect before
     any token request (the report's `auth.callback` passes, "another state"). A code never
     issued: the code exchange gets `invalid_grant` and the SDK raises `OAuthTokenError`."""
     with oauth_server() as srv:
         (rule,) = srv.auth.consent(answer)
-        raised, browser, log = await refused_at_open(srv, "legacy")
+        raised, browser, log = await refused_at_open(srv, mode)
         state = query_of(browser.authorize_urls[0])["state"]
         [(kind, message)] = [(type(e), str(e)) for e in raised]
         expected = error[1].replace("{state}", state)
@@ -344,7 +351,8 @@ async def test_the_official_client_given_only_the_scopes_picked() -> None:
     assert jwt_claims(storage.tokens.access_token)["scope"] == "mcp:basic"
 
 
-async def test_denied_then_approved_and_a_replayed_callback() -> None:
+@MODES
+async def test_denied_then_approved_and_a_replayed_callback(mode: str) -> None:
     """`srv.auth.consent("deny", "approve")`: the first attempt fails, the user's second (the same
     storage: no second registration) is approved and served. Then the token is refused on the
     next call and the second authorization's redirect is a replay of the first: its `state` is
@@ -352,7 +360,7 @@ async def test_denied_then_approved_and_a_replayed_callback() -> None:
     storage = MemoryStorage()
     with oauth_server() as srv:
         (deny,) = srv.auth.consent("deny", "approve")
-        raised, _, _ = await refused_at_open(srv, "legacy", storage)
+        raised, _, _ = await refused_at_open(srv, mode, storage)
         assert [type(e) for e in raised] == [OAuthFlowError]
         await served(srv, storage=storage)
         assert deny.hits == 1 and [e[1] for e in http_flow(srv)].count("/register") == 1

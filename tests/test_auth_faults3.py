@@ -16,7 +16,7 @@ from auth_faults_support import (
 )
 from mcp.client.auth import OAuthFlowError
 
-from conftest import WAIT
+from conftest import MODES, WAIT
 from oauth_client import (
     ASM_PATH,
     PRM_PATH,
@@ -88,7 +88,8 @@ async def test_the_official_client_and_a_challenge_without_a_parameter(remove: s
     assert query_of(browser.authorize_urls[0])["scope"] == f"{SCOPE} offline_access"
 
 
-async def test_scope_inside_the_error_description_misleads_the_official_client() -> None:
+@MODES
+async def test_scope_inside_the_error_description_misleads_the_official_client(mode: str) -> None:
     """The SDK finds a challenge's `scope` with a regular expression (the first `scope=` in the
     header) rather than by parsing the parameters. After the real `scope` the description does
     no harm; without the real one, the SDK takes what follows `scope=` in the description for
@@ -100,7 +101,7 @@ async def test_scope_inside_the_error_description_misleads_the_official_client()
         assert query_of(browser.authorize_urls[0])["scope"] == f"{SCOPE} offline_access"
     with oauth_server() as srv:
         srv.faults.add(match={"auth": "challenge"}, action={**EVIL, "remove": ["/scope"]})
-        raised, browser, log = await refused_at_open(srv, "legacy")
+        raised, browser, log = await refused_at_open(srv, mode)
         assert [(type(e), str(e)) for e in raised] == [(OAuthFlowError, "No authorization code received")]
         asked = query_of(browser.authorize_urls[0])["scope"]
         assert "evil" in asked and SCOPE not in asked, asked
