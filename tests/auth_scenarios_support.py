@@ -20,6 +20,8 @@ from everything_mcp import Server
 
 from conftest import WAIT
 from oauth_client import (
+    ASM_PATH,
+    PRM_PATH,
     REDIRECT_URI,
     SCOPES,
     HeadlessBrowser,
@@ -145,3 +147,14 @@ class OfficialFlow:
 def after_challenge(*steps: tuple[str, str, int]) -> list[tuple[str, str, int]]:
     """A first flow: the refused MCP request, these steps, the MCP request served."""
     return [("POST", "/mcp", 401), *steps, ("POST", "/mcp", 200)]
+
+
+def discovered() -> list[tuple[str, str, int]]:
+    """The flow up to the authorization server's metadata."""
+    return [("POST", "/mcp", 401), ("GET", PRM_PATH, 200), ("GET", ASM_PATH, 200)]
+
+
+def client_credentials(http: httpx.Client, authorization: str | None = None, **form: str) -> httpx.Response:
+    headers = {"authorization": authorization} if authorization else {}
+    resource = str(http.base_url).rstrip("/") + "/mcp"
+    return http.post("/token", data={"grant_type": "client_credentials", "resource": resource, **form}, headers=headers)

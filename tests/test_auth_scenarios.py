@@ -101,13 +101,14 @@ def test_metadata_default_a_client_that_reads_rfc8414_first_then_the_root_metada
 VAR1 = [NO_METADATA_URL, ({"auth": "authorization_server", "path": f"{ASM_PATH}*"}, {"http_status": 404})]
 
 
-async def test_metadata_var1_well_known_fallback_then_openid_discovery() -> None:
+@MODES
+async def test_metadata_var1_well_known_fallback_then_openid_discovery(mode: str) -> None:
     """auth/metadata-var1: the challenge names no metadata URL and RFC 8414 metadata is 404: the
     official client finds the path-aware protected resource metadata at its well-known URL, then
     the authorization server's at `/.well-known/openid-configuration`."""
     with scenario_server(*VAR1) as srv:
         me = OfficialFlow(srv)
-        assert await me.echo() == "Echo: hi"
+        assert await me.echo(mode) == "Echo: hi"
         flow = http_flow(srv)
         checks = auth_checks(srv, "mcp", "auth.discovery")
         refused = [r for r in srv.traffic if r.dir == "in" and r.http and r.http["status"] == 404]
@@ -143,14 +144,15 @@ def test_metadata_var1_a_client_that_only_tries_rfc8414_gets_404() -> None:
 VAR2 = [NO_METADATA_URL, ({"auth": "protected_resource", "path": PRM_PATH}, {"http_status": 404})]
 
 
-async def test_metadata_var2_root_metadata_and_path_insertion() -> None:
+@MODES
+async def test_metadata_var2_root_metadata_and_path_insertion(mode: str) -> None:
     """auth/metadata-var2: `issuer_path="/tenant1"`, the path-aware protected resource metadata
     404 and no URL in the challenge: the official client falls back to the root document, finds
     the issuer `…/tenant1` there, reads its metadata with the path inserted
     (`/.well-known/oauth-authorization-server/tenant1`) and uses the endpoints under `/tenant1`."""
     with scenario_server(*VAR2, issuer_path=TENANT) as srv:
         me = OfficialFlow(srv)
-        assert await me.echo() == "Echo: hi"
+        assert await me.echo(mode) == "Echo: hi"
         flow = http_flow(srv)
     issuer = me.base + TENANT
     discovery = [("GET", PRM_PATH, 404), ("GET", ROOT_PRM_PATH, 200), ("GET", TENANT_ASM, 200)]
@@ -193,14 +195,15 @@ VAR3 = [
 ]
 
 
-async def test_metadata_var3_the_header_url_and_openid_path_append() -> None:
+@MODES
+async def test_metadata_var3_the_header_url_and_openid_path_append(mode: str) -> None:
     """auth/metadata-var3: the metadata only at `resource_metadata_path` (the well-known ones 404)
     and the issuer `…/tenant1` with both path-inserted metadata URLs 404: the official client
     uses the challenge's URL, then tries RFC 8414 and OpenID insertion and finds
     `/tenant1/.well-known/openid-configuration`."""
     with scenario_server(*VAR3, issuer_path=TENANT, resource_metadata_path=CUSTOM) as srv:
         me = OfficialFlow(srv)
-        assert await me.echo() == "Echo: hi"
+        assert await me.echo(mode) == "Echo: hi"
         flow = http_flow(srv)
         checks = auth_checks(srv, "mcp", "auth.discovery")
     assert challenge_params(me.challenge()) == {"resource_metadata": me.base + CUSTOM, "scope": SCOPE}
@@ -253,7 +256,8 @@ async def test_2025_03_26_oauth_endpoint_fallback() -> None:
     official client registers, authorizes and redeems at `/register`, `/authorize`, `/token` of
     the MCP server's origin. The redirect carries no `iss` (the preset `auth-2025-03-26-no-metadata`
     takes it out), as the suite's mock's: without metadata the client has no issuer to compare one
-    with."""
+    with. In the handshake era, where it sends no `resource` (the default mode, which sends it, is
+    in test_2025_03_26_oauth_metadata_backcompat)."""
     with scenario_server() as srv:
         srv.faults.preset("auth-2025-03-26-no-metadata")
         me = OfficialFlow(srv)
@@ -269,13 +273,14 @@ async def test_2025_03_26_oauth_endpoint_fallback() -> None:
     assert me.browser.results[0].iss is None and "resource" not in me.asked[0]
 
 
-async def test_2025_03_26_endpoint_fallback_refuses_an_iss_it_cannot_check() -> None:
+@MODES
+async def test_2025_03_26_endpoint_fallback_refuses_an_iss_it_cannot_check(mode: str) -> None:
     """Without the rule the lab's redirect carries `iss` as always; the official client, holding
     no metadata, has no issuer to compare it with (RFC 9207 §2.4), refuses it and never redeems
     the code."""
     with scenario_server(NO_METADATA_URL, NO_PRM, NO_ASM) as srv:
         me = OfficialFlow(srv)
-        error = await me.refused()
+        error = await me.refused(mode)
         flow = http_flow(srv)
     assert isinstance(error, OAuthFlowError)
     assert str(error) == f"Authorization response iss mismatch: {me.base} != None"

@@ -1,8 +1,8 @@
 """The conformance suite's `auth/*` client scenarios against the auth lab, continued (the
 metadata, CIMD and step-up scenarios, and the list of those not built, are in
 test_auth_scenarios.py): which scopes a client asks (`scope-from-*`, `scope-omitted-*`), how it
-authenticates at the token endpoint (`token-endpoint-auth-*`, `pre-registration`,
-`client-credentials-jwt`), metadata it must refuse (`resource-mismatch`,
+authenticates at the token endpoint (`token-endpoint-auth-*`, `pre-registration`; with a
+signed assertion, `client-credentials-jwt`, in test_auth_assertions.py), metadata it must refuse (`resource-mismatch`,
 `metadata-issuer-mismatch`), `offline-access-*`, and the authorization response's `iss`
 (`iss-*`). Each: the official `mcp` client through the lab set up as the suite's mock, then the
 broken client the scenario catches, raw, with what the report says of it."""
@@ -11,31 +11,22 @@ from __future__ import annotations
 
 import base64
 import json
-import time
-import uuid
 from collections.abc import Callable
-from typing import Any
 
 import httpx
-import jwt
 import pytest
 from auth_scenarios_support import (
     OfficialFlow,
     Rule,
     auth_checks,
+    client_credentials,
     code_for,
-    echo_through,
+    discovered,
     redeem,
     scenario_server,
 )
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from jwt.algorithms import ECAlgorithm
 from mcp.client.auth import OAuthFlowError
-from mcp.client.auth.extensions.client_credentials import PrivateKeyJWTOAuthProvider, SignedJWTParameters
 from mcp.shared.auth import OAuthClientInformationFull
-
-from everything_mcp import Server
 
 from conftest import MODES, WAIT
 from oauth_client import (
@@ -44,8 +35,6 @@ from oauth_client import (
     REDIRECT_URI,
     SCOPE,
     UNTIL_AUTHORIZED,
-    MemoryStorage,
-    RequestLog,
     base_of,
     basic,
     challenge_params,
@@ -62,21 +51,17 @@ pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDepr
 WITHOUT_REGISTRATION = [e for e in UNTIL_AUTHORIZED if e[1] != "/register"]
 
 
-def discovered() -> list[tuple[str, str, int]]:
-    """The flow up to the authorization server's metadata."""
-    return [("POST", "/mcp", 401), ("GET", PRM_PATH, 200), ("GET", ASM_PATH, 200)]
-
-
 # --- which scopes ---------------------------------------------------------------------------------
 
 
-async def test_scope_from_www_authenticate() -> None:
+@MODES
+async def test_scope_from_www_authenticate(mode: str) -> None:
     """auth/scope-from-www-authenticate: the challenge names `mcp:basic` (a rule) while the
     protected resource publishes `mcp:basic mcp:write`: the official client asks the challenge's
     scope (and `offline_access`, which the authorization server lists)."""
     with scenario_server(({"auth": "challenge"}, {"set": {"/scope": "mcp:basic"}})) as srv:
         me = OfficialFlow(srv)
-        assert await me.echo() == "Echo: hi"
+        assert await me.echo(mode) == "Echo: hi"
         assert srv.auth.tokens[0]["scope"] == "mcp:basic offline_access"
     assert challenge_params(me.challenge())["scope"] == "mcp:basic"
     assert [q["scope"] for q in me.asked] == ["mcp:basic offline_access"]
@@ -90,14 +75,15 @@ async def test_scope_from_www_authenticate_the_report_passes_the_challenges_scop
         assert auth_checks(srv, "mcp", "auth.scope") == {"auth.scope": ("pass", "")}
 
 
-async def test_scope_from_scopes_supported() -> None:
+@MODES
+async def test_scope_from_scopes_supported(mode: str) -> None:
     """auth/scope-from-scopes-supported: no `scope` in the challenge: the official client asks
     the protected resource's `scopes_supported`, not the authorization server's (which a rule
     widens with `mcp:admin`)."""
     wider = ({"auth": "authorization_server"}, {"set": {"/scopes_supported": ["mcp:basic", "mcp:write", "mcp:admin"]}})
     with scenario_server(({"auth": "challenge"}, {"remove": ["/scope"]}), wider) as srv:
         me = OfficialFlow(srv)
-        assert await me.echo() == "Echo: hi"
+        assert await me.echo(mode) == "Echo: hi"
         checks = auth_checks(srv, "mcp", "auth.scope")
     assert challenge_params(me.challenge()) == {"resource_metadata": me.base + PRM_PATH}
     # No offline_access: the widened list does not offer it.
@@ -105,7 +91,8 @@ async def test_scope_from_scopes_supported() -> None:
     assert checks == {"auth.scope": ("pass", "")}
 
 
-async def test_scope_omitted_when_undefined() -> None:
+@MODES
+async def test_scope_omitted_when_undefined(mode: str) -> None:
     """auth/scope-omitted-when-undefined: `scopes=[]`, the server knows no scope: the challenge
     carries none (an empty `scope=""` would be read as the scope `""`). The official client then
     falls back past the protected resource's metadata to the authorization server's
@@ -114,7 +101,7 @@ async def test_scope_omitted_when_undefined() -> None:
     with scenario_server(scopes=[]) as srv, httpx.Client(base_url=base_of(srv), timeout=WAIT) as http:
         assert "scope" not in challenge_params(mcp_post(http).headers["www-authenticate"])
         me = OfficialFlow(srv)
-        assert await me.echo() == "Echo: hi"
+        assert await me.echo(mode) == "Echo: hi"
     assert [q["scope"].split() for q in me.asked] == [["offline_access"]]
 
 
@@ -158,14 +145,15 @@ APP = {
 NO_REGISTRATION: Rule = ({"auth": "authorization_server"}, {"remove": ["/registration_endpoint"]})
 
 
-async def test_pre_registration_from_the_options() -> None:
+@MODES
+async def test_pre_registration_from_the_options(mode: str) -> None:
     """auth/pre-registration: a confidential client given in the options (`clients=[...]`), and an
     authorization server without a registration endpoint (a rule): the official client, handed
     that client's record, authorizes as `app` and authenticates the code exchange with exactly its
     Basic credentials; the lab lists the client without its secret."""
     with scenario_server(NO_REGISTRATION, clients=[APP]) as srv:
         me = OfficialFlow(srv, OAuthClientInformationFull.model_validate(APP))
-        assert await me.echo() == "Echo: hi"
+        assert await me.echo(mode) == "Echo: hi"
         flow = http_flow(srv)
         (listed,) = srv.auth.clients
     assert until_served(flow) == [("POST", "/mcp", 401), *WITHOUT_REGISTRATION, ("POST", "/mcp", 200)]
@@ -178,12 +166,6 @@ async def test_pre_registration_from_the_options() -> None:
 
 
 PRE = {"client_id": "pre", "client_secret": "s3", "grant_types": ["client_credentials"]}
-
-
-def client_credentials(http: httpx.Client, authorization: str | None = None, **form: str) -> httpx.Response:
-    headers = {"authorization": authorization} if authorization else {}
-    resource = str(http.base_url).rstrip("/") + "/mcp"
-    return http.post("/token", data={"grant_type": "client_credentials", "resource": resource, **form}, headers=headers)
 
 
 def test_pre_registration_refuses_bad_credentials() -> None:
@@ -221,13 +203,14 @@ EVIL_RESOURCE: Rule = ({"auth": "protected_resource"}, {"set": {"/resource": "ht
 EVIL_ISSUER: Rule = ({"auth": "authorization_server"}, {"set": {"/issuer": "https://attacker.example.com"}})
 
 
-async def test_resource_mismatch_the_official_client_stops() -> None:
+@MODES
+async def test_resource_mismatch_the_official_client_stops(mode: str) -> None:
     """auth/resource-mismatch: the protected resource metadata names another resource: the
     official client raises before reading any more, never reaching `/authorize`; the report
     passes auth.mismatch."""
     with scenario_server(EVIL_RESOURCE) as srv:
         me = OfficialFlow(srv)
-        error = await me.refused()
+        error = await me.refused(mode)
         flow = http_flow(srv)
         checks = auth_checks(srv, "?", "auth.mismatch")
     assert isinstance(error, OAuthFlowError)
@@ -236,12 +219,13 @@ async def test_resource_mismatch_the_official_client_stops() -> None:
     assert checks == {"auth.mismatch": ("pass", "")}
 
 
-async def test_metadata_issuer_mismatch_the_official_client_stops() -> None:
+@MODES
+async def test_metadata_issuer_mismatch_the_official_client_stops(mode: str) -> None:
     """auth/metadata-issuer-mismatch: the authorization server's metadata names another issuer
     than the one the resource named: the official client uses none of its endpoints."""
     with scenario_server(EVIL_ISSUER) as srv:
         me = OfficialFlow(srv)
-        error = await me.refused()
+        error = await me.refused(mode)
         flow = http_flow(srv)
         checks = auth_checks(srv, "?", "auth.mismatch")
     assert isinstance(error, OAuthFlowError)
@@ -269,14 +253,15 @@ def test_a_client_that_goes_on_after_mismatched_metadata_fails(rule: Rule) -> No
 # --- offline-access ------------------------------------------------------------------------------
 
 
-async def test_offline_access_scope() -> None:
+@MODES
+async def test_offline_access_scope(mode: str) -> None:
     """auth/offline-access-scope: the authorization server lists `offline_access` (the resource
     does not): the official client registers for `refresh_token`, asks `offline_access` (with
     `prompt=consent`, as OpenID wants) and gets a refresh token; the report passes
     auth.offline_access."""
     with scenario_server() as srv:
         me = OfficialFlow(srv)
-        assert await me.echo() == "Echo: hi"
+        assert await me.echo(mode) == "Echo: hi"
         checks = auth_checks(srv, "mcp", "auth.offline_access")
     (registration,) = me.log.to("/register")
     assert json.loads(registration.request.content)["grant_types"] == ["authorization_code", "refresh_token"]
@@ -302,14 +287,15 @@ def test_offline_access_a_client_that_cannot_refresh_fails() -> None:
         }
 
 
-async def test_offline_access_not_supported() -> None:
+@MODES
+async def test_offline_access_not_supported(mode: str) -> None:
     """auth/offline-access-not-supported: a rule takes `offline_access` out of the authorization
     server's `scopes_supported`: the official client does not ask it (nor `prompt=consent`), and
     auth.offline_access is not exercised."""
     narrow = ({"auth": "authorization_server"}, {"set": {"/scopes_supported": ["mcp:basic", "mcp:write"]}})
     with scenario_server(narrow) as srv:
         me = OfficialFlow(srv)
-        assert await me.echo() == "Echo: hi"
+        assert await me.echo(mode) == "Echo: hi"
         checks = auth_checks(srv, "mcp", "auth.offline_access")
     (asked,) = me.asked
     assert (asked["scope"], "prompt" in asked) == (SCOPE, False)
@@ -328,12 +314,13 @@ NO_ISS: Rule = ({"auth": "authorize"}, {"remove": ["/iss"]})
 @pytest.mark.parametrize(
     ("rules", "with_iss"), [([], True), ([NOT_ADVERTISED, NO_ISS], False)], ids=["supported", "not-advertised"]
 )
-async def test_iss_the_official_client_redeems(rules: list[Rule], with_iss: bool) -> None:
+@MODES
+async def test_iss_the_official_client_redeems(rules: list[Rule], with_iss: bool, mode: str) -> None:
     """auth/iss-supported (advertised and the issuer's `iss`) and auth/iss-not-advertised (neither):
     the official client redeems the code."""
     with scenario_server(*rules) as srv:
         me = OfficialFlow(srv)
-        assert await me.echo() == "Echo: hi"
+        assert await me.echo(mode) == "Echo: hi"
         flow = http_flow(srv)
         checks = auth_checks(srv, "mcp", "auth.callback")
     assert until_served(flow) == [("POST", "/mcp", 401), *UNTIL_AUTHORIZED, ("POST", "/mcp", 200)]
@@ -352,8 +339,9 @@ ISS_REFUSED: dict[str, Callable[[str], tuple[list[Rule], str | None]]] = {
 """What each `iss-*` scenario scripts, given the issuer, and the `iss` the redirect then has."""
 
 
+@MODES
 @pytest.mark.parametrize("case", list(ISS_REFUSED))
-async def test_iss_the_official_client_refuses(case: str) -> None:
+async def test_iss_the_official_client_refuses(case: str, mode: str) -> None:
     """auth/iss-supported-missing, -wrong-issuer, -unexpected (not advertised, yet wrong) and
     -normalized (the issuer with a trailing `/`: compared as strings): the official client reaches
     `/authorize`, refuses the response and never redeems its code; the report passes
@@ -364,7 +352,7 @@ async def test_iss_the_official_client_refuses(case: str) -> None:
         for match, action in rules:
             srv.faults.add(match, action)
         me = OfficialFlow(srv)
-        error = await me.refused()
+        error = await me.refused(mode)
         flow = http_flow(srv)
         checks = auth_checks(srv, "?", "auth.callback")
     assert isinstance(error, OAuthFlowError)
@@ -390,107 +378,3 @@ def test_iss_a_client_that_redeems_anyway_fails(rule: Rule, why: str) -> None:
         assert params.get("iss") == (EVIL if rule is EVIL_ISS else None)
         assert redeem(http, client_id, params["code"], verifier).status_code == 200
         assert auth_checks(srv, "?", "auth.callback") == {"auth.callback": ("fail", why)}
-
-
-# --- client-credentials-jwt ----------------------------------------------------------------------
-
-ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
-
-
-class Key:
-    """An ES256 key pair: the private key as PEM, the public one as a JWK."""
-
-    def __init__(self) -> None:
-        self.private = ec.generate_private_key(ec.SECP256R1())
-        self.pem = self.private.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        ).decode()
-        self.jwk: dict[str, Any] = json.loads(ECAlgorithm.to_jwk(self.private.public_key()))
-
-    def sign(self, **claims: Any) -> str:
-        return jwt.encode(claims, self.private, algorithm="ES256")
-
-
-def m2m(key: Key) -> dict[str, Any]:
-    """A pre-registered client for client credentials, authenticating with `private_key_jwt`."""
-    return {
-        "client_id": "m2m",
-        "grant_types": ["client_credentials"],
-        "token_endpoint_auth_method": "private_key_jwt",
-        "jwks": {"keys": [key.jwk]},
-    }
-
-
-@MODES
-async def test_client_credentials_jwt(mode: str) -> None:
-    """auth/client-credentials-jwt: `PrivateKeyJWTOAuthProvider` with the ES256 key whose public
-    JWK the client was registered with: discovery, then straight to `/token` with a signed
-    assertion (iss = sub = the client, aud = the issuer), then the call, in both eras."""
-    key, log = Key(), RequestLog()
-    with scenario_server(clients=[m2m(key)]) as srv:
-        base, url = base_of(srv), srv.http_url or ""
-        signer = SignedJWTParameters(issuer="m2m", subject="m2m", signing_key=key.pem, signing_algorithm="ES256")
-        provider = PrivateKeyJWTOAuthProvider(
-            url, MemoryStorage(), "m2m", signer.create_assertion_provider(), scope="mcp:basic", issuer=base
-        )
-        assert await echo_through(url, provider, mode=mode, log=log) == "Echo: hi"
-        flow = http_flow(srv)
-        (issued,) = srv.auth.tokens
-    assert until_served(flow) == [*discovered(), ("POST", "/token", 200), ("POST", "/mcp", 200)]
-    (exchange,) = log.to("/token")
-    form = exchange.form
-    assertion = form.pop("client_assertion")
-    # The challenge's scope, not the provider's: a 401 sets the scope to ask.
-    assert form == {
-        "grant_type": "client_credentials",
-        "client_assertion_type": ASSERTION_TYPE,
-        "resource": f"{base}/mcp",
-        "scope": SCOPE,
-    }
-    claims = jwt.decode(assertion, key.private.public_key(), algorithms=["ES256"], audience=base)
-    assert (claims["iss"], claims["sub"]) == ("m2m", "m2m")
-    assert (issued["client_id"], issued["scope"]) == ("m2m", SCOPE)
-
-
-def test_client_credentials_jwt_bad_assertions() -> None:
-    """The broken clients' assertions: signed with another key, sent twice (the same `jti`), for
-    another audience, for another client (`sub`), or expired on the server's clock (manual here:
-    an assertion good for 5 s is still taken 20 s later, within the 30 s leeway, and refused
-    60 s later): 401 `invalid_client`, each saying why."""
-    key = Key()
-    with Server(catalogs=["everything"], clock="manual") as srv:
-        srv.start_http(auth="oauth", scopes=SCOPE.split(), clients=[m2m(key)])
-        base = base_of(srv)
-
-        def assertion(signer: Key = key, **claims: Any) -> str:
-            now = int(time.time())
-            fields = {"iss": "m2m", "sub": "m2m", "aud": base, "iat": now, "exp": now + 300, "jti": str(uuid.uuid4())}
-            return signer.sign(**{**fields, **claims})
-
-        with httpx.Client(base_url=base, timeout=WAIT) as http:
-
-            def refusal(signed: str) -> tuple[int, str]:
-                r = client_credentials(http, client_assertion_type=ASSERTION_TYPE, client_assertion=signed)
-                return r.status_code, r.json().get("error_description", "")
-
-            once, late = assertion(), assertion(exp=int(time.time()) + 5)
-            assert refusal(once)[0] == 200
-            unchecked = (
-                "the assertion's signature or audience does not check with the client's registered keys"
-                " (aud is the issuer or the token endpoint)"
-            )
-            assert [refusal(a) for a in (once, assertion(Key()), assertion(aud="https://evil.example.com"))] == [
-                (401, "the assertion was used already (its jti)"),
-                (401, unchecked),
-                (401, unchecked),
-            ]
-            assert refusal(assertion(sub="other")) == (
-                401,
-                "the assertion's iss and sub must both be the client's id \"m2m\"",
-            )
-            srv.clock.advance(20)
-            assert refusal(assertion(exp=int(time.time()) + 5))[0] == 200
-            srv.clock.advance(40)
-            assert refusal(late) == (401, "the assertion has expired")
-        assert [e[2] for e in http_flow(srv)] == [200, 401, 401, 401, 401, 200, 401]
-        assert [(t["client_id"], t["status"]) for t in srv.auth.tokens] == [("m2m", "active")] * 2
