@@ -54,16 +54,21 @@ impl Service<Request> for Front {
 
     fn call(&mut self, request: Request) -> FrontFuture {
         let lab = self.state.auth.clone();
-        let refused = refuse(&self.state, &request).or_else(|| {
-            let lab = lab.as_ref()?;
-            super::auth::resource::refusal(&self.state, lab, &request)
-        });
-        if let Some(refused) = refused {
-            let limit = self.state.server.config.max_message_bytes;
-            return Either::Right(Box::pin(after_reading(request, limit, refused)));
-        }
+        let admitted = match (refuse(&self.state, &request), &lab) {
+            (Some(refused), _) => Err(Box::new(refused)),
+            (None, Some(lab)) => super::auth::resource::admission(&self.state, lab, &request),
+            (None, None) => Ok(None),
+        };
+        let granted = match admitted {
+            Ok(granted) => granted,
+            Err(refused) => {
+                let limit = self.state.server.config.max_message_bytes;
+                return Either::Right(Box::pin(after_reading(request, limit, *refused)));
+            }
+        };
         if let Some(lab) = lab.filter(|lab| super::auth::resource::steps_up(lab, &request)) {
-            return Either::Right(Box::pin(after_step_up(self.clone(), lab, request)));
+            let granted = granted.unwrap_or_default();
+            return Either::Right(Box::pin(after_step_up(self.clone(), lab, request, granted)));
         }
         self.serve(request)
     }
@@ -97,13 +102,14 @@ async fn after_reading(
 }
 
 /// A request whose body the auth lab reads for scope step-up first (`403` when a tool it calls
-/// needs a scope its token lacks), then served as any other.
+/// needs a scope its token, `granted`, lacks), then served as any other.
 async fn after_step_up(
     mut front: Front,
     lab: Arc<super::auth::AuthLab>,
     request: Request,
+    granted: String,
 ) -> Result<Response, Infallible> {
-    match super::auth::resource::step_up(&front.state, &lab, request).await {
+    match super::auth::resource::step_up(&front.state, &lab, request, &granted).await {
         Ok(request) => front.serve(request).await,
         Err(refused) => Ok(refused),
     }

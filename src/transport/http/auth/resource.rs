@@ -18,12 +18,18 @@ use std::sync::Arc;
 /// The paths a token is needed for: the MCP transports'.
 const PROTECTED: [&str; 3] = ["/mcp", "/sse", "/message"];
 
-/// Whether `request` may go on to the MCP endpoints; else the `401` to answer, recorded.
-pub fn refusal(state: &HttpState, lab: &AuthLab, request: &Request) -> Option<Response> {
+/// Whether `request` may go on to the MCP endpoints: `Ok` with the scopes its token was
+/// granted (OAuth; `None` for a request that needs no token, or a bearer token), else the `401`
+/// to answer, recorded. The token is checked here once: scope step-up reads the scopes from this.
+pub fn admission(
+    state: &HttpState,
+    lab: &AuthLab,
+    request: &Request,
+) -> Result<Option<String>, Box<Response>> {
     let path = request.uri().path();
     // A CORS preflight carries no credentials (the browser sends the real request after it).
     if !PROTECTED.contains(&path) || request.method() == Method::OPTIONS {
-        return None;
+        return Ok(None);
     }
     let token = request
         .headers()
@@ -37,7 +43,7 @@ pub fn refusal(state: &HttpState, lab: &AuthLab, request: &Request) -> Option<Re
     let refused = match token {
         None => None,
         Some(token) => match check(lab, token) {
-            Ok(()) => return None,
+            Ok(granted) => return Ok(granted),
             Err(why) => Some(why),
         },
     };
@@ -47,7 +53,7 @@ pub fn refusal(state: &HttpState, lab: &AuthLab, request: &Request) -> Option<Re
         Refused::description,
     );
     let (challenge, mark) = challenge(state, lab, refused);
-    Some(
+    Err(Box::new(
         Refusal::new(StatusCode::UNAUTHORIZED, message)
             .challenging(challenge, mark)
             .respond(
@@ -57,19 +63,19 @@ pub fn refusal(state: &HttpState, lab: &AuthLab, request: &Request) -> Option<Re
                 (request.method(), path, request.headers()),
                 b"",
             ),
-    )
+    ))
 }
 
-/// Whether `token` opens the MCP endpoints.
-fn check(lab: &AuthLab, token: &str) -> Result<(), Refused> {
+/// Whether `token` opens the MCP endpoints; the scopes it was granted (OAuth).
+fn check(lab: &AuthLab, token: &str) -> Result<Option<String>, Refused> {
     match lab.config.mode {
-        AuthMode::None => Ok(()),
+        AuthMode::None => Ok(None),
         AuthMode::Bearer => lab
             .config
             .tokens
             .iter()
             .any(|t| t == token)
-            .then_some(())
+            .then_some(None)
             .ok_or(Refused::Invalid),
         AuthMode::Oauth => {
             let claims = lab
@@ -80,7 +86,7 @@ fn check(lab: &AuthLab, token: &str) -> Result<(), Refused> {
             }
             match lab.ended(&claims.jti) {
                 Some(why) => Err(why),
-                None => Ok(()),
+                None => Ok(Some(claims.scope)),
             }
         }
     }
@@ -230,6 +236,7 @@ pub async fn step_up(
     state: &HttpState,
     lab: &AuthLab,
     request: Request,
+    granted: &str,
 ) -> Result<Request, Response> {
     let (parts, body) = request.into_parts();
     let limit = state.server.config.max_message_bytes;
@@ -248,21 +255,6 @@ pub async fn step_up(
             ));
         }
     };
-    let granted = parts
-        .headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            v.strip_prefix("Bearer ")
-                .or_else(|| v.strip_prefix("bearer "))
-        })
-        .and_then(|token| {
-            lab.keys
-                .check(token.trim(), &lab.urls.resource, lab.clock.wall())
-                .ok()
-        })
-        .map(|claims| claims.scope)
-        .unwrap_or_default();
     let missing = needed_scopes(lab, &bytes)
         .into_iter()
         .filter(|(_, scope)| !granted.split(' ').any(|g| g == scope))
