@@ -14,6 +14,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import urllib.request
 from typing import Any
 
@@ -60,6 +61,9 @@ def main(conformance: str) -> int:
             text=True,
         )
         assert suite.stdout is not None
+        # A suite that hangs is killed, which ends its output and so the loop below.
+        watchdog = threading.Timer(TIMEOUT, suite.kill)
+        watchdog.start()
         printed: list[str] = []
         location = ""
         for line in suite.stdout:
@@ -76,6 +80,7 @@ def main(conformance: str) -> int:
                 with urllib.request.urlopen(location, timeout=TIMEOUT) as back:
                     back.read()
         code = suite.wait(timeout=TIMEOUT)
+        watchdog.cancel()
         output = "".join(printed)
         print(output, end="")
         if code != 0 or not re.search(r"^Total: \d+ passed, 0 failed", output, re.M) or "WARNING" in output:
