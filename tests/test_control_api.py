@@ -97,6 +97,34 @@ def test_bad_bodies_get_a_400_naming_the_field_and_the_server_goes_on() -> None:
         assert httpx.get(f"{srv.base_url}/health", timeout=WAIT).json() == {"status": "ok"}
 
 
+BODY_ENDPOINTS = [
+    "/faults",
+    "/tools",
+    "/resources",
+    "/prompts",
+    "/clock/advance",
+    "/notify",
+    "/ask",
+    "/auth/clients",
+    "/auth/tokens/revoke",
+    "/auth/documents",
+    "/auth/consent",
+]
+"""Every control API endpoint that reads a JSON body."""
+
+
+@pytest.mark.parametrize("path", BODY_ENDPOINTS)
+def test_a_body_that_is_not_utf8_gets_a_400_everywhere(path: str) -> None:
+    # Read lossily, `{"seconds": "\ufffd"}` named a member; every endpoint refuses the body.
+    with Server(catalogs=["everything"], clock="manual") as srv:
+        srv.start_http(auth="oauth")
+        with control(srv) as api:
+            answer = api.post(path, content=b'{"seconds": 1, "method": "ping", "x": "\xff"}')
+            assert answer.status_code == 400, answer.text
+            assert answer.json()["error"]["field"] == ""
+        assert httpx.get(f"{srv.base_url}/health", timeout=WAIT).json() == {"status": "ok"}
+
+
 async def test_notify_reaches_the_connected_client() -> None:
     with Server(catalogs=["everything"]) as srv:
         url = srv.start_http()

@@ -1,6 +1,6 @@
 //! The control API's clock: `GET /_control/clock` and `POST /_control/clock/advance`.
 
-use super::reply::{answer, bad};
+use super::reply::{answer, bad, parse_body};
 use crate::transport::http::state::HttpState;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -35,9 +35,9 @@ pub struct Advance {
 /// then fires, in order, its work done before this answers); `{"elapsed": seconds}`. On the
 /// real clock: `409`.
 pub async fn advance(State(state): State<Arc<HttpState>>, body: Bytes) -> Response {
-    let seconds = match crate::field_error::from_json::<Advance>(&String::from_utf8_lossy(&body)) {
+    let seconds = match parse_body::<Advance>(&body) {
         Ok(Advance { seconds }) => seconds,
-        Err(e) => return bad(&e.field, e.message),
+        Err(refused) => return refused,
     };
     let Ok(by) = Duration::try_from_secs_f64(seconds) else {
         return bad("seconds", "must be a finite number of seconds >= 0");

@@ -1,7 +1,7 @@
 //! The control API's notifications (a resource updated, a list changed, a log message, any
 //! notification) and its questions to the clients (`POST /_control/ask`).
 
-use super::reply::{answer, bad};
+use super::reply::{answer, bad, parse_body};
 use crate::protocol::LogLevel;
 use crate::server::registry::ListKind;
 use crate::transport::http::state::HttpState;
@@ -111,9 +111,9 @@ pub struct Ask {
 /// Python's `srv.ask`) and answers `{"answers": {session: result or {"error": …}}}`; `504` when
 /// they have not all answered in time.
 pub async fn ask(State(state): State<Arc<HttpState>>, body: Bytes) -> Response {
-    let ask = match crate::field_error::from_json::<Ask>(&String::from_utf8_lossy(&body)) {
+    let ask = match parse_body::<Ask>(&body) {
         Ok(ask) => ask,
-        Err(e) => return bad(&e.field, e.message),
+        Err(refused) => return refused,
     };
     let Ok(limit) = std::time::Duration::try_from_secs_f64(ask.timeout.unwrap_or(30.0)) else {
         return bad("timeout", "must be a finite number of seconds >= 0");

@@ -30,3 +30,11 @@ pub fn missing(field: &str, message: impl Into<String>) -> Response {
 pub fn not_utf8() -> Response {
     bad("", "the body is not UTF-8")
 }
+
+/// A JSON body read as `T`: invalid UTF-8 is refused ([`not_utf8`]) rather than read with
+/// replacement characters, and a body `T` does not accept gets the `400` naming its member.
+#[allow(clippy::result_large_err)]
+pub fn parse_body<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Response> {
+    let text = std::str::from_utf8(body).map_err(|_| not_utf8())?;
+    crate::field_error::from_json::<T>(text).map_err(|e| bad(&e.field, e.message))
+}
