@@ -39,6 +39,9 @@ pub struct ServerOptions {
     /// Most traffic records kept in memory, oldest dropped first (the record file gets every
     /// one); unset: all.
     pub keep_traffic: Option<usize>,
+    /// Most bytes of traffic records kept in memory, oldest dropped first (the record file gets
+    /// every one); unset: no byte limit.
+    pub keep_traffic_bytes: Option<usize>,
     /// `serverInfo.name`.
     pub name: String,
     /// `serverInfo.title`; unset: ours while `name` is ours too, none for a custom name.
@@ -82,6 +85,7 @@ impl Default for ServerOptions {
             page_size: server.page_size,
             max_message_bytes: server.max_message_bytes,
             keep_traffic: server.keep_traffic,
+            keep_traffic_bytes: server.keep_traffic_bytes,
             name: server.name,
             // Ours only while the name is: `server_config` fills it in.
             title: None,
@@ -133,6 +137,7 @@ impl ServerOptions {
             max_message_bytes: self.max_message_bytes,
             record_path: self.record.clone(),
             keep_traffic: self.keep_traffic,
+            keep_traffic_bytes: self.keep_traffic_bytes,
             task_ttl: self.task_ttl.duration("task_ttl")?,
             task_poll_interval: self.task_poll_interval.duration("task_poll_interval")?,
             clock: crate::clock::ClockKind::parse(&self.clock).map_err(Error::Config)?,
@@ -169,6 +174,7 @@ mod tests {
         assert_eq!(config.era, expected.era);
         assert_eq!(config.task_ttl, expected.task_ttl);
         assert_eq!(config.keep_traffic, expected.keep_traffic);
+        assert_eq!(config.keep_traffic_bytes, expected.keep_traffic_bytes);
         assert_eq!(
             options.catalog_options().unwrap(),
             catalog::Options::default()

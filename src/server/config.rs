@@ -19,6 +19,10 @@ pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
 /// payload, small enough that a runaway client cannot exhaust memory.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
+/// Bytes of traffic records a server keeps in memory unless told otherwise
+/// ([`ServerConfig::keep_traffic_bytes`]).
+pub const DEFAULT_KEEP_TRAFFIC_BYTES: usize = 64 * 1024 * 1024;
+
 /// How a server is set up. `Default` is every revision, no recording. What it offers is not
 /// configured here: it is the [`Registry`] given to [`Server::new`] (built from catalogs by
 /// `catalog::registry`, or by hand).
@@ -48,6 +52,11 @@ pub struct ServerConfig {
     /// default, so a load test's memory stays flat while a test still sees its whole exchange;
     /// the CLI keeps none (nothing reads them; the record file has everything).
     pub keep_traffic: Option<usize>,
+    /// Most bytes of traffic records kept in memory ([`crate::traffic::Record::footprint`]),
+    /// oldest dropped first (`None`: no byte limit). Bounded by bytes as well as by count:
+    /// 1,000 `echo` calls of 1 MiB each held 2.4 GB under a count bound alone. 64 MiB by
+    /// default: a test's whole exchange, and a few dozen frames of a megabyte.
+    pub keep_traffic_bytes: Option<usize>,
     /// How long a task is kept after it is created (and again after it settles): its `ttl`.
     /// The reference's fixed 300 s by default; a test of expiry sets it short.
     pub task_ttl: std::time::Duration,
@@ -71,6 +80,7 @@ impl Default for ServerConfig {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             record_path: None,
             keep_traffic: Some(10_000),
+            keep_traffic_bytes: Some(DEFAULT_KEEP_TRAFFIC_BYTES),
             task_ttl: TTL,
             task_poll_interval: POLL_INTERVAL,
             clock: crate::clock::ClockKind::Real,

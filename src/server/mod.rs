@@ -84,14 +84,17 @@ impl Server {
         if config.page_size == Some(0) {
             return Err(Error::Config("page_size must be positive".into()));
         }
-        let recorder =
-            Recorder::new(config.record_path.as_deref(), config.keep_traffic).map_err(|e| {
-                let path = config
-                    .record_path
-                    .as_deref()
-                    .unwrap_or_else(|| std::path::Path::new(""));
-                Error::Config(format!("cannot open record file {}: {e}", path.display()))
-            })?;
+        let bound = crate::traffic::RingBound {
+            records: config.keep_traffic,
+            bytes: config.keep_traffic_bytes,
+        };
+        let recorder = Recorder::new(config.record_path.as_deref(), Some(bound)).map_err(|e| {
+            let path = config
+                .record_path
+                .as_deref()
+                .unwrap_or_else(|| std::path::Path::new(""));
+            Error::Config(format!("cannot open record file {}: {e}", path.display()))
+        })?;
         let (recorder, seams) = (Arc::new(recorder), Arc::new(seams::Seams::default()));
         let stateless_info = config.implementation(Revision::V2026_07_28);
         let stateless_meta =

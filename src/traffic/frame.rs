@@ -170,6 +170,18 @@ pub struct HttpMeta {
 }
 
 impl HttpMeta {
+    /// Bytes it holds in memory ([`super::Record::footprint`]).
+    pub fn footprint(&self) -> usize {
+        let owned = |s: &Option<Cow<'static, str>>| match s {
+            Some(Cow::Owned(s)) => s.capacity(),
+            _ => 0,
+        };
+        std::mem::size_of::<Self>()
+            + owned(&self.method)
+            + owned(&self.path)
+            + self.headers.as_ref().map_or(0, |h| h.text.capacity())
+    }
+
     /// The metadata of an answer: only its status.
     pub fn status(status: u16) -> Self {
         Self {

@@ -26,7 +26,7 @@ pub use frame::{
     TransportKind,
 };
 pub use record::{task_of, FrameText, Record};
-pub use recorder::Recorder;
+pub use recorder::{Recorder, RingBound, RingStats, Since};
 
 /// The version of the record format written in every record's `v` field.
 pub const FORMAT_VERSION: u32 = 2;

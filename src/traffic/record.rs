@@ -99,6 +99,17 @@ impl Record {
         }
     }
 
+    /// Bytes the record holds in memory, as the recorder's byte bound counts them: the record
+    /// itself and what only it points to (its frame text, error and HTTP headers). An HTTP
+    /// metadata shared with the previous POST's record is counted in each: the bound errs on
+    /// the safe side.
+    pub fn footprint(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.raw.text.len()
+            + self.error.as_ref().map_or(0, String::len)
+            + self.http.as_ref().map_or(0, |h| h.footprint())
+    }
+
     /// The record as one JSON line (no trailing newline).
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()

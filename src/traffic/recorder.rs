@@ -1,6 +1,7 @@
 //! The [`Recorder`]: one lock per frame, under which a frame takes its `seq`, is written to the
 //! file, joins the memory ring and (outgoing) is handed to the transport, so all those orders
-//! agree; and the queries Python and the tests make of the ring.
+//! agree; the memory ring, bounded by records and by bytes ([`RingBound`]), with a count of
+//! what it dropped; and the queries Python and the tests make of the ring.
 
 use super::exchanges::{task_of_request, Exchanges, OpenStep};
 use super::file::RecordFile;
@@ -18,9 +19,9 @@ pub struct Recorder {
     start: Instant,
     /// The wall clock at `start`: a record's `ts` is this plus its `t_ns`.
     wall_start: chrono::DateTime<chrono::Utc>,
-    /// Most records kept in memory (oldest dropped first); `None` keeps all. The file, if any,
+    /// How much of the traffic stays in memory (oldest dropped first). The file, if any,
     /// always gets every record.
-    keep: Option<usize>,
+    bound: RingBound,
     /// Whether records are kept anywhere (memory or file). When not (the CLI without
     /// `--record`), frames only get a `seq`: the per-frame cost of a record is not paid for
     /// nothing, and transports skip gathering HTTP metadata ([`Recorder::capturing`]).
@@ -42,8 +43,16 @@ struct Inner {
     /// is taken and freed after it is released. (Held by value instead, the ring's cold slots
     /// were written and read under the lock, and contention grew.)
     records: VecDeque<Arc<Record>>,
-    /// How many records were dropped from the front (by `clear` or the `keep` limit).
+    /// The `seq` of the newest record no longer in memory (taken out by `clear` or the bound).
     dropped: u64,
+    /// Bytes the records in memory hold ([`Record::footprint`]), held under `bound.bytes`.
+    bytes: usize,
+    /// Records the bound took out of memory (or never kept, with a bound of 0 records), which
+    /// no reader of the memory will see: counted so that what is missing is always said.
+    evicted: u64,
+    /// The `seq` of the newest record when `clear` last ran (0: never): records up to it were
+    /// forgotten on purpose, the rest of those missing were taken by the bound.
+    cleared_through: u64,
     /// The `--record` file.
     file: RecordFile,
     /// The requests awaiting an answer and each connection's negotiated revision.
@@ -68,21 +77,79 @@ impl Draft {
     }
 }
 
+/// How much traffic the recorder keeps in memory: the newest records within both limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RingBound {
+    /// Most records (`None`: no limit on the count).
+    pub records: Option<usize>,
+    /// Most bytes of records ([`Record::footprint`]; `None`: no limit on the bytes). A record
+    /// larger than this on its own is not kept at all (and counted as dropped).
+    pub bytes: Option<usize>,
+}
+
+impl RingBound {
+    /// No limit: every record stays (unit tests; a server always has a bound).
+    pub const UNBOUNDED: Self = Self {
+        records: None,
+        bytes: None,
+    };
+
+    /// Whether nothing is kept.
+    fn keeps_nothing(&self) -> bool {
+        self.records == Some(0) || self.bytes == Some(0)
+    }
+
+    /// Whether `records` records of `bytes` bytes are more than the bound allows.
+    fn exceeded(&self, records: usize, bytes: usize) -> bool {
+        self.records.is_some_and(|most| records > most)
+            || self.bytes.is_some_and(|most| bytes > most)
+    }
+}
+
+/// What the memory holds and what it lost: shown wherever the records are read
+/// (`srv.traffic`, `GET /_control/traffic`, the lab page, the report).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RingStats {
+    /// Records in memory now.
+    pub kept: usize,
+    /// Their bytes ([`Record::footprint`]).
+    pub kept_bytes: usize,
+    /// Records the bound dropped from memory since the recorder started (never those `clear`
+    /// forgot).
+    pub dropped: u64,
+    /// The bound in force.
+    pub bound: RingBound,
+}
+
+/// The records after a reader's last `seq`, and what it missed: [`Recorder::read_since`].
+pub struct Since {
+    /// The records in memory after it, in order.
+    pub records: Vec<Arc<Record>>,
+    /// How many records after it the bound dropped before this read (since the last clear).
+    pub missed: u64,
+    /// Whether `clear` forgot records after it: a reader that folds records starts over.
+    pub cleared: bool,
+}
+
 impl Recorder {
-    /// A recorder that keeps at most `keep` records in memory (`None`: all) and, if `path` is
-    /// given, appends every record to it.
-    pub fn new(path: Option<&Path>, keep: Option<usize>) -> std::io::Result<Self> {
+    /// A recorder that keeps the newest records within `bound` in memory (`None`: all) and, if
+    /// `path` is given, appends every record to it.
+    pub fn new(path: Option<&Path>, bound: Option<RingBound>) -> std::io::Result<Self> {
         let file = RecordFile::open(path)?;
+        let bound = bound.unwrap_or(RingBound::UNBOUNDED);
         Ok(Self {
             start: Instant::now(),
             wall_start: chrono::Utc::now(),
             latest: tokio::sync::watch::Sender::new(0),
-            capturing: keep != Some(0) || file.is_open(),
-            keep,
+            capturing: !bound.keeps_nothing() || file.is_open(),
+            bound,
             inner: Mutex::new(Inner {
                 seq: 0,
                 records: VecDeque::new(),
                 dropped: 0,
+                bytes: 0,
+                evicted: 0,
+                cleared_through: 0,
                 file,
                 exchanges: Exchanges::default(),
             }),
@@ -147,6 +214,7 @@ impl Recorder {
         let mut inner = crate::lock::lock(&self.inner);
         inner.seq += 1;
         inner.dropped += 1;
+        inner.evicted += 1;
         self.announce(inner.seq);
         inner.seq
     }
@@ -189,17 +257,19 @@ impl Recorder {
         let record = draft.record;
         inner.file.append(&record);
         self.announce(seq);
-        if self.keep != Some(0) {
-            inner.records.push_back(record);
-        } else {
-            inner.dropped += 1;
-        }
+        inner.bytes += record.footprint();
+        inner.records.push_back(record);
+        // Usually one record falls off (the count bound, in steady state): it is freed after
+        // the lock is released. A large record may push out several; the rest go here.
         let mut evicted = None;
-        if let Some(keep) = self.keep {
-            while inner.records.len() > keep {
-                evicted = inner.records.pop_front();
-                inner.dropped += 1;
-            }
+        while self.bound.exceeded(inner.records.len(), inner.bytes) {
+            let Some(oldest) = inner.records.pop_front() else {
+                break;
+            };
+            inner.bytes -= oldest.footprint();
+            inner.dropped += 1;
+            inner.evicted += 1;
+            evicted = evicted.or(Some(oldest));
         }
         (seq, evicted)
     }
@@ -241,13 +311,42 @@ impl Recorder {
 
     /// Records still in memory with `seq > after`, in order.
     pub fn since(&self, after: u64) -> Vec<Arc<Record>> {
-        let inner = crate::lock::lock(&self.inner);
+        Self::kept_since(&crate::lock::lock(&self.inner), after)
+    }
+
+    fn kept_since(inner: &Inner, after: u64) -> Vec<Arc<Record>> {
         let skip = usize::try_from(after.saturating_sub(inner.dropped)).unwrap_or(usize::MAX);
         inner.records.iter().skip(skip).cloned().collect()
     }
 
+    /// [`Recorder::since`], with what a reader that read up to `after` missed: the records the
+    /// bound dropped before it read them, and whether `clear` forgot some. One lock, so the
+    /// three agree. (Records in `(cleared_through, dropped]` can only have been taken by the
+    /// bound: `clear` sets both.)
+    pub fn read_since(&self, after: u64) -> Since {
+        let inner = crate::lock::lock(&self.inner);
+        Since {
+            records: Self::kept_since(&inner, after),
+            missed: inner
+                .dropped
+                .saturating_sub(after.max(inner.cleared_through)),
+            cleared: inner.cleared_through > after,
+        }
+    }
+
+    /// What the memory holds and what the bound dropped.
+    pub fn stats(&self) -> RingStats {
+        let inner = crate::lock::lock(&self.inner);
+        RingStats {
+            kept: inner.records.len(),
+            kept_bytes: inner.bytes,
+            dropped: inner.evicted,
+            bound: self.bound,
+        }
+    }
+
     /// The `seq` of the newest record no longer in memory (0: none was dropped): every record
-    /// up to it was taken out by `clear` or the `keep` limit.
+    /// up to it was taken out by `clear` or the bound.
     pub fn dropped(&self) -> u64 {
         crate::lock::lock(&self.inner).dropped
     }
@@ -266,7 +365,11 @@ impl Recorder {
     pub fn clear(&self) {
         let mut inner = crate::lock::lock(&self.inner);
         inner.dropped += inner.records.len() as u64;
-        inner.records.clear();
+        inner.cleared_through = inner.seq;
+        inner.bytes = 0;
+        let forgotten = std::mem::take(&mut inner.records);
+        drop(inner);
+        drop(forgotten); // freeing them need not hold the lock
     }
 
     /// How many requests await an answer (for tests: that cancelling and closing forget them).

@@ -164,7 +164,14 @@ fn since_counts_by_seq_after_clear_and_eviction() {
     assert_eq!(r.since(4).iter().map(|x| x.seq).collect::<Vec<_>>(), [5, 6]);
     assert_eq!(r.since(5).iter().map(|x| x.seq).collect::<Vec<_>>(), [6]);
     assert_eq!(r.since(0).len(), 2);
-    let r = Recorder::new(None, Some(2)).unwrap();
+    let r = Recorder::new(
+        None,
+        Some(RingBound {
+            records: Some(2),
+            bytes: None,
+        }),
+    )
+    .unwrap();
     for _ in 0..5 {
         ping(&r);
     }
@@ -184,4 +191,81 @@ fn cancelled_and_closed_requests_are_forgotten() {
     assert_eq!(r.open_requests(), 1);
     r.forget_conn("c1");
     assert_eq!(r.open_requests(), 0);
+}
+
+fn sized(r: &Recorder, bytes: usize) -> u64 {
+    r.record(
+        &meta(Direction::In),
+        "x".repeat(bytes),
+        FrameSummary::notification("x"),
+    )
+}
+
+#[test]
+fn the_ring_keeps_the_newest_records_within_its_bytes_and_counts_what_it_dropped() {
+    let footprint = |bytes: usize| {
+        let r = Recorder::new(None, None).unwrap();
+        sized(&r, bytes);
+        r.stats().kept_bytes
+    };
+    let one = footprint(1000);
+    assert!((1000..1000 + 512).contains(&one), "{one}");
+    let bound = RingBound {
+        records: Some(100),
+        bytes: Some(3 * one),
+    };
+    let r = Recorder::new(None, Some(bound)).unwrap();
+    for _ in 0..10 {
+        sized(&r, 1000);
+    }
+    let stats = r.stats();
+    assert_eq!(
+        (stats.kept, stats.kept_bytes, stats.dropped),
+        (3, 3 * one, 7)
+    );
+    assert_eq!(
+        r.since(0).iter().map(|x| x.seq).collect::<Vec<_>>(),
+        [8, 9, 10]
+    );
+    // One record over the whole bound is not kept, and takes the others with it.
+    sized(&r, 4 * one);
+    let stats = r.stats();
+    assert_eq!((stats.kept, stats.kept_bytes, stats.dropped), (0, 0, 11));
+    assert_eq!(r.len(), 11);
+}
+
+#[test]
+fn a_reader_learns_what_the_bound_took_and_whether_clear_forgot() {
+    let bound = RingBound {
+        records: Some(2),
+        bytes: None,
+    };
+    let r = Recorder::new(None, Some(bound)).unwrap();
+    for _ in 0..5 {
+        ping(&r);
+    }
+    let read = r.read_since(1);
+    assert_eq!(
+        read.records.iter().map(|x| x.seq).collect::<Vec<_>>(),
+        [4, 5]
+    );
+    assert_eq!((read.missed, read.cleared), (2, false)); // 2 and 3
+    assert_eq!(
+        (r.read_since(5).missed, r.read_since(5).cleared),
+        (0, false)
+    );
+    r.clear();
+    for _ in 0..3 {
+        ping(&r); // 6, 7, 8: 6 is dropped by the bound
+    }
+    let read = r.read_since(5);
+    assert_eq!(
+        read.records.iter().map(|x| x.seq).collect::<Vec<_>>(),
+        [7, 8]
+    );
+    assert_eq!((read.missed, read.cleared), (1, false));
+    let read = r.read_since(2);
+    assert_eq!((read.missed, read.cleared), (1, true));
+    // What `clear` forgot is not counted as dropped.
+    assert_eq!(r.stats().dropped, 4);
 }
