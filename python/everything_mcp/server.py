@@ -12,8 +12,12 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from . import _core
-from .authoring import Context, Handle, LoopThread, await_core, run_handler, tool_result
-from .authoring import input_schema as schema_of  # `tool()` has an `input_schema` parameter
+from .authoring.context import Context
+from .authoring.handle import Handle
+from .authoring.results import prompt_json, tool_json, values_json
+from .authoring.running import Cancel, LoopThread, run_handler
+from .authoring.schema import input_schema as schema_of  # `tool()` has an `input_schema` parameter
+from .awaiting import await_core
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -27,39 +31,6 @@ if TYPE_CHECKING:
     from .traffic import TrafficRecord, TrafficView
 
 __all__ = ["Server"]
-
-
-_Cancel = Callable[[], None] | None
-"""What an invoker returns: how to cancel an ``async def`` handler still running (see
-:func:`~everything_mcp.authoring.run_handler`)."""
-
-
-def _tool_json(value: Any) -> str:
-    return json.dumps(tool_result(value), default=str)
-
-
-def _values_json(values: Any) -> str:
-    return json.dumps(list(values))
-
-
-def _prompt_json(value: Any) -> str:
-    return json.dumps(_prompt_result(value))
-
-
-def _prompt_result(value: Any) -> dict[str, Any]:
-    if isinstance(value, dict) and "messages" in value:
-        return value
-    items = value if isinstance(value, list) else [value]
-    items = [
-        {"role": "user", "content": i} if isinstance(i, dict) and "type" in i and "role" not in i else i for i in items
-    ]
-    messages = [
-        item
-        if isinstance(item, dict) and "role" in item
-        else {"role": "user", "content": {"type": "text", "text": str(item)}}
-        for item in items
-    ]
-    return {"messages": messages}
 
 
 class Server:
@@ -353,9 +324,9 @@ class Server:
                 definition["execution"] = {"taskSupport": task_support}
             handle = Handle(fn, "tool", definition["name"])
 
-            def invoke(arguments_json: str, core_ctx: _core.Context, reply: _core.Reply) -> _Cancel:
+            def invoke(arguments_json: str, core_ctx: _core.Context, reply: _core.Reply) -> Cancel:
                 arguments = json.loads(arguments_json)
-                return run_handler(handle, self._loop, arguments, Context(core_ctx), ctx_param, reply, _tool_json)
+                return run_handler(handle, self._loop, arguments, Context(core_ctx), ctx_param, reply, tool_json)
 
             self._core.add_tool(json.dumps(definition), invoke, requires)
             return handle
@@ -402,10 +373,10 @@ class Server:
 
         return register
 
-    def _resource_invoker(self, handle: Handle, mime_type: str) -> Callable[..., _Cancel]:
+    def _resource_invoker(self, handle: Handle, mime_type: str) -> Callable[..., Cancel]:
         _, ctx_param = schema_of(handle.fn)
 
-        def invoke(uri: str, core_ctx: _core.Context, reply: _core.Reply, variables: str = "{}") -> _Cancel:
+        def invoke(uri: str, core_ctx: _core.Context, reply: _core.Reply, variables: str = "{}") -> Cancel:
             def contents(value: Any) -> str:
                 item: dict[str, Any] = {"uri": uri, "mimeType": mime_type}
                 if isinstance(value, bytes):
@@ -448,9 +419,9 @@ class Server:
                 definition["arguments"] = arguments
             handle = Handle(fn, "prompt", definition["name"])
 
-            def invoke(arguments_json: str, core_ctx: _core.Context, reply: _core.Reply) -> _Cancel:
+            def invoke(arguments_json: str, core_ctx: _core.Context, reply: _core.Reply) -> Cancel:
                 arguments = json.loads(arguments_json)
-                return run_handler(handle, self._loop, arguments, Context(core_ctx), ctx_param, reply, _prompt_json)
+                return run_handler(handle, self._loop, arguments, Context(core_ctx), ctx_param, reply, prompt_json)
 
             self._core.add_prompt(json.dumps(definition), invoke)
             return handle
@@ -466,7 +437,7 @@ class Server:
             _, ctx_param = schema_of(fn)
             handle = Handle(fn, "method", name)
 
-            def invoke(params_json: str, core_ctx: _core.Context, reply: _core.Reply) -> _Cancel:
+            def invoke(params_json: str, core_ctx: _core.Context, reply: _core.Reply) -> Cancel:
                 params = {k: v for k, v in json.loads(params_json).items() if k != "_meta"}
                 return run_handler(handle, self._loop, params, Context(core_ctx), ctx_param, reply, json.dumps)
 
@@ -519,9 +490,9 @@ class Server:
                 raise TypeError(f"a completion takes (value, arguments); {fn.__name__} takes {params}")
             handle = Handle(fn, "completion", f"{ref} {argument}")
 
-            def invoke(value: str, context_json: str, core_ctx: _core.Context, reply: _core.Reply) -> _Cancel:
+            def invoke(value: str, context_json: str, core_ctx: _core.Context, reply: _core.Reply) -> Cancel:
                 kwargs = {params[0]: value, params[1]: json.loads(context_json)}
-                return run_handler(handle, self._loop, kwargs, Context(core_ctx), ctx_param, reply, _values_json)
+                return run_handler(handle, self._loop, kwargs, Context(core_ctx), ctx_param, reply, values_json)
 
             self._core.add_completion(ref_type, ref, argument, invoke)
             return handle
