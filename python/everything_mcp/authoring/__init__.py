@@ -10,7 +10,7 @@ One module per concept: :mod:`.context` (what a handler may use), :mod:`.schema`
 schema from type hints), :mod:`.results` (content blocks, return values as results),
 :mod:`.handle` (the registered function and its calls), :mod:`.running` (a call run and
 answered), :mod:`.rpc_error` (answering with a JSON-RPC error). The decorators are
-``Server``'s.
+``Server``'s (:mod:`everything_mcp.server_authoring`).
 """
 
 from __future__ import annotations

@@ -77,6 +77,29 @@ class LoopThread:
             self.loop.close()
 
 
+class HandlerLoop:
+    """A server's :class:`LoopThread`, started by the first ``async def`` handler that needs it
+    (a server without one never starts a thread) and stopped with the server."""
+
+    def __init__(self) -> None:
+        self._thread: LoopThread | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> LoopThread:
+        """The loop thread, started now if it is not running."""
+        with self._lock:
+            if self._thread is None:
+                self._thread = LoopThread()
+            return self._thread
+
+    def stop(self) -> None:
+        """Stops the loop thread if it runs; a later handler starts a new one."""
+        with self._lock:
+            if self._thread is not None:
+                self._thread.stop()
+                self._thread = None
+
+
 def run_handler(
     handle: Handle,
     loop: Callable[[], LoopThread],
