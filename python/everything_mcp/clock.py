@@ -8,7 +8,7 @@ delay and fault delays. See docs/clock.md."""
 from __future__ import annotations
 
 from . import _core
-from .authoring import await_core
+from .awaiting import await_core
 
 
 class Clock:

@@ -17,7 +17,9 @@ from typing import Any, Literal
 
 from . import _core
 from ._core import EverythingMcpError
-from .authoring import RpcError, await_core, tool_result
+from .authoring.results import tool_result
+from .authoring.rpc_error import RpcError
+from .awaiting import await_core
 
 __all__ = ["GatedTask", "TaskEnded", "TaskGate", "TaskInfo", "TaskStatus"]
 

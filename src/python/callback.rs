@@ -1,6 +1,6 @@
 //! Awaiting the runtime from Python's event loop without blocking it: an `async` Python caller
 //! hands over a callback, a tokio task does the work, and the callback receives the outcome. The
-//! Python side turns that into an awaitable (`everything_mcp.authoring.await_core`), so no thread
+//! Python side turns that into an awaitable (`everything_mcp.awaiting.await_core`), so no thread
 //! waits while the client thinks.
 
 use pyo3::prelude::*;

@@ -1,0 +1,98 @@
+"""A registered Python function and the record of its calls, with the side effect a test may
+put in its place."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Call:
+    """One call of a handler."""
+
+    arguments: dict[str, Any]
+    """What the client sent: tool or prompt arguments, method params, or a template's variables
+    (``{}`` for a fixed resource)."""
+    session_id: str
+    """The connection it came on."""
+    started: float
+    """``time.monotonic()`` at the start."""
+    ended: float = 0.0
+    """``time.monotonic()`` at the end."""
+    result: Any = None
+    """What the function returned (before conversion)."""
+    error: BaseException | None = None
+    """What it raised, if anything."""
+
+
+@dataclass
+class Handle:
+    """A registered Python function: callable as before, plus its record of calls.
+
+    ``side_effect`` (the respx pattern): an exception (raised on every call), an iterable (one
+    item per call: an exception is raised, anything else is returned), or a callable (called
+    with the arguments instead of the function).
+    """
+
+    fn: Callable[..., Any]
+    kind: str
+    name: str
+    calls: list[Call] = field(default_factory=list)
+    _side_effect: Any = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _effects: Iterator[Any] | None = field(default=None, repr=False)
+
+    @property
+    def side_effect(self) -> Any:
+        """What replaces the function (see the class docstring); ``None``: the function runs."""
+        return self._side_effect
+
+    @side_effect.setter
+    def side_effect(self, effect: Any) -> None:
+        with self._lock:
+            self._side_effect = effect
+            self._effects = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    @property
+    def called(self) -> bool:
+        return bool(self.calls)
+
+    @property
+    def call_count(self) -> int:
+        return len(self.calls)
+
+    def reset(self) -> None:
+        """Forget the calls and the side effect."""
+        with self._lock:
+            self.calls.clear()
+            self._side_effect = None
+            self._effects = None
+
+    def _next_effect(self) -> tuple[str, Any]:
+        """What this call does: ``("run", None)`` the function, ``("raise", exc)``,
+        ``("call", fn)`` instead of the function, or ``("return", value)``."""
+        effect = self._side_effect
+        if effect is None:
+            return "run", None
+        if _is_exception(effect):
+            return "raise", effect
+        if callable(effect):
+            return "call", effect
+        with self._lock:
+            if self._effects is None:
+                self._effects = iter(effect)
+            try:
+                item = next(self._effects)
+            except StopIteration:
+                return "run", None
+        return ("raise", item) if _is_exception(item) else ("return", item)
+
+
+def _is_exception(value: Any) -> bool:
+    return isinstance(value, BaseException) or (isinstance(value, type) and issubclass(value, BaseException))
