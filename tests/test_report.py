@@ -119,7 +119,7 @@ def test_a_client_that_ignores_a_503_fails_the_retry_check(tmp_path: Path) -> No
         [*SERVER_CMD, "report", str(record), "--json"], capture_output=True, text=True, timeout=WAIT, check=True
     )
     data = json.loads(out.stdout)
-    assert data["version"] == 1
+    assert data["version"] == 2
     (client,) = data["clients"]
     assert client["client"] == {"name": "quitter", "version": "1"}
     assert {c["id"]: c["status"] for c in client["checks"]}["faults.retry_503"] == "fail"

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
 from ..traffic import TrafficRecord
 from .auth import take_auth_flow
-from .checks import CATALOG, lifecycle
+from .checks import CATALOG, LIFECYCLE, lifecycle, not_applicable
 from .http import attribute_sessionless_gets
 from .ladder import level
 from .latency import latency as latency_of
@@ -36,8 +36,10 @@ __all__ = [
     "write_html",
 ]
 
-SCHEMA_VERSION = 1
-"""The version of ``--json``'s schema (raised when a change would break a reader)."""
+SCHEMA_VERSION = 2
+"""The version of ``--json``'s schema (raised when a change would break a reader). 2: a check's
+status may be ``not applicable`` (every client of a report lists every check of any of its
+clients)."""
 
 ENVELOPE_CLIENT = "io.modelcontextprotocol/clientInfo"
 
@@ -57,7 +59,8 @@ class ClientReport:
     transport: str
     """``stdio``, ``http``, ``sse`` or ``memory``."""
     checks: tuple[Check, ...]
-    """Every check, in catalog order."""
+    """Every check, in catalog order (in a report of clients of both eras, the other era's
+    checks too, ``not applicable``)."""
     latency: dict[str, dict[str, Any]] = field(default_factory=dict)
     """How long the server took to answer it, per method: ``{"count", "p50_ms", "max_ms"}``
     (not a check: a measure)."""
@@ -97,11 +100,39 @@ class ClientReport:
         }
 
 
+def rows(clients: tuple[ClientReport, ...]) -> tuple[str, ...]:
+    """Every check of any of `clients`, in catalog order: the rows of their matrix (the
+    lifecycle's checks of both eras together)."""
+    seen = dict.fromkeys(c.id for client in clients for c in client.checks)
+    return tuple([id for id in LIFECYCLE if id in seen] + [id for id in seen if id not in LIFECYCLE])
+
+
+def align(clients: tuple[ClientReport, ...]) -> tuple[ClientReport, ...]:
+    """`clients`, each with a check for every row of their matrix: those it has not (a check of
+    the other era) ``not applicable``."""
+    ids = rows(clients)
+    descriptions = {c.id: c.description for client in clients for c in client.checks}
+    aligned = []
+    for client in clients:
+        if [c.id for c in client.checks] != list(ids):
+            have = {c.id: c for c in client.checks}
+            checks = tuple(
+                have.get(id) or Check(id, descriptions[id], "not applicable", (), not_applicable(id)) for id in ids
+            )
+            client = replace(client, checks=checks)
+        aligned.append(client)
+    return tuple(aligned)
+
+
 @dataclass(frozen=True)
 class Report:
     """The clients a set of records shows, each with its checks."""
 
     clients: tuple[ClientReport, ...]
+
+    def __post_init__(self) -> None:
+        # Every client has every row of the matrix, whoever made the report.
+        object.__setattr__(self, "clients", align(tuple(self.clients)))
 
     def client(self, name: str | None = None) -> ClientReport:
         """The one client (named `name`, when several)."""
@@ -120,9 +151,9 @@ class Report:
 
     def table(self, color: bool = False) -> str:
         """A readable table: one block per client, a line per check (with `color`, ANSI colours:
-        pass green, fail red, not exercised dim)."""
-        mark = {"pass": "ok  ", "fail": "FAIL", "not exercised": "-   "}
-        paint = {"pass": "32", "fail": "1;31", "not exercised": "2"}
+        pass green, fail red, not exercised and not applicable dim)."""
+        mark = {"pass": "ok  ", "fail": "FAIL", "not exercised": "-   ", "not applicable": "n/a "}
+        paint = {"pass": "32", "fail": "1;31", "not exercised": "2", "not applicable": "2"}
 
         def ink(text: str, code: str) -> str:
             return f"\x1b[{code}m{text}\x1b[0m" if color else text
@@ -144,15 +175,15 @@ class Report:
         return "\n\n".join(blocks) + "\n"
 
     def markdown(self) -> str:
-        """The compatibility matrix: checks as rows, clients as columns."""
-        cell = {"pass": "pass", "fail": "FAIL", "not exercised": "-"}
+        """The compatibility matrix: checks as rows, clients as columns (a check of the other
+        era is ``n/a``)."""
+        cell = {"pass": "pass", "fail": "FAIL", "not exercised": "-", "not applicable": "n/a"}
         head = "| check | " + " | ".join(c.label for c in self.clients) + " |"
         rule = "| --- |" + " --- |" * len(self.clients)
-        ids = [k.id for k in self.clients[0].checks] if self.clients else []
-        rows = ["| subscription level | " + " | ".join(str(c.level()) for c in self.clients) + " |"]
-        for id in ids:
-            rows.append(f"| {id} | " + " | ".join(cell[c.check(id).status] for c in self.clients) + " |")
-        return "\n".join([head, rule, *rows]) + "\n"
+        table = ["| subscription level | " + " | ".join(str(c.level()) for c in self.clients) + " |"]
+        for id in rows(self.clients):
+            table.append(f"| {id} | " + " | ".join(cell[c.check(id).status] for c in self.clients) + " |")
+        return "\n".join([head, rule, *table]) + "\n"
 
 
 def _identity(records: Sequence[TrafficRecord]) -> tuple[str, str, str | None, str | None, str]:

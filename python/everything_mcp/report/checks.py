@@ -22,6 +22,16 @@ from .pagination import pagination
 LIST_KINDS = ("tools", "resources", "prompts")
 """The lists whose ``list_changed`` a client should follow with a re-list."""
 
+HANDSHAKE_ONLY = ("lifecycle.initialize", "lifecycle.initialized")
+STATELESS_ONLY = ("lifecycle.envelope",)
+LIFECYCLE = (*HANDSHAKE_ONLY, *STATELESS_ONLY, "lifecycle.capabilities")
+"""The lifecycle's checks of both eras, in the order of a matrix's rows."""
+
+
+def not_applicable(id: str) -> str:
+    """Why check `id` is not a client's (the detail of a "not applicable" check)."""
+    return "not applicable: 2026-07-28 only" if id in STATELESS_ONLY else "not applicable: handshake era only"
+
 
 def lifecycle(t: ClientTraffic, era: str | None) -> list[Check]:
     """The handshake (or, in 2026-07-28, the envelope on every request)."""

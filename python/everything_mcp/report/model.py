@@ -2,7 +2,9 @@
 ``seq`` of the records that prove it and a detail for a person) and a client's
 :class:`ClientTraffic`. A step the client
 never attempted is "not exercised", never "failed": most agents need a model to decide to
-subscribe or re-read."""
+subscribe or re-read. A check of the other era (a handshake check of a 2026-07-28 client, or
+the reverse) is "not applicable": it appears only in a report whose clients are of both eras, so
+that every client has every row of the matrix."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from typing import Any, Literal
 
 from ..traffic import TrafficRecord
 
-Status = Literal["pass", "fail", "not exercised"]
+Status = Literal["pass", "fail", "not exercised", "not applicable"]
 
 
 @dataclass(frozen=True)
@@ -25,7 +27,7 @@ class Check:
     description: str
     """What it asks of the client."""
     status: Status
-    """``pass``, ``fail`` or ``not exercised``."""
+    """``pass``, ``fail``, ``not exercised`` or ``not applicable`` (a check of the other era)."""
     seqs: tuple[int, ...] = ()
     """The records that prove it (their ``seq``)."""
     detail: str = ""
