@@ -141,6 +141,28 @@ class Report:
             raise LookupError(f"{len(found)} clients named {name!r} in {[c.label for c in self.clients]}")
         return found[0]
 
+    def _only(self, what: str) -> ClientReport:
+        """The report's one client, for `what` (a LookupError naming the clients otherwise)."""
+        if len(self.clients) == 1:
+            return self.clients[0]
+        if not self.clients:
+            raise LookupError(f"{what}: the report has no client (no client traffic)")
+        labels = ", ".join(repr(c.label) for c in self.clients)
+        raise LookupError(
+            f"{what} is for a report of one client; this one has {len(self.clients)}: {labels}"
+            " (pick one: report.client(NAME))"
+        )
+
+    def level(self, ladder: str = "subscription") -> int:
+        """How far up `ladder` the report's one client went (:meth:`ClientReport.level`)."""
+        return self._only("level()").level(ladder)
+
+    def assert_level(self, ladder: str, at_least: int) -> None:
+        """Fails with the checks of `ladder` unless the report's one client reached `at_least`
+        (:meth:`ClientReport.assert_level`); a report of no client, or of several, is a
+        LookupError that names them."""
+        self._only("assert_level()").assert_level(ladder, at_least)
+
     def to_json(self) -> dict[str, Any]:
         """The report as ``--json`` writes it (``docs/report.md`` has the schema)."""
         return {"version": SCHEMA_VERSION, "clients": [c.to_json() for c in self.clients]}
