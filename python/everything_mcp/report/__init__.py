@@ -17,6 +17,7 @@ from typing import Any, TextIO
 from ..traffic import TrafficRecord
 from .auth import take_auth_flow
 from .checks import CATALOG, LIFECYCLE, lifecycle, not_applicable
+from .files import RecordError, each_file
 from .http import attribute_sessionless_gets
 from .ladder import level
 from .latency import latency as latency_of
@@ -27,12 +28,14 @@ __all__ = [
     "Check",
     "ClientReport",
     "LiveReport",
+    "RecordError",
     "Report",
     "html",
     "load_files",
     "of_files",
     "of_records",
     "report",
+    "reports_of_files",
     "write_html",
 ]
 
@@ -258,10 +261,17 @@ def report(records: Iterable[TrafficRecord]) -> Report:
     return Report(tuple(clients))
 
 
+def reports_of_files(paths: Iterable[str]) -> list[Report]:
+    """The report of each record file (``--record``); several files are named as
+    :func:`load_files` names them. A line that is not a record is a :class:`RecordError`
+    naming its file and line."""
+    return [report(records) for records in load_files(paths)]
+
+
 def of_files(paths: Iterable[str]) -> Report:
     """The report of record files (``--record``), one client list across them all: several
     files (one per agent) give the matrix."""
-    return of_records(load_files(paths))
+    return Report(tuple(c for each in reports_of_files(paths) for c in each.clients))
 
 
 def of_records(files: Iterable[Sequence[TrafficRecord]]) -> Report:
@@ -273,22 +283,9 @@ def of_records(files: Iterable[Sequence[TrafficRecord]]) -> Report:
 def load_files(paths: Iterable[str]) -> list[list[TrafficRecord]]:
     """The records of each file; with several files, each file's ``seq`` numbers go on from the
     previous file's last (so one page can show them all) and its connections are named
-    ``file:conn``."""
-    from dataclasses import replace
-    from pathlib import Path
-
-    from ..traffic import load_records
-
-    paths = list(paths)
-    files, offset = [], 0
-    for path in paths:
-        records = load_records(path)
-        if len(paths) > 1:
-            name = Path(path).name
-            records = [replace(r, seq=r.seq + offset, conn=f"{name}:{r.conn}") for r in records]
-            offset = records[-1].seq if records else offset
-        files.append(records)
-    return files
+    ``file:conn``. A line that is not a record is a :class:`RecordError` naming its file and
+    line."""
+    return [list(records) for _, records in each_file(paths)]
 
 
 def html(files: Sequence[Sequence[TrafficRecord]], title: str = "everything-mcp report") -> str:

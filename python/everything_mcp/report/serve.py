@@ -23,7 +23,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from .. import _core
-from ..traffic import TrafficRecord, parse_record
+from ..traffic import TrafficRecord
+from .files import RecordError, parse_line
 
 POLL_SECONDS = 0.2
 """How often a followed file is read for new lines (a file written by another process gives
@@ -44,15 +45,18 @@ class Watched:
         self.stopped = False
         self._offset = 0
         self._partial = ""
+        self._line = 0
+        """Lines of the file read so far (a bad one is named by its number)."""
         if self.path is None:
             from . import load_files
 
             # Several files: their seqs renumbered to follow one another, as `--html` does.
             self.records = [r for records in load_files(paths) for r in records]
 
-    def read_new(self) -> int:
+    def read_new(self, strict: bool = False) -> int:
         """Reads what the file gained since the last read (whole lines only); how many records
-        that made."""
+        that made. A line that is not a record is a :class:`RecordError` when `strict`, else
+        named on stderr and skipped (a followed file goes on)."""
         if self.path is None:
             return 0
         try:
@@ -64,7 +68,17 @@ class Watched:
             return 0  # a --record file not created yet: read once it is
         lines = (self._partial + chunk).split("\n")
         self._partial = lines.pop()
-        added = [parse_record(line) for line in lines if line.strip()]
+        added = []
+        for line in lines:
+            self._line += 1
+            if not line.strip():
+                continue
+            try:
+                added.append(parse_line(line, self.path, self._line))
+            except RecordError as e:
+                if strict:
+                    raise
+                print(f"everything-mcp: report: {e} (skipped)", file=sys.stderr, flush=True)
         if added:
             with self.changed:
                 self.records.extend(added)
@@ -213,8 +227,12 @@ def serve_files(paths: list[str], port: int, follow: bool) -> int:
     if missing:
         print(f"everything-mcp: report: no such file: {missing[0]}", file=sys.stderr)
         return 2
-    watched = Watched(paths)
-    watched.read_new()
+    try:
+        watched = Watched(paths)
+        watched.read_new(strict=True)
+    except (OSError, RecordError) as e:
+        print(f"everything-mcp: report: {e}", file=sys.stderr)
+        return 2
     try:
         httpd = ThreadingHTTPServer(("127.0.0.1", port), handler(watched, paths))
     except OSError as e:
