@@ -42,7 +42,10 @@ __all__ = [
 SCHEMA_VERSION = 2
 """The version of ``--json``'s schema (raised when a change would break a reader). 2: a check's
 status may be ``not applicable`` (every client of a report lists every check of any of its
-clients)."""
+clients), and ``dropped`` says how many records the checks did not see."""
+
+DROPPED_HINT = "raise keep_traffic_bytes / --keep-traffic-bytes"
+"""How to keep more records in memory (the note of a report whose checks missed some)."""
 
 ENVELOPE_CLIENT = "io.modelcontextprotocol/clientInfo"
 
@@ -132,6 +135,9 @@ class Report:
     """The clients a set of records shows, each with its checks."""
 
     clients: tuple[ClientReport, ...]
+    dropped: int = 0
+    """Records the checks did not see: the server's memory bound dropped them before they were
+    read (0 for record files, which hold every record)."""
 
     def __post_init__(self) -> None:
         # Every client has every row of the matrix, whoever made the report.
@@ -166,9 +172,19 @@ class Report:
         LookupError that names them."""
         self._only("assert_level()").assert_level(ladder, at_least)
 
+    def note(self) -> str:
+        """What a person should know before reading the checks ('' when nothing)."""
+        if not self.dropped:
+            return ""
+        records = "record was" if self.dropped == 1 else "records were"
+        return (
+            f"note: the checks saw only part of the traffic: {self.dropped:,} {records} dropped from memory"
+            f" before they were read ({DROPPED_HINT})"
+        )
+
     def to_json(self) -> dict[str, Any]:
         """The report as ``--json`` writes it (``docs/report.md`` has the schema)."""
-        return {"version": SCHEMA_VERSION, "clients": [c.to_json() for c in self.clients]}
+        return {"version": SCHEMA_VERSION, "dropped": self.dropped, "clients": [c.to_json() for c in self.clients]}
 
     def dumps(self) -> str:
         """``--json``'s text."""
@@ -183,7 +199,7 @@ class Report:
         def ink(text: str, code: str) -> str:
             return f"\x1b[{code}m{text}\x1b[0m" if color else text
 
-        blocks = []
+        blocks = [ink(self.note(), "1;33")] if self.dropped else []
         for c in self.clients:
             lines = [ink(f"{c.label}  subscription level {c.level()}/7", "1")]
             lines += [
@@ -208,7 +224,8 @@ class Report:
         table = ["| subscription level | " + " | ".join(str(c.level()) for c in self.clients) + " |"]
         for id in rows(self.clients):
             table.append(f"| {id} | " + " | ".join(cell[c.check(id).status] for c in self.clients) + " |")
-        return "\n".join([head, rule, *table]) + "\n"
+        note = ["", self.note()] if self.dropped else []
+        return "\n".join([head, rule, *table, *note]) + "\n"
 
 
 def _identity(records: Sequence[TrafficRecord]) -> tuple[str, str, str | None, str | None, str]:
@@ -230,8 +247,10 @@ def _identity(records: Sequence[TrafficRecord]) -> tuple[str, str, str | None, s
     return str(info.get("name", "?")), str(info.get("version", "?")), era, revision, transport
 
 
-def report(records: Iterable[TrafficRecord]) -> Report:
-    """The report of `records` (a server's traffic, or a record file's)."""
+def report(records: Iterable[TrafficRecord], dropped: int = 0) -> Report:
+    """The report of `records` (a server's traffic, or a record file's); `dropped` is how many
+    records the checks did not see (the server's memory bound dropped them before they were
+    read: the report says so)."""
     by_conn: dict[str, list[TrafficRecord]] = {}
     for r in records:
         by_conn.setdefault(r.conn, []).append(r)
@@ -258,7 +277,7 @@ def report(records: Iterable[TrafficRecord]) -> Report:
         for family in CATALOG:
             checks += family(traffic)
         clients.append(ClientReport(name, version, era, revision, transport, tuple(checks), latency_of(traffic)))
-    return Report(tuple(clients))
+    return Report(tuple(clients), dropped)
 
 
 def reports_of_files(paths: Iterable[str]) -> list[Report]:
@@ -274,10 +293,10 @@ def of_files(paths: Iterable[str]) -> Report:
     return Report(tuple(c for each in reports_of_files(paths) for c in each.clients))
 
 
-def of_records(files: Iterable[Sequence[TrafficRecord]]) -> Report:
+def of_records(files: Iterable[Sequence[TrafficRecord]], dropped: int = 0) -> Report:
     """One client list across the records of several files (:func:`load_files`), each file
     reported on its own: the matrix."""
-    return Report(tuple(c for records in files for c in report(records).clients))
+    return Report(tuple(c for records in files for c in report(records).clients), dropped)
 
 
 def load_files(paths: Iterable[str]) -> list[list[TrafficRecord]]:
@@ -288,21 +307,24 @@ def load_files(paths: Iterable[str]) -> list[list[TrafficRecord]]:
     return [list(records) for _, records in each_file(paths)]
 
 
-def html(files: Sequence[Sequence[TrafficRecord]], title: str = "everything-mcp report") -> str:
+def html(files: Sequence[Sequence[TrafficRecord]], title: str = "everything-mcp report", dropped: int = 0) -> str:
     """The HTML report of the records of one or several files (:func:`load_files`): the
     checklist of every client and the sequence diagram, one self-contained page."""
     import io
 
     out = io.StringIO()
-    write_html(out, files, title)
+    write_html(out, files, title, dropped)
     return out.getvalue()
 
 
-def write_html(out: TextIO, files: Sequence[Sequence[TrafficRecord]], title: str = "everything-mcp report") -> None:
-    """:func:`html`, written to `out` a record at a time (a page of 100k records is 90 MB)."""
+def write_html(
+    out: TextIO, files: Sequence[Sequence[TrafficRecord]], title: str = "everything-mcp report", dropped: int = 0
+) -> None:
+    """:func:`html`, written to `out` a record at a time (a page of 100k records is 90 MB);
+    `dropped` records the checks did not see are noted in its title."""
     from .webpage import write
 
-    write(out, (r for records in files for r in records), of_records(files).to_json(), title)
+    write(out, (r for records in files for r in records), of_records(files, dropped).to_json(), title)
 
 
 class LiveReport:
@@ -312,15 +334,15 @@ class LiveReport:
 
     def __init__(self) -> None:
         self.records: list[TrafficRecord] = []
+        self.missed = 0
 
-    def update(self, lines: Sequence[str], dropped: int) -> str:
-        """Forgets the records up to seq `dropped` (no longer in the server's memory), reads
-        `lines` (the records since the last update) and returns the report as ``--json`` writes
-        it."""
-        from bisect import bisect_right
-
+    def update(self, lines: Sequence[str], missed: int) -> str:
+        """Reads `lines` (the JSON lines of the records recorded since the last update) and
+        returns the report as ``--json`` writes it. `missed` is how many records the server's
+        memory bound dropped before this report could read them, since the last update: the
+        report says its checks did not see them."""
         from ..traffic import parse_record
 
-        del self.records[: bisect_right(self.records, dropped, key=lambda r: r.seq)]
         self.records.extend(parse_record(line) for line in lines)
-        return report(self.records).dumps()
+        self.missed += missed
+        return report(self.records, self.missed).dumps()
