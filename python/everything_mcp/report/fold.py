@@ -29,6 +29,12 @@ Records given late are folded after records with later seqs. The checks that rea
 the first by seq, so the result is the same; a check that reads one record after another
 (``faults.reaction`` after a fault on a ``GET`` without a session, say) reads them in the order
 they were given.
+
+What it costs (``bench/report_live.py``, ``bench.report``'s traffic of six clients of both eras,
+2-core machine): 100 new records on top of 100,000 fold and finish in 3-4 ms, and
+``GET /_control/report`` answers in 6 ms, where recomputing the report over every record took
+1.1 s and 0.86 s; a process fed the 100,000 records peaks at 31 MB (22 of them the interpreter)
+where keeping them took 356 MB. The full report of those records: 2.3 s, was 4.3 s.
 """
 
 from __future__ import annotations
