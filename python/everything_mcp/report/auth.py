@@ -19,13 +19,11 @@ from urllib.parse import parse_qs
 
 from ..traffic import TrafficRecord
 from .http import sessionless
-from .model import EVERY, Check, Family, check
+from .model import EVERY, Check, Family, auth_conn, check
 
 if TYPE_CHECKING:
     from .client import ClientFold
 
-AUTH_CONN = "auth"
-"""The connection the auth lab records its exchanges on."""
 
 PRM = "/.well-known/oauth-protected-resource"
 """The protected resource metadata's path (and its path-aware variants below it)."""
@@ -50,7 +48,7 @@ TOKEN_REFUSALS = (
 def in_flow(r: TrafficRecord) -> bool:
     """Whether `r` belongs to the auth flow rather than to an MCP connection: the auth lab's
     exchanges, and the ``401``/``403`` refusals outside any session."""
-    return r.conn == AUTH_CONN or (sessionless(r.conn) and _refusal(r))
+    return auth_conn(r.conn) or (sessionless(r.conn) and _refusal(r))
 
 
 def _refusal(r: TrafficRecord) -> bool:
@@ -78,7 +76,7 @@ class Auth(Family):
         return twin
 
     def add(self, r: TrafficRecord) -> None:
-        if r.conn == AUTH_CONN or _refusal(r):
+        if auth_conn(r.conn) or _refusal(r):
             insort(self.flow, r, key=_seq)
             self._checks = None
 
@@ -150,7 +148,7 @@ def auth(flow: list[TrafficRecord]) -> list[Check]:
     published = _body(documents[0]) if documents else {}
     resource = published.get("resource")
     supported = published.get("scopes_supported") or []
-    refused_tokens = [r for r in asked if r.conn != AUTH_CONN and (r.error or "") in TOKEN_REFUSALS]
+    refused_tokens = [r for r in asked if not auth_conn(r.conn) and (r.error or "") in TOKEN_REFUSALS]
 
     challenges = [r for r in flow if r.dir == "out" and _challenge(r)]
     named = _param(challenges[0], "resource_metadata") if challenges else None

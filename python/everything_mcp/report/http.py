@@ -13,7 +13,7 @@ from bisect import insort
 from typing import TYPE_CHECKING
 
 from ..traffic import TrafficRecord
-from .model import Check, Family, earlier, verdict
+from .model import Check, Family, auth_conn, earlier, verdict
 
 if TYPE_CHECKING:
     from .client import ClientFold
@@ -66,8 +66,9 @@ class HttpHabits(Family):
 
     def add(self, r: TrafficRecord) -> None:
         # A GET naming the stateless revision is 405 (it has no session to name): not a
-        # handshake habit, and not counted.
-        if not is_get(r) or status(r) == 405:
+        # handshake habit, and not counted. The auth lab's GETs (metadata, /authorize) are not
+        # of the MCP endpoint.
+        if not is_get(r) or status(r) == 405 or auth_conn(r.conn):
             return
         if not _has_session(r):
             insort(self.sessionless, r.seq)

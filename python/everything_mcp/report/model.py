@@ -126,6 +126,16 @@ def meta(r: TrafficRecord) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+AUTH_CONN = "auth"
+"""The connection the auth lab records its exchanges on (the authorization server's endpoints
+and the metadata: no MCP connection's)."""
+
+
+def auth_conn(conn: str) -> bool:
+    """Whether `conn` is the auth lab's."""
+    return conn == AUTH_CONN
+
+
 def hashable(value: Any) -> Any:
     """`value` as a dictionary key: itself, or its JSON-ish text when it is a list or an object
     (an id, a cursor or a requestState a client made up)."""
