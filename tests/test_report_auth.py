@@ -248,3 +248,14 @@ async def test_the_authorization_servers_gets_are_not_gets_without_a_session(oau
     legacy, auto = (of_files([path]).client("mcp") for path in oauth_runs)
     assert status(legacy, "http.get_before_initialize") == ("pass", "GET with its session \N{MULTIPLICATION SIGN}1")
     assert status(auto, "http.get_before_initialize") == ("not exercised", "")
+
+
+async def test_record_files_read_together_keep_their_auth_flows(oauth_runs: list[str]) -> None:
+    """Read together, each file's connections are `FILE:conn`: its auth lab's exchanges
+    (`FILE:auth`) are still its flow, graded for its client, not a client of their own."""
+    both = of_files(oauth_runs)
+    assert [c.label for c in both.clients] == ["mcp 0.1.0 (handshake, http)", "mcp 0.1.0 (stateless, http)"]
+    for mine in both.clients:
+        assert status(mine, "auth.discovery") == ("pass", f"{PRM} \N{RIGHTWARDS ARROW} {ASM}")
+        assert status(mine, "auth.pkce_s256") == ("pass", "")
+        assert mine.check("http.get_before_initialize").status != "fail"

@@ -128,12 +128,13 @@ def meta(r: TrafficRecord) -> dict[str, Any]:
 
 AUTH_CONN = "auth"
 """The connection the auth lab records its exchanges on (the authorization server's endpoints
-and the metadata: no MCP connection's)."""
+and the metadata: no MCP connection's); ``FILE:auth`` when several record files are read
+together (:func:`everything_mcp.report.load_files` names connections so)."""
 
 
 def auth_conn(conn: str) -> bool:
     """Whether `conn` is the auth lab's."""
-    return conn == AUTH_CONN
+    return conn == AUTH_CONN or conn.endswith(":" + AUTH_CONN)
 
 
 def hashable(value: Any) -> Any:
