@@ -34,6 +34,8 @@ absolute (seconds, MB) and records per second.
 
     python -m bench.report [N]          # one round, printed as JSON
     python -m bench.run --only report   # in the benchmarks' tables (--smoke: 1,000 records)
+
+The live report's refresh (100 new records on top of N) is `bench.report_live`'s.
 """
 
 from __future__ import annotations

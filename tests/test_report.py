@@ -41,6 +41,35 @@ async def test_the_subscription_ladder_of_the_official_client_in_the_handshake_e
         mine.assert_level("subscription", 7)
 
 
+async def test_assert_level_on_the_report_of_its_one_client() -> None:
+    """`srv.report().assert_level(...)` reads the report's one client; a report of none or of
+    several says which clients it has."""
+    with Server(catalogs=["none"]) as srv:
+        await climb_the_ladder(srv)
+        report = srv.report()
+        assert report.level() == report.level("subscription") == 7
+        report.assert_level("subscription", 7)
+        with pytest.raises(AssertionError, match="reached subscription level 7, not 8"):
+            report.assert_level("subscription", 8)
+    with Server(catalogs=["everything"]) as srv:
+        with pytest.raises(LookupError, match="the report has no client"):
+            srv.report().assert_level("subscription", 1)
+        with anyio.fail_after(WAIT):
+            for mode in ("legacy", "auto"):
+                async with Client(StdioServerParameters(**srv.stdio_params), mode=mode) as client:  # type: ignore[arg-type]
+                    await client.read_resource(DOC)
+        with pytest.raises(LookupError) as several:
+            srv.report().assert_level("subscription", 3)
+        assert str(several.value) == (
+            "assert_level() is for a report of one client; this one has 2: 'mcp 0.1.0 (handshake, stdio)',"
+            " 'mcp 0.1.0 (stateless, stdio)' (pick one: report.client(NAME))"
+        )
+        with pytest.raises(LookupError, match="level"):
+            srv.report().level()
+        for client in srv.report().clients:
+            client.assert_level("subscription", 1)
+
+
 async def test_the_stateless_era_official_client_reads_without_subscribing() -> None:
     with Server(catalogs=["everything"]) as srv:
         with anyio.fail_after(WAIT):
@@ -119,7 +148,7 @@ def test_a_client_that_ignores_a_503_fails_the_retry_check(tmp_path: Path) -> No
         [*SERVER_CMD, "report", str(record), "--json"], capture_output=True, text=True, timeout=WAIT, check=True
     )
     data = json.loads(out.stdout)
-    assert data["version"] == 1
+    assert data["version"] == 2
     (client,) = data["clients"]
     assert client["client"] == {"name": "quitter", "version": "1"}
     assert {c["id"]: c["status"] for c in client["checks"]}["faults.retry_503"] == "fail"

@@ -4,6 +4,7 @@ cue, and raw clients that skip PKCE, send another resource or discover out of or
 
 from __future__ import annotations
 
+from pathlib import Path
 from urllib.parse import urlencode
 
 import anyio
@@ -11,7 +12,7 @@ import httpx
 import pytest
 
 from everything_mcp import Server
-from everything_mcp.report import ClientReport
+from everything_mcp.report import ClientReport, of_files
 
 from conftest import WAIT
 from oauth_client import (
@@ -33,6 +34,10 @@ AUTH_CHECKS = ("auth.discovery", "auth.pkce_s256", "auth.resource", "auth.scope"
 
 def statuses(client: ClientReport) -> dict[str, tuple[str, str]]:
     return {id: (client.check(id).status, client.check(id).detail) for id in AUTH_CHECKS}
+
+
+def status(client: ClientReport, id: str) -> tuple[str, str]:
+    return client.check(id).status, client.check(id).detail
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
@@ -214,3 +219,43 @@ def test_the_step_up_challenge_on_the_wire_and_a_client_that_ignores_it() -> Non
         mine = srv.report().client("raw")
         # It got the scope without a new authorization request (client credentials): not a step-up.
         assert (mine.check("auth.step_up").status, mine.check("auth.step_up").detail) == ("fail", "mcp:write")
+
+
+async def _oauth_run(path: Path, mode: str) -> None:
+    """The official client in `mode` through the auth lab, recorded to `path`: it authorizes,
+    lists the tools and calls one."""
+    with Server(catalogs=["everything"], record=str(path)) as srv:
+        url = srv.start_http(auth="oauth", scopes=SCOPES)
+        with anyio.fail_after(WAIT * 2):
+            async with mcp_client(url, mode=mode, auth=oauth_provider(url, MemoryStorage(), HeadlessBrowser())) as c:
+                await c.list_tools()
+                await c.call_tool("echo", {"message": "hi"})
+
+
+@pytest.fixture
+async def oauth_runs(tmp_path: Path) -> list[str]:
+    """A recorded OAuth run of the official client in each era: the handshake's, then
+    2026-07-28's."""
+    paths = [tmp_path / "legacy.jsonl", tmp_path / "auto.jsonl"]
+    for path, mode in zip(paths, ["legacy", "auto"], strict=True):
+        await _oauth_run(path, mode)
+    return [str(path) for path in paths]
+
+
+async def test_the_authorization_servers_gets_are_not_gets_without_a_session(oauth_runs: list[str]) -> None:
+    """The metadata and /authorize are GETs of the auth lab, not GET /mcp: a client that
+    authorizes does not send GET /mcp without its session for them."""
+    legacy, auto = (of_files([path]).client("mcp") for path in oauth_runs)
+    assert status(legacy, "http.get_before_initialize") == ("pass", "GET with its session \N{MULTIPLICATION SIGN}1")
+    assert status(auto, "http.get_before_initialize") == ("not exercised", "")
+
+
+async def test_record_files_read_together_keep_their_auth_flows(oauth_runs: list[str]) -> None:
+    """Read together, each file's connections are `FILE:conn`: its auth lab's exchanges
+    (`FILE:auth`) are still its flow, graded for its client, not a client of their own."""
+    both = of_files(oauth_runs)
+    assert [c.label for c in both.clients] == ["mcp 0.1.0 (handshake, http)", "mcp 0.1.0 (stateless, http)"]
+    for mine in both.clients:
+        assert status(mine, "auth.discovery") == ("pass", f"{PRM} \N{RIGHTWARDS ARROW} {ASM}")
+        assert status(mine, "auth.pkce_s256") == ("pass", "")
+        assert mine.check("http.get_before_initialize").status != "fail"

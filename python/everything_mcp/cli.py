@@ -154,8 +154,10 @@ def _load_faults(server: _core.Server, path: str) -> None:
 
 def _report(ns: Any) -> int:
     """`report FILE…`: the checks of every client the files show, as a table, JSON, Markdown or
-    an HTML page, or served live (`--serve`)."""
-    from .report import load_files, of_records, write_html
+    an HTML page, or served live (`--serve`). A file with no frame from a client is named on
+    stderr (exit 1; the others are still reported); a line that is not a record is named by
+    its file and line (exit 2, nothing reported)."""
+    from .report import Report, load_files, report, reports_of_files, write_html
 
     if ns.follow and not ns.serve:
         print("everything-mcp: report: --follow needs --serve", file=sys.stderr)
@@ -165,18 +167,27 @@ def _report(ns: Any) -> int:
 
         return serve_files(ns.files, ns.port, follow=ns.follow)
     try:
-        files = load_files(ns.files)
-    except (OSError, ValueError) as e:
+        files = load_files(ns.files) if ns.html else None
+        reports = [report(records) for records in files] if files is not None else reports_of_files(ns.files)
+    except (OSError, ValueError) as e:  # a RecordError names the file and the line
         print(f"everything-mcp: report: {e}", file=sys.stderr)
         return 2
-    if ns.html:
-        title = "everything-mcp report: " + ", ".join(os.path.basename(f) for f in ns.files)
-        with open(ns.html, "w", encoding="utf-8") as out:
-            write_html(out, files, title)
-        return 0
-    whole = of_records(files)
-    color = ns.color == "always" or (ns.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
-    sys.stdout.write(whole.dumps() if ns.json else whole.markdown() if ns.markdown else whole.table(color=color))
+    silent = [path for path, each in zip(ns.files, reports, strict=True) if not each.clients]
+    if len(silent) < len(ns.files):
+        if files is not None:
+            kept = [(p, records) for p, records, each in zip(ns.files, files, reports, strict=True) if each.clients]
+            title = "everything-mcp report: " + ", ".join(os.path.basename(path) for path, _ in kept)
+            with open(ns.html, "w", encoding="utf-8") as out:
+                write_html(out, [records for _, records in kept], title)
+        else:
+            whole = Report(tuple(c for each in reports for c in each.clients))
+            tty = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+            color = ns.color == "always" or (ns.color == "auto" and tty)
+            text = whole.dumps() if ns.json else whole.markdown() if ns.markdown else whole.table(color=color)
+            sys.stdout.write(text)
+    if silent:
+        print(f"everything-mcp: report: no client traffic in {', '.join(silent)}", file=sys.stderr)
+        return 1
     return 0
 
 

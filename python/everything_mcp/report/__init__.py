@@ -5,272 +5,127 @@ groups the records by client (its ``clientInfo``, era and transport) and evaluat
 :mod:`everything_mcp.report.checks` for each: the subscription ladder, the lifecycle, re-lists
 after ``list_changed``, reactions to injected faults, malformed frames. Several record files give a
 compatibility matrix (``--markdown``: clients as columns, checks as rows).
+
+Every report is a fold (:mod:`everything_mcp.report.fold`): the records go into the checks'
+state one at a time, and the report is read off it. :class:`LiveReport` keeps that state between
+calls, so each call costs in proportion to the records recorded since the last.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TextIO
 
-from ..traffic import TrafficRecord
-from .auth import take_auth_flow
-from .checks import CATALOG, lifecycle
-from .http import attribute_sessionless_gets
-from .ladder import level
-from .latency import latency as latency_of
-from .model import Check, ClientTraffic
+from ..traffic import TrafficRecord, parse_record
+from .files import RecordError, each_file
+from .fold import ReportFold
+from .model import Check
+from .result import SCHEMA_VERSION, ClientReport, Report
 
 __all__ = [
     "SCHEMA_VERSION",
     "Check",
     "ClientReport",
     "LiveReport",
+    "RecordError",
     "Report",
     "html",
     "load_files",
     "of_files",
     "of_records",
     "report",
+    "reports_of_files",
     "write_html",
 ]
 
-SCHEMA_VERSION = 1
-"""The version of ``--json``'s schema (raised when a change would break a reader)."""
 
-ENVELOPE_CLIENT = "io.modelcontextprotocol/clientInfo"
-
-
-@dataclass(frozen=True)
-class ClientReport:
-    """The checks of one client."""
-
-    name: str
-    """Its ``clientInfo.name`` (``?`` when it sent none)."""
-    version: str
-    """Its ``clientInfo.version``."""
-    era: str | None
-    """``handshake`` or ``stateless``."""
-    revision: str | None
-    """The revision it spoke."""
-    transport: str
-    """``stdio``, ``http``, ``sse`` or ``memory``."""
-    checks: tuple[Check, ...]
-    """Every check, in catalog order."""
-    latency: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """How long the server took to answer it, per method: ``{"count", "p50_ms", "max_ms"}``
-    (not a check: a measure)."""
-
-    @property
-    def label(self) -> str:
-        """``name version (era, transport)``, a matrix column's title."""
-        return f"{self.name} {self.version} ({self.era or '?'}, {self.transport})"
-
-    def check(self, id: str) -> Check:
-        """The check `id`."""
-        for c in self.checks:
-            if c.id == id:
-                return c
-        raise KeyError(id)
-
-    def level(self, ladder: str = "subscription") -> int:
-        """How far up `ladder` the client went (the subscription ladder: 0-7)."""
-        return level(self.checks, ladder)
-
-    def assert_level(self, ladder: str, at_least: int) -> None:
-        """Fails with the checks of `ladder` unless the client reached `at_least`."""
-        reached = self.level(ladder)
-        if reached < at_least:
-            table = "\n".join(f"  {c.id}: {c.status}" for c in self.checks if c.id.startswith(f"{ladder}."))
-            raise AssertionError(f"{self.label} reached {ladder} level {reached}, not {at_least}:\n{table}")
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "client": {"name": self.name, "version": self.version},
-            "era": self.era,
-            "revision": self.revision,
-            "transport": self.transport,
-            "levels": {"subscription": self.level()},
-            "checks": [c.to_json() for c in self.checks],
-            "latency": self.latency,
-        }
-
-
-@dataclass(frozen=True)
-class Report:
-    """The clients a set of records shows, each with its checks."""
-
-    clients: tuple[ClientReport, ...]
-
-    def client(self, name: str | None = None) -> ClientReport:
-        """The one client (named `name`, when several)."""
-        found = [c for c in self.clients if name is None or c.name == name]
-        if len(found) != 1:
-            raise LookupError(f"{len(found)} clients named {name!r} in {[c.label for c in self.clients]}")
-        return found[0]
-
-    def to_json(self) -> dict[str, Any]:
-        """The report as ``--json`` writes it (``docs/report.md`` has the schema)."""
-        return {"version": SCHEMA_VERSION, "clients": [c.to_json() for c in self.clients]}
-
-    def dumps(self) -> str:
-        """``--json``'s text."""
-        return json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n"
-
-    def table(self, color: bool = False) -> str:
-        """A readable table: one block per client, a line per check (with `color`, ANSI colours:
-        pass green, fail red, not exercised dim)."""
-        mark = {"pass": "ok  ", "fail": "FAIL", "not exercised": "-   "}
-        paint = {"pass": "32", "fail": "1;31", "not exercised": "2"}
-
-        def ink(text: str, code: str) -> str:
-            return f"\x1b[{code}m{text}\x1b[0m" if color else text
-
-        blocks = []
-        for c in self.clients:
-            lines = [ink(f"{c.label}  subscription level {c.level()}/7", "1")]
-            lines += [
-                ink(f"  {mark[k.status]} {k.id:<30}", paint[k.status])
-                + f" {k.description}"
-                + (f": {k.detail}" if k.detail else "")
-                for k in c.checks
-            ]
-            lines += [
-                f"  latency  {m:<30} n={v['count']:<6} p50 {v['p50_ms']} ms  max {v['max_ms']} ms"
-                for m, v in c.latency.items()
-            ]
-            blocks.append("\n".join(lines))
-        return "\n\n".join(blocks) + "\n"
-
-    def markdown(self) -> str:
-        """The compatibility matrix: checks as rows, clients as columns."""
-        cell = {"pass": "pass", "fail": "FAIL", "not exercised": "-"}
-        head = "| check | " + " | ".join(c.label for c in self.clients) + " |"
-        rule = "| --- |" + " --- |" * len(self.clients)
-        ids = [k.id for k in self.clients[0].checks] if self.clients else []
-        rows = ["| subscription level | " + " | ".join(str(c.level()) for c in self.clients) + " |"]
-        for id in ids:
-            rows.append(f"| {id} | " + " | ".join(cell[c.check(id).status] for c in self.clients) + " |")
-        return "\n".join([head, rule, *rows]) + "\n"
-
-
-def _identity(records: Sequence[TrafficRecord]) -> tuple[str, str, str | None, str | None, str]:
-    """Who sent a connection's records: (name, version, era, revision, transport). The era and
-    revision are the last the client spoke (a client that fell back to the handshake after
-    `-32022` is reported in the handshake era)."""
-    info: dict[str, Any] = {}
-    era = revision = None
+def report(records: Iterable[TrafficRecord], dropped: int = 0) -> Report:
+    """The report of `records` (a server's traffic, or a record file's); `dropped` is how many
+    records the checks did not see (the server's memory bound dropped them before they were
+    read: the report says so)."""
+    fold = ReportFold()
+    fold.dropped = dropped
     for r in records:
-        if r.dir != "in" or r.kind != "request":
-            continue
-        params = r.params if isinstance(r.params, dict) else {}
-        if not info and r.method == "initialize":
-            info = params.get("clientInfo") or {}
-        elif not info and ENVELOPE_CLIENT in (params.get("_meta") or {}):
-            info = params["_meta"][ENVELOPE_CLIENT] or {}
-        era, revision = r.era or era, r.revision or revision
-    transport = records[0].transport if records else "?"
-    return str(info.get("name", "?")), str(info.get("version", "?")), era, revision, transport
+        fold.add(r)
+    return fold.finish()
 
 
-def report(records: Iterable[TrafficRecord]) -> Report:
-    """The report of `records` (a server's traffic, or a record file's)."""
-    by_conn: dict[str, list[TrafficRecord]] = {}
-    for r in records:
-        by_conn.setdefault(r.conn, []).append(r)
-    # The auth lab's exchanges and the 401s before a token belong to no MCP connection: every
-    # HTTP client is graded on them (docs/auth.md).
-    auth_flow = take_auth_flow(by_conn)
-    attribute_sessionless_gets(by_conn)  # a GET refused outside any session (conn "-")
-    by_client: dict[tuple[str, str, str | None, str | None, str], ClientTraffic] = {}
-    for conn_records in by_conn.values():
-        if not any(r.dir == "in" for r in conn_records):
-            continue
-        key = _identity(conn_records)
-        by_client.setdefault(key, ClientTraffic()).records.extend(conn_records)
-    over_http = [traffic for (*_, transport), traffic in by_client.items() if transport in ("http", "sse")]
-    for traffic in over_http:
-        traffic.records.extend(auth_flow)
-    if auth_flow and not over_http:
-        # A client that never got as far as an MCP session is graded on its flow alone.
-        by_client[("?", "?", None, None, "http")] = ClientTraffic(list(auth_flow))
-    clients = []
-    for (name, version, era, revision, transport), traffic in by_client.items():
-        traffic.records.sort(key=lambda r: r.seq)
-        checks = [*lifecycle(traffic, era)]
-        for family in CATALOG:
-            checks += family(traffic)
-        clients.append(ClientReport(name, version, era, revision, transport, tuple(checks), latency_of(traffic)))
-    return Report(tuple(clients))
+def reports_of_files(paths: Iterable[str]) -> list[Report]:
+    """The report of each record file (``--record``), read a record at a time (nothing is kept
+    but the checks' state); several files are named as :func:`load_files` names them. A line
+    that is not a record is a :class:`RecordError` naming its file and line."""
+    return [report(records) for _, records in each_file(paths)]
 
 
 def of_files(paths: Iterable[str]) -> Report:
     """The report of record files (``--record``), one client list across them all: several
     files (one per agent) give the matrix."""
-    return of_records(load_files(paths))
+    return Report(tuple(c for each in reports_of_files(paths) for c in each.clients))
 
 
-def of_records(files: Iterable[Sequence[TrafficRecord]]) -> Report:
+def of_records(files: Iterable[Sequence[TrafficRecord]], dropped: int = 0) -> Report:
     """One client list across the records of several files (:func:`load_files`), each file
     reported on its own: the matrix."""
-    return Report(tuple(c for records in files for c in report(records).clients))
+    return Report(tuple(c for records in files for c in report(records).clients), dropped)
 
 
 def load_files(paths: Iterable[str]) -> list[list[TrafficRecord]]:
     """The records of each file; with several files, each file's ``seq`` numbers go on from the
     previous file's last (so one page can show them all) and its connections are named
-    ``file:conn``."""
-    from dataclasses import replace
-    from pathlib import Path
-
-    from ..traffic import load_records
-
-    paths = list(paths)
-    files, offset = [], 0
-    for path in paths:
-        records = load_records(path)
-        if len(paths) > 1:
-            name = Path(path).name
-            records = [replace(r, seq=r.seq + offset, conn=f"{name}:{r.conn}") for r in records]
-            offset = records[-1].seq if records else offset
-        files.append(records)
-    return files
+    ``file:conn``. A line that is not a record is a :class:`RecordError` naming its file and
+    line."""
+    return [list(records) for _, records in each_file(paths)]
 
 
-def html(files: Sequence[Sequence[TrafficRecord]], title: str = "everything-mcp report") -> str:
+def html(files: Sequence[Sequence[TrafficRecord]], title: str = "everything-mcp report", dropped: int = 0) -> str:
     """The HTML report of the records of one or several files (:func:`load_files`): the
     checklist of every client and the sequence diagram, one self-contained page."""
     import io
 
     out = io.StringIO()
-    write_html(out, files, title)
+    write_html(out, files, title, dropped)
     return out.getvalue()
 
 
-def write_html(out: TextIO, files: Sequence[Sequence[TrafficRecord]], title: str = "everything-mcp report") -> None:
-    """:func:`html`, written to `out` a record at a time (a page of 100k records is 90 MB)."""
+def write_html(
+    out: TextIO, files: Sequence[Sequence[TrafficRecord]], title: str = "everything-mcp report", dropped: int = 0
+) -> None:
+    """:func:`html`, written to `out` a record at a time (a page of 100k records is 90 MB);
+    `dropped` records the checks did not see are noted in its title."""
     from .webpage import write
 
-    write(out, (r for records in files for r in records), of_records(files).to_json(), title)
+    write(out, (r for records in files for r in records), of_records(files, dropped).to_json(), title)
 
 
 class LiveReport:
     """The report of a server's records as they come (what the core serves at
-    ``GET /_control/report`` and the lab page shows): it keeps the records it has read, so each
-    update parses only the new ones."""
+    ``GET /_control/report`` and the lab page shows). It keeps the checks' state, not the
+    records: each update folds only the records recorded since the last, and the report of a
+    client none of them reached is not computed again."""
 
     def __init__(self) -> None:
-        self.records: list[TrafficRecord] = []
+        self._fold = ReportFold()
+        self._texts: dict[int, tuple[ClientReport, str]] = {}
 
-    def update(self, lines: Sequence[str], dropped: int) -> str:
-        """Forgets the records up to seq `dropped` (no longer in the server's memory), reads
-        `lines` (the records since the last update) and returns the report as ``--json`` writes
-        it."""
-        from bisect import bisect_right
+    def update(self, lines: Sequence[str], missed: int) -> str:
+        """Folds `lines` (the JSON lines of the records recorded since the last update) and
+        returns the report as ``--json`` writes it (without its indentation). `missed` is how
+        many records the server's memory bound dropped before this report could read them,
+        since the last update: the report says its checks did not see them."""
+        for line in lines:
+            self._fold.add(parse_record(line))
+        self._fold.dropped += missed
+        return self.dumps(self._fold.finish())
 
-        from ..traffic import parse_record
-
-        del self.records[: bisect_right(self.records, dropped, key=lambda r: r.seq)]
-        self.records.extend(parse_record(line) for line in lines)
-        return report(self.records).dumps()
+    def dumps(self, report: Report) -> str:
+        """`report`'s JSON text, each client's written once while it is unchanged."""
+        texts = {}
+        for client in report.clients:
+            cached = self._texts.get(id(client))
+            if cached is None or cached[0] is not client:
+                cached = (client, json.dumps(client.to_json(), ensure_ascii=False, separators=(",", ":")))
+            texts[id(client)] = cached
+        self._texts = texts
+        clients = ",".join(text for _, text in texts.values())
+        return f'{{"version":{SCHEMA_VERSION},"dropped":{report.dropped},"clients":[{clients}]}}'

@@ -4,7 +4,7 @@ when its token was refused.
 
 The flow's records belong to no MCP connection: the authorization server's exchanges are on
 the connection ``auth``, and the MCP endpoints' ``401`` refusals on ``-`` (a request refused
-outside any session). :func:`take_auth_flow` takes them out of the connections, and the report
+outside any session). :func:`in_flow` tells them from the connections' records, and the report
 gives them to every HTTP client of the recording (one agent per recording, as the lab is used;
 with several HTTP clients at once, each is shown the same flow)."""
 
@@ -13,15 +13,17 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from typing import Any
+from bisect import insort
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from ..traffic import TrafficRecord
 from .http import sessionless
-from .model import Check, ClientTraffic, check
+from .model import EVERY, Check, Family, auth_conn, check
 
-AUTH_CONN = "auth"
-"""The connection the auth lab records its exchanges on."""
+if TYPE_CHECKING:
+    from .client import ClientFold
+
 
 PRM = "/.well-known/oauth-protected-resource"
 """The protected resource metadata's path (and its path-aware variants below it)."""
@@ -43,25 +45,49 @@ TOKEN_REFUSALS = (
 """How the resource refuses a token it was sent (a bare ``401`` asks for one)."""
 
 
-def take_auth_flow(by_conn: dict[str, list[TrafficRecord]]) -> list[TrafficRecord]:
-    """Takes the auth lab's records out of `by_conn` (the connection ``auth``, and the ``401``
-    refusals among the sessionless records), in wire order."""
-    flow = by_conn.pop(AUTH_CONN, [])
-    for conn in [c for c in by_conn if sessionless(c)]:
-        refused = [r for r in by_conn[conn] if _refusal(r)]
-        if refused:
-            flow += refused
-            kept = [r for r in by_conn[conn] if not _refusal(r)]
-            if kept:
-                by_conn[conn] = kept
-            else:
-                del by_conn[conn]
-    return sorted(flow, key=lambda r: r.seq)
+def in_flow(r: TrafficRecord) -> bool:
+    """Whether `r` belongs to the auth flow rather than to an MCP connection: the auth lab's
+    exchanges, and the ``401``/``403`` refusals outside any session."""
+    return auth_conn(r.conn) or (sessionless(r.conn) and _refusal(r))
 
 
 def _refusal(r: TrafficRecord) -> bool:
     """A `401` (no or a refused token) or `403` (a scope to step up to) of the MCP endpoints."""
     return (r.http or {}).get("status") in (401, 403)
+
+
+class Auth(Family):
+    """The authorization flow's checks. The flow is small next to the MCP traffic (some twenty
+    records per authorization): its records and the client's own refusals are kept, in seq
+    order, and the checks computed from them when they have changed."""
+
+    routes = EVERY
+
+    def __init__(self) -> None:
+        self.flow: list[TrafficRecord] = []
+        self._checks: list[Check] | None = None
+        """The checks of the flow as it is (None: to compute)."""
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Auth:
+        # The records are not changed: a new HTTP client's copy of the flow shares them.
+        twin = Auth()
+        twin.flow = list(self.flow)
+        twin._checks = self._checks
+        return twin
+
+    def add(self, r: TrafficRecord) -> None:
+        if auth_conn(r.conn) or _refusal(r):
+            insort(self.flow, r, key=_seq)
+            self._checks = None
+
+    def finish(self, client: ClientFold) -> list[Check]:
+        if self._checks is None:
+            self._checks = auth(self.flow)
+        return self._checks
+
+
+def _seq(r: TrafficRecord) -> int:
+    return r.seq
 
 
 def _path(r: TrafficRecord) -> str:
@@ -97,9 +123,9 @@ def _body(r: TrafficRecord | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def auth(t: ClientTraffic) -> list[Check]:
-    """The authorization flow's checks (not exercised without the auth lab)."""
-    flow = [r for r in t.records if r.conn == AUTH_CONN or _refusal(r)]
+def auth(flow: list[TrafficRecord]) -> list[Check]:
+    """The authorization flow's checks from its records, in wire order (not exercised without
+    the auth lab)."""
     asked = [r for r in flow if r.dir == "in"]
     answers = [r for r in flow if r.dir == "out"]
     answered_at = [r.seq for r in answers]
@@ -122,7 +148,7 @@ def auth(t: ClientTraffic) -> list[Check]:
     published = _body(documents[0]) if documents else {}
     resource = published.get("resource")
     supported = published.get("scopes_supported") or []
-    refused_tokens = [r for r in asked if r.conn != AUTH_CONN and (r.error or "") in TOKEN_REFUSALS]
+    refused_tokens = [r for r in asked if not auth_conn(r.conn) and (r.error or "") in TOKEN_REFUSALS]
 
     challenges = [r for r in flow if r.dir == "out" and _challenge(r)]
     named = _param(challenges[0], "resource_metadata") if challenges else None

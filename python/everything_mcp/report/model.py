@@ -1,19 +1,31 @@
-"""What a check is and what it reads: a :class:`Check` (an id, a description, a status, the
-``seq`` of the records that prove it and a detail for a person) and a client's
-:class:`ClientTraffic`. A step the client
-never attempted is "not exercised", never "failed": most agents need a model to decide to
-subscribe or re-read."""
+"""What a check is and how a family of checks is computed.
+
+A :class:`Check` has an id, a description, a status, the ``seq`` of the records that prove it and
+a detail for a person. A step the client never attempted is "not exercised", never "failed":
+most agents need a model to decide to subscribe or re-read. A check of the other era (a
+handshake check of a 2026-07-28 client, or the reverse) is "not applicable": it appears only in a
+report whose clients are of both eras, so every client has every row of the matrix.
+
+A :class:`Family` computes some checks of one client as incremental state: the client's records
+are folded into it one at a time, in wire order (``add``), it hears of every answer paired to its
+request (``answered``, ``client_answered``), and ``finish`` reads its checks off the state
+without changing it, so a report can be finished, then folded further and finished again
+(:mod:`everything_mcp.report.fold`)."""
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..traffic import TrafficRecord
 
-Status = Literal["pass", "fail", "not exercised"]
+if TYPE_CHECKING:
+    from .client import ClientFold
+
+Status = Literal["pass", "fail", "not exercised", "not applicable"]
+
+STATUSES: tuple[Status, ...] = ("pass", "fail", "not exercised", "not applicable")
 
 
 @dataclass(frozen=True)
@@ -25,7 +37,7 @@ class Check:
     description: str
     """What it asks of the client."""
     status: Status
-    """``pass``, ``fail`` or ``not exercised``."""
+    """``pass``, ``fail``, ``not exercised`` or ``not applicable`` (a check of the other era)."""
     seqs: tuple[int, ...] = ()
     """The records that prove it (their ``seq``)."""
     detail: str = ""
@@ -42,85 +54,94 @@ class Check:
         }
 
 
-@dataclass
-class ClientTraffic:
-    """The records of one client (its frames and the server's to it), in wire order."""
-
-    records: list[TrafficRecord] = field(default_factory=list)
-    _index: tuple[dict[Any, list[TrafficRecord]], dict[Any, list[TrafficRecord]]] | None = field(
-        default=None, init=False, repr=False
-    )
-    _frames: dict[tuple[str, str | None, str | None], list[TrafficRecord]] | None = field(
-        default=None, init=False, repr=False
-    )
-
-    def frames(self, direction: str, method: str | None = None, kind: str | None = None) -> list[TrafficRecord]:
-        """Its records going `direction`, of `method` and `kind` when given (a fresh list)."""
-        return list(self._by_frame().get((direction, method, kind), ()))
-
-    def _by_frame(self) -> dict[tuple[str, str | None, str | None], list[TrafficRecord]]:
-        """The records by direction, method and kind (None: any), in wire order: built once, on
-        the first lookup. The catalog asks for some two hundred such lists per client; a scan of
-        the records for each took 1.7 of the 4.4 s a report of 100k records took."""
-        if self._frames is None:
-            by: dict[tuple[str, str | None, str | None], list[TrafficRecord]] = {}
-            for r in self.records:
-                for key in (
-                    (r.dir, None, None),
-                    (r.dir, r.method, None),
-                    (r.dir, None, r.kind),
-                    (r.dir, r.method, r.kind),
-                ):
-                    by.setdefault(key, []).append(r)
-            self._frames = by
-        return self._frames
-
-    def requests(self, method: str | None = None) -> list[TrafficRecord]:
-        """The client's requests (of `method`)."""
-        return self.frames("in", method, "request")
-
-    def answer_from_client(self, request: TrafficRecord) -> TrafficRecord | None:
-        """The client's answer to the server's `request`, if it sent one."""
-        return _first_after(self._answers()[0].get((request.conn, request.id), ()), request.seq)
-
-    def answered(self, request: TrafficRecord) -> TrafficRecord | None:
-        """The server's answer to `request`, if it went out."""
-        return _first_after(self._answers()[1].get((request.conn, request.id), ()), request.seq)
-
-    def _answers(self) -> tuple[dict[Any, list[TrafficRecord]], dict[Any, list[TrafficRecord]]]:
-        """The answers by connection and id (the client's, the server's: ids of the two
-        directions are separate spaces), in wire order: built once, on the first lookup (the
-        records are complete by then), so a check that looks up every request's answer reads
-        the records once, not once per request."""
-        if self._index is None:
-            theirs: dict[Any, list[TrafficRecord]] = {}
-            ours: dict[Any, list[TrafficRecord]] = {}
-            for r in self.records:
-                if r.kind in ("response", "error"):
-                    (theirs if r.dir == "in" else ours).setdefault((r.conn, r.id), []).append(r)
-            self._index = (theirs, ours)
-        return self._index
-
-
-def _first_after(answers: Sequence[TrafficRecord], seq: int) -> TrafficRecord | None:
-    """The first of `answers` (in wire order) after record `seq`: by bisection, since a client
-    that numbers its requests per stream reuses an id many times on one connection."""
-    i = bisect.bisect_right(answers, seq, key=_seq)
-    return answers[i] if i < len(answers) else None
-
-
-def _seq(record: TrafficRecord) -> int:
-    return record.seq
+def verdict(id: str, description: str, proof: Sequence[int] | None, failed: bool = False, detail: str = "") -> Check:
+    """`pass` with `proof` (the records' seqs), `fail` when `failed` (with the proof given), else
+    not exercised (and then without `detail`: there is nothing to sum up)."""
+    seqs = tuple(proof or ())
+    if failed:
+        return Check(id, description, "fail", seqs, detail)
+    if not seqs:
+        return Check(id, description, "not exercised")
+    return Check(id, description, "pass", seqs, detail)
 
 
 def check(
     id: str, description: str, proof: Sequence[TrafficRecord] | None, failed: bool = False, detail: str = ""
 ) -> Check:
-    """`pass` with `proof`, `fail` when `failed` (with the proof given), else not exercised (and
-    then without `detail`: there is nothing to sum up)."""
-    seqs = tuple(r.seq for r in proof or ())
-    if failed:
-        return Check(id, description, "fail", seqs, detail)
-    if not proof:
-        return Check(id, description, "not exercised", seqs)
-    return Check(id, description, "pass", seqs, detail)
+    """:func:`verdict` with the records themselves as the proof."""
+    return verdict(id, description, [r.seq for r in proof or ()], failed, detail)
+
+
+def earlier(seq: int | None, other: int) -> int:
+    """The smaller of a first seq so far (None: none yet) and `other`."""
+    return other if seq is None or other < seq else seq
+
+
+Route = tuple[str, str]
+"""A record's (``dir``, ``kind``)."""
+
+DIRS = ("in", "out")
+KINDS = ("request", "notification", "response", "error", "batch", "invalid", "http")
+EVERY: frozenset[Route] = frozenset((d, k) for d in DIRS for k in KINDS)
+"""Every record."""
+ANSWERS = ("response", "error")
+
+
+class Family:
+    """Some checks of one client, as incremental state (see the module's docstring)."""
+
+    routes: ClassVar[frozenset[Route]] = frozenset()
+    """The records `add` is given (by direction and kind); the others never reach it."""
+
+    def add(self, r: TrafficRecord) -> None:
+        """Folds record `r` of the client (records come in wire order)."""
+
+    def answered(self, request: TrafficRecord, answer: TrafficRecord) -> None:
+        """The server answered the client's `request` (the first answer with its connection and
+        id after it): told as the answer is folded."""
+
+    def client_answered(self, request: TrafficRecord, answer: TrafficRecord) -> None:
+        """The client answered the server's `request`."""
+
+    def finish(self, client: ClientFold) -> list[Check]:
+        """The checks, read off the state (which stays as it is)."""
+        raise NotImplementedError
+
+
+def params(r: TrafficRecord) -> dict[str, Any]:
+    """A request's or notification's ``params`` (empty when they are not an object)."""
+    value = r.params
+    return value if isinstance(value, dict) else {}
+
+
+def result(r: TrafficRecord | None) -> dict[str, Any]:
+    """A response's ``result`` (empty when there is none or it is not an object)."""
+    value = r.result if r is not None else None
+    return value if isinstance(value, dict) else {}
+
+
+def meta(r: TrafficRecord) -> dict[str, Any]:
+    """A request's ``params._meta`` (empty when there is none)."""
+    value = params(r).get("_meta")
+    return value if isinstance(value, dict) else {}
+
+
+AUTH_CONN = "auth"
+"""The connection the auth lab records its exchanges on (the authorization server's endpoints
+and the metadata: no MCP connection's); ``FILE:auth`` when several record files are read
+together (:func:`everything_mcp.report.load_files` names connections so)."""
+
+
+def auth_conn(conn: str) -> bool:
+    """Whether `conn` is the auth lab's."""
+    return conn == AUTH_CONN or conn.endswith(":" + AUTH_CONN)
+
+
+def hashable(value: Any) -> Any:
+    """`value` as a dictionary key: itself, or its JSON-ish text when it is a list or an object
+    (an id, a cursor or a requestState a client made up)."""
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return value

@@ -23,7 +23,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from .. import _core
-from ..traffic import TrafficRecord, parse_record
+from ..traffic import TrafficRecord
+from .files import RecordError, parse_line
+from .result import Report
 
 POLL_SECONDS = 0.2
 """How often a followed file is read for new lines (a file written by another process gives
@@ -35,24 +37,35 @@ KEEPALIVE_SECONDS = 15.0
 
 class Watched:
     """The records of a file as it is read (or of several files, read once): the page's traffic
-    and report."""
+    and report. The report is folded as the records are read (:mod:`.fold`), so each call of
+    ``GET /_control/report`` costs what the records since the last one cost."""
 
     def __init__(self, paths: list[str]) -> None:
+        from .fold import ReportFold
+
         self.path = paths[0] if len(paths) == 1 else None
         self.records: list[TrafficRecord] = []
+        self.fold = ReportFold()
+        self.fixed: Report | None = None
+        """The report of several files (each file's own, one client list)."""
         self.changed = threading.Condition()
         self.stopped = False
         self._offset = 0
         self._partial = ""
+        self._line = 0
+        """Lines of the file read so far (a bad one is named by its number)."""
         if self.path is None:
-            from . import load_files
+            from . import load_files, of_records
 
             # Several files: their seqs renumbered to follow one another, as `--html` does.
-            self.records = [r for records in load_files(paths) for r in records]
+            files = load_files(paths)
+            self.records = [r for records in files for r in records]
+            self.fixed = of_records(files)
 
-    def read_new(self) -> int:
+    def read_new(self, strict: bool = False) -> int:
         """Reads what the file gained since the last read (whole lines only); how many records
-        that made."""
+        that made. A line that is not a record is a :class:`RecordError` when `strict`, else
+        named on stderr and skipped (a followed file goes on)."""
         if self.path is None:
             return 0
         try:
@@ -64,12 +77,29 @@ class Watched:
             return 0  # a --record file not created yet: read once it is
         lines = (self._partial + chunk).split("\n")
         self._partial = lines.pop()
-        added = [parse_record(line) for line in lines if line.strip()]
+        added = []
+        for line in lines:
+            self._line += 1
+            if not line.strip():
+                continue
+            try:
+                added.append(parse_line(line, self.path, self._line))
+            except RecordError as e:
+                if strict:
+                    raise
+                print(f"everything-mcp: report: {e} (skipped)", file=sys.stderr, flush=True)
         if added:
             with self.changed:
                 self.records.extend(added)
+                for record in added:
+                    self.fold.add(record)
                 self.changed.notify_all()
         return len(added)
+
+    def report(self) -> Report:
+        """The report of the records read so far."""
+        with self.changed:
+            return self.fixed if self.fixed is not None else self.fold.finish()
 
     def since(self, seq: int, timeout: float) -> list[TrafficRecord] | None:
         """The records after ``seq``, waiting up to ``timeout`` for one; None once stopped."""
@@ -124,11 +154,7 @@ def handler(watched: Watched, files: list[str]) -> type[BaseHTTPRequestHandler]:
                 }
                 self._json(HTTPStatus.OK, index)
             elif url.path == "/_control/report":
-                from . import report
-
-                with watched.changed:
-                    records = list(watched.records)
-                self._answer(HTTPStatus.OK, report(records).dumps().encode(), [("Cache-Control", "no-store")])
+                self._answer(HTTPStatus.OK, watched.report().dumps().encode(), [("Cache-Control", "no-store")])
             elif url.path == "/_control/traffic/stream":
                 self._stream(url.query)
             else:
@@ -213,8 +239,12 @@ def serve_files(paths: list[str], port: int, follow: bool) -> int:
     if missing:
         print(f"everything-mcp: report: no such file: {missing[0]}", file=sys.stderr)
         return 2
-    watched = Watched(paths)
-    watched.read_new()
+    try:
+        watched = Watched(paths)
+        watched.read_new(strict=True)
+    except (OSError, RecordError) as e:
+        print(f"everything-mcp: report: {e}", file=sys.stderr)
+        return 2
     try:
         httpd = ThreadingHTTPServer(("127.0.0.1", port), handler(watched, paths))
     except OSError as e:

@@ -28,13 +28,19 @@ def record_json(record: TrafficRecord) -> dict[str, Any]:
 def write(out: TextIO, records: Iterable[TrafficRecord], report: dict[str, Any], title: str) -> None:
     """Writes the page with `records` and `report` (``Report.to_json()``) in it to `out`, a record
     at a time: one JSON text of 100k records, and its escaped copies, took 1.1 GB more than the
-    records themselves (`bench.lab`)."""
+    records themselves (`bench.lab`). A report whose checks did not see every record says so in
+    the page's title."""
     template: str = _core.LAB_PAGE
     head, found, tail = template.partition(DATA_SLOT)
     if not found:
         raise RuntimeError("the lab page has no data slot")
     out.write(head)
     out.write('<script id="lab-data" type="application/json">')
+    if report.get("dropped"):
+        from . import Report
+
+        # The page shows its title: the note goes there.
+        title = f"{title} \N{EM DASH} {Report((), report['dropped']).note()}"
     out.write(_inert(json.dumps({"title": title, "report": report})[:-1]))
     out.write(',"records":[')
     for i, record in enumerate(records):
