@@ -193,6 +193,39 @@ def test_the_html_report_in_chromium(tmp_path: Path) -> None:
         assert errors == []
 
 
+def test_the_html_report_of_both_eras_shows_the_other_eras_checks_as_not_applicable(tmp_path: Path) -> None:
+    """Clients of both eras in one page: each lists the other era's lifecycle checks, dimmed as
+    "not applicable" and counted in neither its pass nor its "not exercised" tally."""
+    legacy, current, out = tmp_path / "legacy.jsonl", tmp_path / "current.jsonl", tmp_path / "both.html"
+    record_a_run(legacy, "legacy")
+    with Server(catalogs=["everything"], record=str(current)) as srv:
+
+        async def list_tools() -> None:
+            from mcp import StdioServerParameters
+
+            with anyio.fail_after(WAIT):
+                async with Client(StdioServerParameters(**srv.stdio_params), mode="auto") as client:
+                    await client.list_tools()
+
+        anyio.run(list_tools)
+    done = cli("report", str(legacy), str(current), "--html", str(out))
+    assert done.returncode == 0, done.stderr
+    with chromium_page() as page:
+        page.goto(out.as_uri())
+        handshake = page.locator('[data-client$="(handshake, stdio)"]')
+        stateless = page.locator('[data-client$="(stateless, stdio)"]')
+        assert (handshake.count(), stateless.count()) == (1, 1)
+        status = 'data-status="not applicable"'
+        assert handshake.locator(f'[data-check="lifecycle.envelope"][{status}]').count() == 1
+        for check in ("lifecycle.initialize", "lifecycle.initialized"):
+            assert stateless.locator(f'[data-check="{check}"][{status}]').count() == 1
+            assert handshake.locator(f'[data-check="{check}"]').get_attribute("data-status") == "pass"
+        for client in (handshake, stateless):
+            exercised = client.locator('[data-status="not exercised"]').count()
+            tally = client.locator(".tally").inner_text()
+            assert tally.endswith(f"\u00b7 {exercised} not exercised"), tally
+
+
 def test_the_live_page_while_the_official_client_subscribes(lab: Server) -> None:
     """A person's view: the checklist turns green as the client goes up the ladder, the "update
     now" button makes the server send the update, and the client receives it."""
@@ -364,22 +397,38 @@ def test_the_terminal_table_in_colour(tmp_path: Path) -> None:
         keep_screenshot(page, "report-table.png")
 
 
-def test_the_control_report_follows_the_memory_as_records_come_and_go() -> None:
-    """Each call reads only the records recorded since the last one, and forgets those memory
-    no longer holds (the keep limit, a reset): it always equals `srv.report()`."""
-    with Server(catalogs=["everything"], keep_traffic=6) as srv:
+def test_the_control_report_folds_what_it_reads_and_counts_what_memory_dropped(tmp_path: Path) -> None:
+    """Each call folds only the records recorded since the last one, so what it read stays in
+    the report after the memory bound drops it; records dropped before a call could read them
+    are counted in `dropped`; a reset starts it over. The record file has every record, so the
+    expected report is the batch report of exactly the records the calls read."""
+    from everything_mcp.report import report
+
+    run = tmp_path / "run.jsonl"
+    with Server(catalogs=["everything"], keep_traffic=6, record=str(run)) as srv:
         srv.start_http()
+        url = srv.http_url or ""
         with control(srv) as api, httpx.Client(timeout=WAIT) as http:
-            assert api.get("/report").json() == {"version": 1, "clients": []}
-            session = handshake(http, srv.http_url or "")
+            assert api.get("/report").json() == {"version": 2, "dropped": 0, "clients": []}
+            session = handshake(http, url)
             assert api.get("/report").json() == srv.report().to_json()
-            for id in range(2, 6):  # past the keep limit: the handshake leaves memory
-                post(http, srv.http_url or "", session, id, "ping", {})
-            assert srv.traffic[0].seq > 3
-            assert api.get("/report").json() == srv.report().to_json()
+            for id in range(2, 6):  # read as they come: past the keep limit, nothing is missed
+                post(http, url, session, id, "ping", {})
+                assert api.get("/report").json() == report(load_records(run)).to_json()
+            assert srv.traffic.dropped > 0
+            read_through = srv.traffic[-1].seq
+            for id in range(6, 12):  # past the keep limit between two calls
+                post(http, url, session, id, "ping", {})
+            first_kept = srv.traffic[0].seq
+            missed = first_kept - read_through - 1
+            assert missed > 0
+            read = [r for r in load_records(run) if not read_through < r.seq < first_kept]
+            live = api.get("/report").json()
+            assert live == report(read, dropped=missed).to_json()
+            assert live["dropped"] == missed
             srv.reset()
-            assert api.get("/report").json() == {"version": 1, "clients": []}
-            post(http, srv.http_url or "", session, 9, "ping", {})
+            assert api.get("/report").json() == {"version": 2, "dropped": 0, "clients": []}
+            post(http, url, session, 20, "ping", {})
             assert api.get("/report").json() == srv.report().to_json()
 
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .options import HttpOptions, ServerOptions
     from .server import Server
     from .tasks import GatedTask, TaskEnded, TaskGate, TaskInfo
-    from .traffic import TrafficRecord, load_records
+    from .traffic import TrafficRecord, TrafficStats, load_records
 
 _LAZY = {
     "Call": "authoring",
@@ -47,6 +47,7 @@ _LAZY = {
     "TaskGate": "tasks",
     "TaskInfo": "tasks",
     "TrafficRecord": "traffic",
+    "TrafficStats": "traffic",
     "load_records": "traffic",
 }
 
@@ -74,6 +75,7 @@ __all__ = [
     "TaskGate",
     "TaskInfo",
     "TrafficRecord",
+    "TrafficStats",
     "__version__",
     "content",
     "load_records",

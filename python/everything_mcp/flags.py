@@ -19,7 +19,7 @@ DEFAULT_PORT = 3001
 """The reference server's default port (also read from ``PORT``)."""
 LAB_KEEP_TRAFFIC = 100_000
 """Records an HTTP server with the lab page keeps in memory (unless ``--keep-traffic`` is
-given): the page and ``GET /_control/report`` read them."""
+given), within ``--keep-traffic-bytes``: the page and ``GET /_control/report`` read them."""
 
 
 def _log_level(value: str) -> str:
@@ -150,7 +150,15 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
         "--keep-traffic",
         metavar="N",
         type=_count,
-        help="keep the newest N records in memory for the control API's GET /_control/traffic (default: 0, none)",
+        help="keep the newest N records in memory for the control API's GET /_control/traffic (default: 0, none;"
+        f" {LAB_KEEP_TRAFFIC:,} with the lab page)",
+    )
+    p.add_argument(
+        "--keep-traffic-bytes",
+        metavar="BYTES",
+        type=_count,
+        help="and no more than BYTES of them: the oldest are dropped first, and counted"
+        f" (default: {defaults['keep_traffic_bytes']:,}; GET /_control/traffic/stats)",
     )
     p.add_argument(
         "--faults-preset",
@@ -436,5 +444,6 @@ def _add_http_options(p: argparse.ArgumentParser) -> None:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="serve the live lab page at /_lab/ (default: when bound to loopback; docs/report.md); it keeps"
-        f" the newest {LAB_KEEP_TRAFFIC:,} records in memory unless --keep-traffic says otherwise",
+        f" the newest {LAB_KEEP_TRAFFIC:,} records in memory (within --keep-traffic-bytes) unless --keep-traffic"
+        " says otherwise",
     )

@@ -28,6 +28,7 @@ class ServerOptions(TypedDict, total=False):
     page_size: int | None
     max_message_bytes: int | None
     keep_traffic: int | None
+    keep_traffic_bytes: int | None
     name: str | None
     title: str | None
     version: str | None

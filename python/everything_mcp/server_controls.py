@@ -45,7 +45,8 @@ class ServerControls:
         ``srv.report().client().assert_level("subscription", 5)``."""
         from .report import report
 
-        return report(self.traffic)
+        traffic = self.traffic
+        return report(traffic, dropped=traffic.dropped)
 
     def clear_traffic(self) -> None:
         """Forget the in-memory traffic (a record file keeps everything)."""

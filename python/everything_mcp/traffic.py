@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal, overload
 
-__all__ = ["TrafficRecord", "TrafficView", "load_records", "parse_record"]
+__all__ = ["TrafficRecord", "TrafficStats", "TrafficView", "load_records", "parse_record"]
 
 Direction = Literal["in", "out"]
 Era = Literal["handshake", "stateless"]
@@ -88,6 +88,38 @@ class TrafficRecord:
 _FIELDS = frozenset(f.name for f in fields(TrafficRecord))
 
 
+@dataclass(frozen=True, slots=True)
+class TrafficStats:
+    """What a server's memory holds of its traffic, and what its bound dropped
+    (``srv.traffic.stats``; ``GET /_control/traffic/stats`` has the same members)."""
+
+    kept: int
+    """Records in memory now."""
+    kept_bytes: int
+    """The bytes they hold (each record's frame text, its parsed summary and its metadata)."""
+    dropped: int
+    """Records the bound dropped since the last clear or reset: the traffic since then that
+    ``srv.traffic`` no longer has (a ``record=`` file still has them)."""
+    dropped_total: int
+    """Records the bound dropped since the server started."""
+    keep_traffic: int | None
+    """The bound in records (``keep_traffic``; None: no limit)."""
+    keep_traffic_bytes: int | None
+    """The bound in bytes (``keep_traffic_bytes``; None: no limit)."""
+
+    def note(self) -> str | None:
+        """One line saying what was dropped, or None when nothing was."""
+        if not self.dropped:
+            return None
+        bound = ", ".join(
+            f"{name}={value:,}"
+            for name, value in (("keep_traffic", self.keep_traffic), ("keep_traffic_bytes", self.keep_traffic_bytes))
+            if value is not None
+        )
+        records = "record was" if self.dropped == 1 else "records were"
+        return f"{self.dropped:,} earlier {records} dropped from memory by its bound ({bound})"
+
+
 def parse_record(line: str) -> TrafficRecord:
     """One JSON line of the traffic format as a :class:`TrafficRecord` (unknown fields ignored)."""
     data = json.loads(line)
@@ -125,7 +157,21 @@ class TrafficView(Sequence[TrafficRecord]):
         return list(self) == list(other) if isinstance(other, (list, tuple, TrafficView)) else NotImplemented
 
     def __repr__(self) -> str:
-        return f"TrafficView({len(self)} records)"
+        stats = self.stats
+        dropped = f", {stats.dropped:,} dropped" if stats.dropped else ""
+        return f"TrafficView({stats.kept} records{dropped})"
+
+    @property
+    def stats(self) -> TrafficStats:
+        """What the memory holds and what its bound (``keep_traffic``, ``keep_traffic_bytes``)
+        dropped."""
+        return TrafficStats(**self._server._core.traffic_stats())
+
+    @property
+    def dropped(self) -> int:
+        """How many records the memory bound dropped since the last clear (``stats.dropped``):
+        ``srv.traffic`` lacks them."""
+        return self.stats.dropped
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -211,9 +257,11 @@ class TrafficView(Sequence[TrafficRecord]):
     def table(self, limit: int = 60) -> str:
         """A compact table of the recording (the last ``limit`` records)."""
         rows = self._records()[-limit:]
+        note = self.stats.note()
+        head = [f"  ({note})"] if note else []
         if not rows:
-            return "  (nothing recorded)"
-        lines = [f"  {'seq':>4} {'dir':<3} {'kind':<12} {'id':<6} {'era':<9} method / error"]
+            return "\n".join([*head, "  (nothing recorded)"])
+        lines = [*head, f"  {'seq':>4} {'dir':<3} {'kind':<12} {'id':<6} {'era':<9} method / error"]
         for r in rows:
             what = (r.method or r.error or "") + (f" [task {r.task[:8]}]" if r.task else "")
             lines.append(f"  {r.seq:>4} {r.dir:<3} {r.kind:<12} {r.id!s:<6} {r.era or '-':<9} {what}")

@@ -53,6 +53,8 @@ struct Inner {
     /// The `seq` of the newest record when `clear` last ran (0: never): records up to it were
     /// forgotten on purpose, the rest of those missing were taken by the bound.
     cleared_through: u64,
+    /// How many times `clear` ran ([`Since::clears`]).
+    clears: u64,
     /// The `--record` file.
     file: RecordFile,
     /// The requests awaiting an answer and each connection's negotiated revision.
@@ -114,9 +116,11 @@ pub struct RingStats {
     pub kept: usize,
     /// Their bytes ([`Record::footprint`]).
     pub kept_bytes: usize,
-    /// Records the bound dropped from memory since the recorder started (never those `clear`
-    /// forgot).
+    /// Records the bound dropped from memory since the last `clear` (never those `clear`
+    /// forgot): what a reader of the memory now lacks of the traffic since then.
     pub dropped: u64,
+    /// Records the bound dropped since the recorder started.
+    pub dropped_total: u64,
     /// The bound in force.
     pub bound: RingBound,
 }
@@ -127,8 +131,12 @@ pub struct Since {
     pub records: Vec<Arc<Record>>,
     /// How many records after it the bound dropped before this read (since the last clear).
     pub missed: u64,
-    /// Whether `clear` forgot records after it: a reader that folds records starts over.
-    pub cleared: bool,
+    /// How many times `clear` ran since the recorder started: a reader that folds records
+    /// starts over when this changes (what it folded was forgotten).
+    pub clears: u64,
+    /// The `seq` this read accounts for (its last record's, or that of the last one missed):
+    /// the reader's next `after`, so nothing is read or counted as missed twice.
+    pub through: u64,
 }
 
 impl Recorder {
@@ -150,6 +158,7 @@ impl Recorder {
                 bytes: 0,
                 evicted: 0,
                 cleared_through: 0,
+                clears: 0,
                 file,
                 exchanges: Exchanges::default(),
             }),
@@ -320,17 +329,19 @@ impl Recorder {
     }
 
     /// [`Recorder::since`], with what a reader that read up to `after` missed: the records the
-    /// bound dropped before it read them, and whether `clear` forgot some. One lock, so the
-    /// three agree. (Records in `(cleared_through, dropped]` can only have been taken by the
+    /// bound dropped before it read them, and how many times `clear` ran. One lock, so they
+    /// agree. (Records in `(cleared_through, dropped]` can only have been taken by the
     /// bound: `clear` sets both.)
     pub fn read_since(&self, after: u64) -> Since {
         let inner = crate::lock::lock(&self.inner);
+        let records = Self::kept_since(&inner, after);
         Since {
-            records: Self::kept_since(&inner, after),
+            through: records.last().map_or(after.max(inner.dropped), |r| r.seq),
+            records,
             missed: inner
                 .dropped
                 .saturating_sub(after.max(inner.cleared_through)),
-            cleared: inner.cleared_through > after,
+            clears: inner.clears,
         }
     }
 
@@ -340,7 +351,9 @@ impl Recorder {
         RingStats {
             kept: inner.records.len(),
             kept_bytes: inner.bytes,
-            dropped: inner.evicted,
+            // Records in `(cleared_through, dropped]` can only have been taken by the bound.
+            dropped: inner.dropped.saturating_sub(inner.cleared_through),
+            dropped_total: inner.evicted,
             bound: self.bound,
         }
     }
@@ -366,6 +379,7 @@ impl Recorder {
         let mut inner = crate::lock::lock(&self.inner);
         inner.dropped += inner.records.len() as u64;
         inner.cleared_through = inner.seq;
+        inner.clears += 1;
         inner.bytes = 0;
         let forgotten = std::mem::take(&mut inner.records);
         drop(inner);

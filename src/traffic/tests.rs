@@ -249,11 +249,8 @@ fn a_reader_learns_what_the_bound_took_and_whether_clear_forgot() {
         read.records.iter().map(|x| x.seq).collect::<Vec<_>>(),
         [4, 5]
     );
-    assert_eq!((read.missed, read.cleared), (2, false)); // 2 and 3
-    assert_eq!(
-        (r.read_since(5).missed, r.read_since(5).cleared),
-        (0, false)
-    );
+    assert_eq!((read.missed, read.clears, read.through), (2, 0, 5)); // 2 and 3
+    assert_eq!((r.read_since(5).missed, r.read_since(5).clears), (0, 0));
     r.clear();
     for _ in 0..3 {
         ping(&r); // 6, 7, 8: 6 is dropped by the bound
@@ -263,9 +260,17 @@ fn a_reader_learns_what_the_bound_took_and_whether_clear_forgot() {
         read.records.iter().map(|x| x.seq).collect::<Vec<_>>(),
         [7, 8]
     );
-    assert_eq!((read.missed, read.cleared), (1, false));
-    let read = r.read_since(2);
-    assert_eq!((read.missed, read.cleared), (1, true));
-    // What `clear` forgot is not counted as dropped.
-    assert_eq!(r.stats().dropped, 4);
+    assert_eq!((read.missed, read.clears), (1, 1));
+    // Records 2..=5 were forgotten by `clear`, not missed.
+    assert_eq!(r.read_since(2).missed, 1);
+    // What `clear` forgot is not counted as dropped; `dropped` counts since the clear.
+    let stats = r.stats();
+    assert_eq!((stats.dropped, stats.dropped_total), (1, 4));
+    r.clear();
+    let read = r.read_since(8);
+    assert_eq!(
+        (read.records.len(), read.missed, read.through, read.clears),
+        (0, 0, 8, 2)
+    );
+    assert_eq!((r.stats().dropped, r.stats().dropped_total), (0, 4));
 }

@@ -121,6 +121,12 @@ impl PyServer {
         self.core.faults.clear();
     }
 
+    /// What the memory holds and what its bound dropped: `kept`, `kept_bytes`, `dropped` (since
+    /// the last clear), `dropped_total`, and the bound (`keep_traffic`, `keep_traffic_bytes`).
+    fn traffic_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        traffic::stats(self, py)
+    }
+
     /// How many frames were recorded so far.
     fn traffic_count(&self) -> u64 {
         self.core.recorder.len()

@@ -1,9 +1,9 @@
 //! The report source every server made from Python gets ([`crate::server::report_hook`]):
 //! `GET /_control/report` and the lab page ask `everything_mcp.report.LiveReport` for the report
 //! of the records kept so far. The module is imported on the first call, so a stdio client's
-//! spawn never pays for it. The live report keeps the records it has read, so each call hands it
-//! only the records recorded since the last (parsing 100k records anew took longer than the
-//! checks themselves), and says which ones memory no longer holds. The source holds the
+//! spawn never pays for it. The live report folds records into its checks' state, so each call
+//! hands it only the records recorded since the last (refolding 100k records took 1 s), says
+//! how many the memory bound dropped before it read them, and starts it over after a reset. The source holds the
 //! recorder, not the Python `Server`, so no reference cycle runs through Python.
 
 use crate::server::report_hook::ReportSource;
@@ -15,27 +15,33 @@ use std::sync::{Arc, Mutex};
 const MODULE: &str = "everything_mcp.report";
 const CLASS: &str = "LiveReport";
 
+/// A fresh `LiveReport`.
+fn new_report(py: Python<'_>) -> PyResult<Py<PyAny>> {
+    Ok(py.import(MODULE)?.getattr(CLASS)?.call0()?.unbind())
+}
+
 /// A source that reports on `recorder`'s records.
 pub(super) fn source(recorder: Arc<Recorder>) -> ReportSource {
-    // The live report (made on the first call) and the seq of the last record it was given.
-    let live: Mutex<Option<(Py<PyAny>, u64)>> = Mutex::new(None);
+    // The live report (made on the first call), the seq it read through, and the recorder's
+    // `clears` when it started.
+    let live: Mutex<Option<(Py<PyAny>, u64, u64)>> = Mutex::new(None);
     Arc::new(move || {
         let mut live = crate::lock::lock(&live);
         Python::attach(|py| {
-            let (report, seen) = match live.take() {
+            let (mut report, seen, clears) = match live.take() {
                 Some(state) => state,
-                None => (py.import(MODULE)?.getattr(CLASS)?.call0()?.unbind(), 0),
+                None => (new_report(py)?, 0, 0),
             };
-            // Read `dropped` first: a record evicted in between is then sent, and dropped by
-            // the next call.
-            let dropped = recorder.dropped();
-            let fresh = recorder.since(seen.max(dropped));
-            let last = fresh.last().map_or(seen.max(dropped), |r| r.seq);
-            let lines: Vec<String> = fresh.iter().map(|r| r.to_json()).collect();
+            let read = recorder.read_since(seen);
+            if read.clears != clears {
+                // A reset forgot records this report folded: it starts over from what is kept.
+                report = new_report(py)?;
+            }
+            let lines: Vec<String> = read.records.iter().map(|r| r.to_json()).collect();
             let text = report
-                .call_method1(py, "update", (lines, dropped))?
+                .call_method1(py, "update", (lines, read.missed))?
                 .extract::<String>(py)?;
-            *live = Some((report, last));
+            *live = Some((report, read.through, read.clears));
             Ok::<_, PyErr>(text)
         })
         .map_err(|e| format!("the report failed: {e}"))

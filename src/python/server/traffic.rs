@@ -3,6 +3,7 @@
 use super::state::PyServer;
 use crate::python::wait::{deadline_after, wait_interruptibly, Waited};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 /// The records with `seq > since`, each as its JSON text.
 pub(super) fn since(server: &PyServer, py: Python<'_>, since: u64) -> Vec<String> {
@@ -14,6 +15,19 @@ pub(super) fn since(server: &PyServer, py: Python<'_>, since: u64) -> Vec<String
             .map(|r| r.to_json())
             .collect()
     })
+}
+
+/// What the memory holds and what its bound dropped, as `srv.traffic.stats` reads it.
+pub(super) fn stats<'py>(server: &PyServer, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    let stats = server.core.recorder.stats();
+    let dict = PyDict::new(py);
+    dict.set_item("kept", stats.kept)?;
+    dict.set_item("kept_bytes", stats.kept_bytes)?;
+    dict.set_item("dropped", stats.dropped)?;
+    dict.set_item("dropped_total", stats.dropped_total)?;
+    dict.set_item("keep_traffic", stats.bound.records)?;
+    dict.set_item("keep_traffic_bytes", stats.bound.bytes)?;
+    Ok(dict)
 }
 
 /// Waits (GIL released, interruptible) at most `timeout` seconds for a record with

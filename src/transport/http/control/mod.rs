@@ -49,6 +49,7 @@ const ENDPOINTS: &[&str] = &[
     "POST /_control/clock/advance",
     "GET /_control/traffic?since=SEQ",
     "GET /_control/traffic/stream?since=SEQ",
+    "GET /_control/traffic/stats",
     "GET /_control/report",
     "GET /_control/triggers",
     "POST /_control/triggers/{name}",
@@ -93,6 +94,7 @@ pub fn routes(state: Arc<HttpState>) -> Router {
         .route("/_control/clock/advance", post(clock::advance))
         .route("/_control/traffic", get(traffic::traffic))
         .route("/_control/traffic/stream", get(traffic::stream))
+        .route("/_control/traffic/stats", get(traffic::stats))
         .route("/_control/report", get(report::report))
         .route("/_control/triggers", get(triggers::list))
         .route("/_control/triggers/{name}", post(triggers::fire))

@@ -1,13 +1,20 @@
-//! The control API's view of the traffic: the records kept, and a live stream of them.
+//! The control API's view of the traffic: the records kept, what the memory bound dropped,
+//! and a live stream of them.
 
-use super::reply::bad;
+use super::reply::{answer, bad};
 use crate::transport::http::sse;
 use crate::transport::http::state::HttpState;
 use axum::extract::{Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
+use serde_json::json;
 use std::sync::Arc;
+
+/// The header of `GET /_control/traffic` that says how many records after `since` the memory
+/// bound dropped before this read (since the last reset): a client that polls knows what it
+/// lost.
+const MISSED_HEADER: &str = "everything-mcp-missed";
 
 /// `GET /_control/traffic`'s query.
 #[derive(Deserialize)]
@@ -18,7 +25,7 @@ pub struct Since {
 }
 
 /// `GET /_control/traffic?since=SEQ`: the records after `SEQ` as JSON lines
-/// (`application/x-ndjson`, `docs/traffic-format.md`).
+/// (`application/x-ndjson`, `docs/traffic-format.md`), with [`MISSED_HEADER`].
 pub async fn traffic(
     State(state): State<Arc<HttpState>>,
     query: Result<Query<Since>, axum::extract::rejection::QueryRejection>,
@@ -26,23 +33,49 @@ pub async fn traffic(
     let Ok(Query(Since { since })) = query else {
         return bad("since", "must be a record's seq (a whole number)");
     };
+    let read = state.server.recorder.read_since(since);
     let mut lines = String::new();
-    for record in state.server.recorder.since(since) {
+    for record in &read.records {
         lines.push_str(&record.to_json());
         lines.push('\n');
     }
     (
         StatusCode::OK,
-        [(header::CONTENT_TYPE, "application/x-ndjson")],
+        [
+            (header::CONTENT_TYPE, "application/x-ndjson".to_owned()),
+            (
+                header::HeaderName::from_static(MISSED_HEADER),
+                read.missed.to_string(),
+            ),
+        ],
         lines,
     )
         .into_response()
 }
 
+/// `GET /_control/traffic/stats`: what the memory holds and what its bound dropped
+/// (`docs/control-api.md`).
+pub async fn stats(State(state): State<Arc<HttpState>>) -> Response {
+    let stats = state.server.recorder.stats();
+    answer(
+        StatusCode::OK,
+        json!({
+            "kept": stats.kept,
+            "kept_bytes": stats.kept_bytes,
+            "dropped": stats.dropped,
+            "dropped_total": stats.dropped_total,
+            "keep_traffic": stats.bound.records,
+            "keep_traffic_bytes": stats.bound.bytes,
+        }),
+    )
+}
+
 /// `GET /_control/traffic/stream?since=SEQ`: the records after `SEQ` (or after the
 /// `Last-Event-ID` a reconnecting client sends), then each one as it is recorded, as a live
 /// SSE stream: one event per record, its `id` the record's `seq` and its `data` the record's
-/// JSON line. It ends when the listener shuts down.
+/// JSON line; records the memory bound dropped before the stream could send them are announced
+/// by a `dropped` event (`data: {"missed": N}`) in their place. It ends when the listener shuts
+/// down.
 pub async fn stream(
     State(state): State<Arc<HttpState>>,
     headers: axum::http::HeaderMap,
@@ -60,17 +93,23 @@ pub async fn stream(
         let server = server.clone();
         async move {
             loop {
-                let records = server.recorder.since(after);
-                if let Some(last) = records.last().map(|r| r.seq) {
-                    let events = records
-                        .iter()
-                        .map(|r| sse::message(Some(&r.seq.to_string()), &r.to_json()))
-                        .collect();
-                    return Some((sse::concat(events), last));
+                let read = server.recorder.read_since(after);
+                if !read.records.is_empty() || read.missed > 0 {
+                    let mut events = Vec::with_capacity(read.records.len() + 1);
+                    if read.missed > 0 {
+                        let missed = json!({ "missed": read.missed }).to_string();
+                        events.push(sse::event(Some("dropped"), None, None, &missed));
+                    }
+                    events.extend(
+                        read.records
+                            .iter()
+                            .map(|r| sse::message(Some(&r.seq.to_string()), &r.to_json())),
+                    );
+                    return Some((sse::concat(events), read.through));
                 }
                 server
                     .recorder
-                    .wait_beyond(after.max(server.recorder.len()))
+                    .wait_beyond(read.through.max(server.recorder.len()))
                     .await;
             }
         }
