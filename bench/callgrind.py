@@ -149,7 +149,7 @@ def main() -> None:
     ns = parser.parse_args()
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         sys.exit("valgrind (with callgrind_control) is not installed")
-    if not run.LOADGEN.is_file():
+    if not run.rust_tool("loadgen").is_file():
         run.build_rust_tools()
     chosen = [s for s in SCENARIOS if ns.scenario is None or s.name in ns.scenario]
     sizes = run.Sizes()
