@@ -1,10 +1,13 @@
 """Side by side with the real reference server (bench/side_by_side.py): every difference must be a
 documented, deliberate one (docs/side-by-side.md). Skipped unless the reference is installed in
-.cache/reference (`python -m bench.side_by_side --install`), so a machine without npm still passes."""
+.cache/reference (`python -m bench.side_by_side --install`), so a machine without npm still passes;
+and skipped in `scripts/test`, whose conformance step has just run the same comparison
+(`EVERYTHING_MCP_SIDE_BY_SIDE_RAN=1`; it took 23 s of pytest's time, twice over)."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -32,6 +35,10 @@ sbs = load_script()
         f"the reference {sbs.REF_PACKAGE}@{sbs.REF_VERSION} is not installed in .cache/reference "
         "(or node is missing): run `python -m bench.side_by_side --install`"
     ),
+)
+@pytest.mark.skipif(
+    os.environ.get("EVERYTHING_MCP_SIDE_BY_SIDE_RAN") == "1",
+    reason="scripts/conformance.sh compared the two servers earlier in this run (bench/side_by_side.py)",
 )
 def test_only_deliberate_differences_from_the_reference() -> None:
     reports = sbs.run_all()
