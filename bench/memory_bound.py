@@ -8,15 +8,18 @@ Printed: the server's RSS once it listens (`start_mb`), its peak and final RSS (
 `VmRSS`), what `GET /_control/traffic/stats` says the memory holds and dropped, and the bound
 the peak must stay under: the start, the ring's bytes, one session's replay store (16 MiB),
 and `SLACK_MB` for the allocator and the frames in flight. `--before` runs the same with the
-byte bound lifted (`--keep-traffic-bytes` of 1 TiB), the count-only ring the CLI had before.
+byte bound lifted (`--keep-traffic-bytes` of 1 TiB), the count-only ring the CLI had before;
+`--reference` runs the reference server (`bench.side_by_side`'s pinned install), which keeps no
+traffic, fed alike: the ratio of the peaks is what keeping the traffic costs.
 
-    python -m bench.memory_bound [--calls N] [--size BYTES] [--before]   # one run, JSON
+    python -m bench.memory_bound [--calls N] [--size BYTES] [--before | --reference]   # JSON
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -25,6 +28,7 @@ from typing import Any
 
 import httpx
 
+from . import side_by_side
 from .run import free_port, listening, rss_mb, stop
 
 MIB = 1024 * 1024
@@ -55,11 +59,15 @@ def answer_of(response: httpx.Response) -> dict[str, Any]:
     return answer
 
 
-def measure(calls: int, size: int, *extra: str) -> dict[str, Any]:
-    """One run: a fresh server, `calls` echoes of `size` bytes; the figures."""
+def measure(calls: int, size: int, *extra: str, reference: bool = False) -> dict[str, Any]:
+    """One run: a fresh server (ours with `extra` flags, or the reference), `calls` echoes of
+    `size` bytes; the figures."""
     port = free_port()
     cmd = [sys.executable, "-m", "everything_mcp", "http", "--port", str(port), *extra]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env = None
+    if reference:
+        cmd, env = ["node", str(side_by_side.REF_ENTRY), "streamableHttp"], {**os.environ, "PORT": str(port)}
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     try:
         if not listening(proc, port):
             raise RuntimeError(f"the server did not listen: {proc.stderr.read().decode() if proc.stderr else ''}")
@@ -93,9 +101,9 @@ def measure(calls: int, size: int, *extra: str) -> dict[str, Any]:
                     raise RuntimeError(f"call {i}: not its echo: {json.dumps(answer)[:300]}")
                 highest = max(highest, rss_mb(proc.pid))
             seconds = time.perf_counter() - t
-            stats = http.get(f"{base}/_control/traffic/stats").json()
+            stats = None if reference else http.get(f"{base}/_control/traffic/stats").json()
         peak = max(highest, peak_mb(proc.pid))
-        ring_mb = (stats["keep_traffic_bytes"] or 0) / MIB
+        ring_mb = ((stats or {}).get("keep_traffic_bytes") or 0) / MIB
         return {
             "calls": calls,
             "size": size,
@@ -103,7 +111,7 @@ def measure(calls: int, size: int, *extra: str) -> dict[str, Any]:
             "start_mb": round(start, 1),
             "peak_mb": round(peak, 1),
             "final_mb": round(rss_mb(proc.pid), 1),
-            "bound_mb": round(start + ring_mb + STORE_MB + SLACK_MB, 1),
+            "bound_mb": None if reference else round(start + ring_mb + STORE_MB + SLACK_MB, 1),
             "stats": stats,
         }
     finally:
@@ -115,12 +123,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=2_000)
     parser.add_argument("--size", type=int, default=MIB)
     parser.add_argument("--before", action="store_true", help="the count-only ring: no byte bound")
+    parser.add_argument("--reference", action="store_true", help="the reference server instead of ours")
     parser.add_argument("server_args", nargs="*", help="more flags for the server (after --)")
     ns = parser.parse_args(argv)
     extra = [*ns.server_args, *(["--keep-traffic-bytes", str(1 << 40)] if ns.before else [])]
-    figures = measure(ns.calls, ns.size, *extra)
+    figures = measure(ns.calls, ns.size, *extra, reference=ns.reference)
     print(json.dumps(figures, indent=1))
-    within = ns.before or figures["peak_mb"] <= figures["bound_mb"]
+    within = ns.before or ns.reference or figures["peak_mb"] <= figures["bound_mb"]
     if not within:
         print(f"bench: peak {figures['peak_mb']} MB over the bound {figures['bound_mb']} MB", file=sys.stderr)
     return 0 if within else 1
