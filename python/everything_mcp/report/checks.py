@@ -20,7 +20,7 @@ from .faults import Faults
 from .http import HttpHabits
 from .ladder import Subscription
 from .latency import Latency
-from .model import EVERY, Check, Family, earlier, meta, verdict
+from .model import EVERY, Check, Family, earlier, first, meta, verdict
 from .pagination import Pagination
 
 if TYPE_CHECKING:
@@ -237,9 +237,6 @@ class Habits(Family):
                 self.headerless = r.seq
 
     def finish(self, client: ClientFold) -> list[Check]:
-        def first(seq: int | None) -> list[int]:
-            return [] if seq is None else [seq]
-
         return [
             verdict("progress.token", "asks for progress (a progressToken in a request's _meta)", first(self.token)),
             verdict("cancel.sent", "cancels a request it gave up on (notifications/cancelled)", first(self.cancel)),

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..traffic import TrafficRecord
-from .model import EVERY, Check, Family, earlier, hashable, params, verdict
+from .model import EVERY, Check, Family, earlier, first, hashable, params, verdict
 
 if TYPE_CHECKING:
     from .client import ClientFold
@@ -128,9 +128,6 @@ class Subscription(Family):
         return changed
 
     def finish(self, client: ClientFold) -> list[Check]:
-        def first(*seqs: int | None) -> Sequence[int]:
-            return next(([s] for s in seqs if s is not None), [])
-
         return [
             verdict("subscription.connected", "level 1: connected (sent a frame)", first(self.connected)),
             verdict("subscription.discovered", "level 2: listed the resources", first(self.discovered)),

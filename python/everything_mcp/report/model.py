@@ -77,6 +77,11 @@ def earlier(seq: int | None, other: int) -> int:
     return other if seq is None or other < seq else seq
 
 
+def first(*seqs: int | None) -> list[int]:
+    """The proof of a check: the first of `seqs` that was seen (None: not seen), or none."""
+    return next(([s] for s in seqs if s is not None), [])
+
+
 Route = tuple[str, str]
 """A record's (``dir``, ``kind``)."""
 
