@@ -277,6 +277,10 @@ pub fn every(
     tokio::spawn(async move {
         loop {
             tokio::select! {
+                // Stop first: a clock advanced past the next tick after the timer was stopped,
+                // before this task ran, makes both ready, and an unbiased select could tick once
+                // more (tests/test_clock.py saw a ninth log message, once, under load).
+                biased;
                 () = stop.cancelled() => return,
                 () = &mut next => {}
             }
