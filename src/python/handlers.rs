@@ -371,19 +371,23 @@ pub fn call_invoker(
             ctx,
             handle: handle.clone(),
         };
-        let started = tokio::task::spawn_blocking(move || {
-            Python::attach(|py| start(py, &invoker, args, context, tx))
-        })
-        .await;
-        let mut running = Running {
-            cancel: started.unwrap_or(None),
+        // Made before the invoker runs: this future may be dropped (the request cancelled) while
+        // the blocking thread still starts the handler, and the slot then still cancels it.
+        let running = Running {
+            slot: Arc::new(Mutex::new(CancelSlot::default())),
             handle,
         };
+        let slot = running.slot.clone();
+        // A panic in the invoker drops `tx`: the request then ends below.
+        let _ = tokio::task::spawn_blocking(move || {
+            Python::attach(|py| start(py, &invoker, args, context, tx, &slot))
+        })
+        .await;
         let answer = tokio::select! {
             answer = answer => answer,
             () = cancelled.cancelled() => return Err(HandlerError::failed("the request was cancelled")),
         };
-        running.cancel = None; // it answered: nothing left to cancel
+        crate::lock::lock(&running.slot).cancel = None; // it answered: nothing left to cancel
         let text = answer
             .unwrap_or_else(|_| Err(HandlerError::failed("the handler ended without answering")))?;
         serde_json::from_str(&text)
@@ -391,22 +395,24 @@ pub fn call_invoker(
     })
 }
 
-/// Calls the invoker; returns its `cancel` callable when an `async def` handler is still running.
+/// Calls the invoker; an `async def` handler still running leaves its `cancel` callable in
+/// `slot`, or is cancelled at once when its request already was (or nobody awaits it any more).
 fn start(
     py: Python<'_>,
     invoker: &Py<PyAny>,
     args: Vec<String>,
     context: Context,
     tx: oneshot::Sender<Answer>,
-) -> Option<Py<PyAny>> {
+    slot: &Mutex<CancelSlot>,
+) {
     let cancelled = context.ctx.scope.cancel.clone();
-    let reply = Py::new(
-        py,
-        Reply {
-            tx: Mutex::new(Some(tx)),
-        },
-    )
-    .ok()?; // cannot fail short of memory; the dropped sender then ends the request
+    let reply = Reply {
+        tx: Mutex::new(Some(tx)),
+    };
+    // Cannot fail short of memory; the dropped sender then ends the request.
+    let Ok(reply) = Py::new(py, reply) else {
+        return;
+    };
     let called = (|| -> PyResult<Option<Py<PyAny>>> {
         let mut call_args: Vec<Py<PyAny>> = args
             .iter()
@@ -419,38 +425,64 @@ fn start(
     })();
     match called {
         Ok(Some(cancel)) => {
-            // Cancelled while the invoker ran: the future that would cancel it may be gone.
-            if cancelled.is_cancelled() {
+            // Under the slot's lock, so a cancellation (or the awaiting future's drop) either
+            // comes before and is seen here, or after and finds the callable in the slot. (The
+            // check alone, before the future took the callable, lost a cancellation arriving in
+            // between: tests/test_authoring.py's cancelled handler ran on, once under load.)
+            let now = {
+                let mut slot = crate::lock::lock(slot);
+                if slot.gone || cancelled.is_cancelled() {
+                    Some(cancel)
+                } else {
+                    slot.cancel = Some(cancel);
+                    None
+                }
+            };
+            if let Some(cancel) = now {
                 cancel_in_python(py, &cancel);
             }
-            Some(cancel)
         }
         Ok(None) => {
             reply.get().send(Err(HandlerError::failed(
                 "the handler returned without answering",
             )));
-            None
         }
         Err(e) => {
             reply
                 .get()
                 .send(Err(HandlerError::failed(e.value(py).to_string())));
-            None
         }
     }
 }
 
-/// A started `async def` handler: dropped before it answered, it cancels the Python task.
-struct Running {
-    /// The invoker's `cancel` callable; `None` once there is nothing to cancel.
+/// Where a started `async def` handler's `cancel` callable waits, shared by the blocking thread
+/// that starts it and the future that awaits its answer.
+#[derive(Default)]
+struct CancelSlot {
+    /// The invoker's `cancel` callable; `None` before it is started and once there is nothing
+    /// to cancel.
     cancel: Option<Py<PyAny>>,
+    /// Whether the awaiting future is gone: a handler started after that is cancelled at once.
+    gone: bool,
+}
+
+/// The awaiting side of a started handler: dropped before it answered, it cancels the Python
+/// task.
+struct Running {
+    /// The handler's cancel callable, once started.
+    slot: Arc<Mutex<CancelSlot>>,
     /// To reach the blocking pool from `drop`.
     handle: Handle,
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        if let Some(cancel) = self.cancel.take() {
+        let cancel = {
+            let mut slot = crate::lock::lock(&self.slot);
+            slot.gone = true;
+            slot.cancel.take()
+        };
+        if let Some(cancel) = cancel {
             // Attached on the blocking pool, never on this worker thread: waiting for the GIL
             // there would stall the connections it serves. A runtime shutting down refuses the
             // job; the event loop is stopped then anyway.
