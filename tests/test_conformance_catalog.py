@@ -302,3 +302,52 @@ def test_nothing_is_asked_of_a_client_that_did_not_declare_it() -> None:
             "needed for sampling/createMessage"
         )
         assert not [r for r in srv.traffic if r.method == "sampling/createMessage"]
+
+
+CLIENT_EXTENSIONS = {
+    "io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]},
+    "com.example/conformance": {"nested": {"enabled": False, "limit": 0}, "values": ["a", 2, None]},
+    "com.example/empty": {},
+}
+SERVER_EXTENSIONS = {
+    "io.modelcontextprotocol/ui": {},
+    "com.example/conformance": {"nested": {"enabled": True, "limit": 3}, "values": [None, "b", 4]},
+    "com.example/empty": {},
+}
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2024-11-05"])
+def test_the_legacy_extension_negotiation_in_the_handshake_era(version: str) -> None:
+    """The suite's `server-legacy-extensions` fixture: the server's extensions in the
+    `initialize` result, each setting unchanged, and a tool echoing the client's."""
+    with Server(catalogs=["conformance"]) as srv:
+        conn = srv.connect()
+        params = {**init_params(version), "capabilities": {"extensions": CLIENT_EXTENSIONS}}
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}))
+        initialized = json.loads(conn.recv(WAIT) or "")
+        assert initialized["result"]["capabilities"]["extensions"] == SERVER_EXTENSIONS
+        conn.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        call = {"name": "test_legacy_extension_capabilities", "arguments": {}}
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}))
+        answer = json.loads(conn.recv(WAIT) or "")
+        assert json.loads(answer["result"]["content"][0]["text"]) == {"extensions": CLIENT_EXTENSIONS}
+
+
+def test_the_extensions_in_the_stateless_era_are_read_from_each_request() -> None:
+    """In 2026-07-28 the fixture's settings are not declared (`server/discover`'s schema refuses
+    the `null` in one of them), and the tool echoes the extensions of the request that calls it
+    (none declared: an empty object)."""
+    from conftest import envelope
+
+    with Server(catalogs=["conformance"]) as srv:
+        conn = srv.connect()
+        discover = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": envelope()}}
+        conn.send(json.dumps(discover))
+        capabilities = json.loads(conn.recv(WAIT) or "")["result"]["capabilities"]
+        assert not set(SERVER_EXTENSIONS) & set(capabilities.get("extensions", {}))
+        for id, declared in [(2, {"extensions": CLIENT_EXTENSIONS}), (3, {})]:
+            call = {"name": "test_legacy_extension_capabilities", "arguments": {}, "_meta": envelope(declared)}
+            conn.send(json.dumps({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": call}))
+            answer = json.loads(conn.recv(WAIT) or "")
+            echoed = json.loads(answer["result"]["content"][0]["text"])
+            assert echoed == {"extensions": declared.get("extensions", {})}, id

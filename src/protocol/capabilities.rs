@@ -32,10 +32,12 @@ pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 /// declare (`io.modelcontextprotocol/skills`, ...), shown under `capabilities.extensions` in the
 /// revisions that have it (2026-07-28) and only when there is one. `tasks`: some tool can run
 /// as a task, declared as the `tasks` capability in 2025-11-25 and as the
-/// `io.modelcontextprotocol/tasks` extension from 2026-07-28.
+/// `io.modelcontextprotocol/tasks` extension from 2026-07-28. `handshake_extensions`: those
+/// declared under `capabilities.extensions` in the handshake era too (the legacy negotiation).
 pub fn server_capabilities(
     revision: Revision,
     extensions: &Map<String, Value>,
+    handshake_extensions: &Map<String, Value>,
     tasks: bool,
 ) -> Value {
     let mut caps = Map::new();
@@ -60,6 +62,11 @@ pub fn server_capabilities(
     }
     if revision.has_extensions_capability() && !extensions.is_empty() {
         caps.insert("extensions".into(), Value::Object(extensions));
+    } else if !revision.has_extensions_capability() && !handshake_extensions.is_empty() {
+        caps.insert(
+            "extensions".into(),
+            Value::Object(handshake_extensions.clone()),
+        );
     }
     Value::Object(caps)
 }

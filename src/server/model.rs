@@ -211,6 +211,12 @@ pub struct Registry {
     /// settings object: declared under `capabilities.extensions` in `server/discover` (e.g.
     /// `"io.modelcontextprotocol/skills": {}`).
     pub extensions: Map<String, Value>,
+    /// The extensions also declared in a handshake-era `initialize` result (the legacy
+    /// negotiation, modelcontextprotocol PR #3364: an MCP Apps host declares
+    /// `io.modelcontextprotocol/ui` in `initialize` under 2025-11-25 and earlier), by
+    /// identifier with their settings. Those in [`Registry::extensions`] alone are declared
+    /// from 2026-07-28 only.
+    pub handshake_extensions: Map<String, Value>,
     /// The skills served (SEP-2640), by their `skill://<name>/SKILL.md` URI: what
     /// `skills/list`, `skills/get` and `resources/directory/read` answer from. Their files are
     /// also in [`Registry::resources`] (see [`Registry::add_skill`]).

@@ -1,8 +1,10 @@
 //! The fixtures the official conformance suite (`@modelcontextprotocol/conformance`) calls, with
 //! the texts of the suite's own reference server: tools `test_*` (`tools.rs`), resources
 //! `test://…`, the template and prompts `test_*_prompt…` (`resources.rs`), the listen triggers
-//! (`listen.rs`), the task fixtures (`tasks.rs`).
+//! (`listen.rs`), the task fixtures (`tasks.rs`), the legacy extension negotiation's
+//! (`extensions.rs`).
 
+mod extensions;
 mod listen;
 mod mrtr;
 mod resources;
@@ -38,5 +40,6 @@ pub fn load(registry: &mut Registry, _options: &Options) -> Result<(), Error> {
     stateless::load(registry)?;
     mrtr::load(registry)?;
     tasks::load(registry)?;
+    extensions::load(registry)?;
     Ok(())
 }

@@ -33,7 +33,12 @@ fn declared_capabilities(server: &Server, revision: Revision) -> Value {
         .tools
         .values()
         .any(|t| t.task_support != crate::server::tasks::task::TaskSupport::Forbidden);
-    server_capabilities(revision, &registry.extensions, tasks)
+    server_capabilities(
+        revision,
+        &registry.extensions,
+        &registry.handshake_extensions,
+        tasks,
+    )
 }
 
 /// Answers `ping`: an empty result, in any phase.
