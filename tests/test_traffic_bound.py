@@ -95,12 +95,19 @@ def test_the_control_api_says_what_memory_holds_and_dropped(bounded: tuple[Serve
     with httpx.Client(base_url=f"{srv.base_url}/_control", timeout=WAIT) as api:
         assert api.get("/traffic/stats").json() == dataclasses.asdict(srv.traffic.stats)
         kept = api.get("/traffic")
-        assert kept.headers["everything-mcp-missed"] == "20"
+        assert (kept.headers["everything-mcp-missed"], kept.headers["everything-mcp-through"]) == ("20", "23")
         assert [json.loads(line)["seq"] for line in kept.text.splitlines()] == [21, 22, 23]
         newest = api.get("/traffic", params={"since": 21})
-        assert newest.headers["everything-mcp-missed"] == "0"
+        assert (newest.headers["everything-mcp-missed"], newest.headers["everything-mcp-through"]) == ("0", "23")
         assert [json.loads(line)["seq"] for line in newest.text.splitlines()] == [22, 23]
         assert api.get("/traffic", params={"since": 5}).headers["everything-mcp-missed"] == "15"
+        srv.reset()  # forgotten, not missed; `through` is the next read's `since`
+        after = api.get("/traffic", params={"since": 23})
+        assert (after.text, after.headers["everything-mcp-missed"], after.headers["everything-mcp-through"]) == (
+            "",
+            "0",
+            "23",
+        )
 
 
 def test_the_traffic_stream_says_what_it_could_not_send(bounded: tuple[Server, Session]) -> None:
@@ -110,7 +117,8 @@ def test_the_traffic_stream_says_what_it_could_not_send(bounded: tuple[Server, S
         api.stream("GET", "/traffic/stream", params={"since": 2}) as stream,
     ):
         events = sse_events(stream.iter_lines(), 4)
-    assert events[0] == {"event": "dropped", "data": '{"missed":18}'}
+    # Its id is the seq it accounts through: a resume after it announces nothing again.
+    assert events[0] == {"event": "dropped", "id": "20", "data": '{"missed":18}'}
     assert [(e["event"], e["id"]) for e in events[1:]] == [("message", "21"), ("message", "22"), ("message", "23")]
 
 

@@ -155,6 +155,8 @@ class Server:
         """Open an in-process connection."""
     def traffic(self, since: int = 0) -> list[str]:
         """Recorded frames with seq > since, each one JSON text."""
+    def traffic_read(self, since: int = 0) -> tuple[list[str], int]:
+        """Recorded frames with seq > since, and how many after since the memory bound dropped."""
     def traffic_stats(self) -> dict[str, int | None]:
         """kept, kept_bytes, dropped, dropped_total, keep_traffic, keep_traffic_bytes."""
     def traffic_count(self) -> int:

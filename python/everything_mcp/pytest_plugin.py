@@ -89,8 +89,8 @@ def _save_reports(item: pytest.Item, servers: list[Server]) -> None:
 
     for i, (path, srv) in enumerate(_outputs(item, servers, "report", "html")):
         with path.open("w", encoding="utf-8") as out:
-            traffic = srv.traffic
-            write_html(out, [list(traffic)], title=f"{item.nodeid} (server {i + 1})", dropped=traffic.dropped)
+            records, dropped = srv.traffic.snapshot()
+            write_html(out, [records], title=f"{item.nodeid} (server {i + 1})", dropped=dropped)
 
 
 def _outputs(item: pytest.Item, servers: list[Server], what: str, suffix: str) -> list[tuple[Path, Server]]:

@@ -45,8 +45,8 @@ class ServerControls:
         ``srv.report().client().assert_level("subscription", 5)``."""
         from .report import report
 
-        traffic = self.traffic
-        return report(traffic, dropped=traffic.dropped)
+        records, dropped = self.traffic.snapshot()
+        return report(records, dropped=dropped)
 
     def clear_traffic(self) -> None:
         """Forget the in-memory traffic (a record file keeps everything)."""

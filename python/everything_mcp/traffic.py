@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -96,7 +96,7 @@ class TrafficStats:
     kept: int
     """Records in memory now."""
     kept_bytes: int
-    """The bytes they hold (each record's frame text, its parsed summary and its metadata)."""
+    """The bytes they hold (each record's frame text, error, id, method, task and HTTP metadata)."""
     dropped: int
     """Records the bound dropped since the last clear or reset: the traffic since then that
     ``srv.traffic`` no longer has (a ``record=`` file still has them)."""
@@ -152,6 +152,16 @@ class TrafficView(Sequence[TrafficRecord]):
 
     def __len__(self) -> int:
         return len(self._records())
+
+    def __iter__(self) -> Iterator[TrafficRecord]:
+        # One read (Sequence's own __iter__ would read every record again for each index).
+        return iter(self._records())
+
+    def snapshot(self) -> tuple[list[TrafficRecord], int]:
+        """The records and how many the memory bound dropped since the last clear, from one read
+        (what ``srv.report()`` reports on: each record seen or counted, none twice)."""
+        lines, dropped = self._server._core.traffic_read(0)
+        return [parse_record(line) for line in lines], dropped
 
     def __eq__(self, other: object) -> bool:
         return list(self) == list(other) if isinstance(other, (list, tuple, TrafficView)) else NotImplemented

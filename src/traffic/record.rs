@@ -104,10 +104,17 @@ impl Record {
     /// metadata shared with the previous POST's record is counted in each: the bound errs on
     /// the safe side.
     pub fn footprint(&self) -> usize {
+        let id = match &self.id {
+            Some(crate::jsonrpc::RequestId::String(id)) => id.len(),
+            _ => 0,
+        };
         std::mem::size_of::<Self>()
             + self.raw.text.len()
             + self.error.as_ref().map_or(0, String::len)
             + self.http.as_ref().map_or(0, |h| h.footprint())
+            + id
+            + self.method.as_ref().map_or(0, |m| m.len())
+            + self.task.as_ref().map_or(0, |t| t.len())
     }
 
     /// The record as one JSON line (no trailing newline).

@@ -121,6 +121,13 @@ impl PyServer {
         self.core.faults.clear();
     }
 
+    /// The records with `seq > since` (JSON texts) and how many after `since` the memory bound
+    /// dropped since the last clear, from one read.
+    #[pyo3(signature = (since=0))]
+    fn traffic_read(&self, py: Python<'_>, since: u64) -> (Vec<String>, u64) {
+        traffic::read(self, py, since)
+    }
+
     /// What the memory holds and what its bound dropped: `kept`, `kept_bytes`, `dropped` (since
     /// the last clear), `dropped_total`, and the bound (`keep_traffic`, `keep_traffic_bytes`).
     fn traffic_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {

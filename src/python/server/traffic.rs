@@ -17,6 +17,17 @@ pub(super) fn since(server: &PyServer, py: Python<'_>, since: u64) -> Vec<String
     })
 }
 
+/// The records with `seq > since` and how many after `since` the memory bound dropped (since
+/// the last clear), read under one lock: a report of the records says exactly what it missed.
+pub(super) fn read(server: &PyServer, py: Python<'_>, since: u64) -> (Vec<String>, u64) {
+    let core = &server.core;
+    py.detach(|| {
+        let read = core.recorder.read_since(since);
+        let lines = read.records.iter().map(|r| r.to_json()).collect();
+        (lines, read.missed)
+    })
+}
+
 /// What the memory holds and what its bound dropped, as `srv.traffic.stats` reads it.
 pub(super) fn stats<'py>(server: &PyServer, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     let stats = server.core.recorder.stats();

@@ -12,9 +12,14 @@ use serde_json::json;
 use std::sync::Arc;
 
 /// The header of `GET /_control/traffic` that says how many records after `since` the memory
-/// bound dropped before this read (since the last reset): a client that polls knows what it
-/// lost.
+/// bound dropped before this read (since the last reset or clear): a client that polls knows
+/// what it lost.
 const MISSED_HEADER: &str = "everything-mcp-missed";
+
+/// The header of `GET /_control/traffic` with the seq this read accounts through (its last
+/// record's, or the last one missed): the `since` of a poller's next read, so nothing is read or
+/// counted as missed twice.
+const THROUGH_HEADER: &str = "everything-mcp-through";
 
 /// `GET /_control/traffic`'s query.
 #[derive(Deserialize)]
@@ -25,7 +30,8 @@ pub struct Since {
 }
 
 /// `GET /_control/traffic?since=SEQ`: the records after `SEQ` as JSON lines
-/// (`application/x-ndjson`, `docs/traffic-format.md`), with [`MISSED_HEADER`].
+/// (`application/x-ndjson`, `docs/traffic-format.md`), with [`MISSED_HEADER`] and
+/// [`THROUGH_HEADER`].
 pub async fn traffic(
     State(state): State<Arc<HttpState>>,
     query: Result<Query<Since>, axum::extract::rejection::QueryRejection>,
@@ -46,6 +52,10 @@ pub async fn traffic(
             (
                 header::HeaderName::from_static(MISSED_HEADER),
                 read.missed.to_string(),
+            ),
+            (
+                header::HeaderName::from_static(THROUGH_HEADER),
+                read.through.to_string(),
             ),
         ],
         lines,
@@ -97,8 +107,12 @@ pub async fn stream(
                 if !read.records.is_empty() || read.missed > 0 {
                     let mut events = Vec::with_capacity(read.records.len() + 1);
                     if read.missed > 0 {
+                        // Its id is the seq it accounts through, so a resume with Last-Event-ID
+                        // does not announce the same records again.
                         let missed = json!({ "missed": read.missed }).to_string();
-                        events.push(sse::event(Some("dropped"), None, None, &missed));
+                        let through = read.records.first().map_or(read.through, |r| r.seq - 1);
+                        let id = through.to_string();
+                        events.push(sse::event(Some("dropped"), Some(&id), None, &missed));
                     }
                     events.extend(
                         read.records
@@ -107,10 +121,9 @@ pub async fn stream(
                     );
                     return Some((sse::concat(events), read.through));
                 }
-                server
-                    .recorder
-                    .wait_beyond(read.through.max(server.recorder.len()))
-                    .await;
+                // `through` is at least the newest seq when nothing was read: one read of the
+                // recorder, so a record committed since is waited for by nobody twice.
+                server.recorder.wait_beyond(read.through).await;
             }
         }
     });
