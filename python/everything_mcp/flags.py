@@ -244,6 +244,12 @@ def _add_server_options(p: argparse.ArgumentParser) -> None:
         help="review-lab: also send resources/list_changed with the update ($MCP_TEST_SEND_LIST_CHANGED=true)",
     )
     p.add_argument(
+        "--apps",
+        choices=("gate", "always", "off"),
+        help="apps catalog: who sees the views' _meta.ui and the app-only tools: gate (a host that declared"
+        f" the UI extension), always, off (default: {defaults['apps']})",
+    )
+    p.add_argument(
         "--expose-env",
         action="store_const",
         const=True,

@@ -38,6 +38,7 @@ class ServerOptions(TypedDict, total=False):
     update_delay: float | None
     send_list_changed: bool | None
     expose_env: bool | None
+    apps: str | None
     task_ttl: float | None
     task_poll_interval: float | None
     clock: str | None

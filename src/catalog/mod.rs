@@ -3,6 +3,7 @@
 //! knows no catalog, and the settings only catalogs read live here ([`Options`]), not in
 //! `ServerConfig`.
 
+pub mod apps;
 pub mod builder;
 pub mod canned;
 pub mod conformance;
@@ -43,6 +44,8 @@ pub struct Options {
     /// `review-lab`: also send `notifications/resources/list_changed` with the update
     /// (`MCP_TEST_SEND_LIST_CHANGED=true` in the reference lab).
     pub send_list_changed: bool,
+    /// `apps`: who sees the views' `_meta.ui` (`gate`: a host that declared the extension).
+    pub apps: apps::AppsMode,
 }
 
 impl Default for Options {
@@ -52,6 +55,7 @@ impl Default for Options {
             tick: None,
             update_delay: Duration::from_secs(5),
             send_list_changed: false,
+            apps: apps::AppsMode::default(),
         }
     }
 }
@@ -75,6 +79,9 @@ pub const CATALOGS: &[(&str, Load)] = &[
     ("conformance", conformance::load),
     ("review-lab", review_lab::load),
     ("skills", skills::load),
+    ("apps", |registry, options| {
+        apps::load(registry, options.apps)
+    }),
     ("none", |_, _| Ok(())),
 ];
 

@@ -232,6 +232,8 @@ impl Listener {
         Arc<HttpState>,
         impl std::future::Future<Output = std::io::Result<()>> + Send + 'static,
     ) {
+        // The first listener names the server's web origin (a second one serves it too).
+        let _ = server.web_base.set(http::base_url(self.addr));
         let state = HttpState::new(server, self.config, shutdown);
         (state.clone(), http::serve(self.listener, state))
     }

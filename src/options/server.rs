@@ -62,6 +62,10 @@ pub struct ServerOptions {
     pub send_list_changed: bool,
     /// `get-env` / `printEnv` show secret-looking variables instead of `<redacted>`.
     pub expose_env: bool,
+    /// `apps`: who sees the views' `_meta.ui` and the app-only tools: `gate` (a host that
+    /// declared the UI extension, in `initialize` or in the request), `always`, `off` (nobody,
+    /// and the extension is not declared).
+    pub apps: String,
     /// How long a task is kept after it is created (and again after it settles): its `ttl`.
     pub task_ttl: Seconds,
     /// The `pollInterval` suggested to clients polling a task.
@@ -96,6 +100,7 @@ impl Default for ServerOptions {
             update_delay: Seconds::of(catalog.update_delay),
             send_list_changed: catalog.send_list_changed,
             expose_env: catalog.expose_env,
+            apps: catalog.apps.as_str().into(),
             task_ttl: Seconds::of(server.task_ttl),
             task_poll_interval: Seconds::of(server.task_poll_interval),
             clock: server.clock.as_str().into(),
@@ -151,6 +156,7 @@ impl ServerOptions {
             tick: self.tick.map(|t| t.duration("tick")).transpose()?,
             update_delay: self.update_delay.duration("update_delay")?,
             send_list_changed: self.send_list_changed,
+            apps: catalog::apps::AppsMode::parse(&self.apps)?,
         })
     }
 

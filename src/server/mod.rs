@@ -126,6 +126,7 @@ impl Server {
             next_conn: AtomicU64::new(1),
             state_key,
             report: Default::default(),
+            web_base: Default::default(),
         }))
     }
 

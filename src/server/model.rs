@@ -78,6 +78,10 @@ pub struct Server {
     /// Where `GET /_control/report` and the lab page get the report of the traffic: the Python
     /// package installs its source here (the core does not compute the report itself).
     pub report: super::report_hook::ReportHook,
+    /// `http://host:port` of the first HTTP listener that serves this server (unset while none
+    /// does): an MCP Apps view is told to load its CSP probes from this origin (and from the
+    /// same listener under its other loopback name, an origin it did not declare).
+    pub web_base: std::sync::OnceLock<String>,
 }
 
 /// The context of one request being served.
@@ -238,7 +242,33 @@ pub struct Registry {
     /// pending update now): `Server::trigger`, `POST /_control/triggers/{name}` and the lab
     /// page's buttons fire them; each says how many things it set off.
     pub triggers: FastIndexMap<String, TriggerFn>,
+    /// How a catalog shapes what one client sees of a listed definition (`tools/list`,
+    /// `resources/list`, `resources/templates/list`), applied in order: MCP Apps' `gate` mode
+    /// shows `_meta.ui` only to a host that declared the UI extension, which in 2026-07-28 is a
+    /// per-request declaration, so a static definition cannot say it. Empty for most catalogs,
+    /// and then the lists borrow the definitions as they are.
+    pub definition_views: Vec<DefinitionView>,
+    /// How long a client may cache the `resources/read` result of a URI, and who may share it
+    /// (`ttlMs`, `cacheScope`; 2026-07-28): instead of the server's `0` / `private`, for a
+    /// resource that tests a client's cache (MCP Apps hosts cache UI templates).
+    pub read_cache: FastIndexMap<String, (u64, &'static str)>,
 }
+
+/// What one client sees of a listed definition: the definition as it is, none of it (the entry
+/// is left out of the list), or a changed copy.
+pub enum Shown {
+    /// The definition as registered.
+    As,
+    /// Left out of the list (it is still served: a call or a read does not consult views).
+    Hidden,
+    /// This copy instead.
+    Changed(Map<String, Value>),
+}
+
+/// A catalog's view of its definitions (see [`Registry::definition_views`]): given the request,
+/// the client's capabilities as it declares them, and a definition, what the client sees.
+pub type DefinitionView =
+    Arc<dyn Fn(&RequestContext, &Value, &Map<String, Value>) -> Shown + Send + Sync>;
 
 /// Errors a catalog reports in another server's words (see [`Registry::dialect`]).
 #[derive(Clone, Copy)]

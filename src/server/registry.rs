@@ -7,7 +7,7 @@
 //! Python callable (wrapped by the binding) look the same to the dispatcher.
 
 use super::handler::resource_fn;
-use super::model::{TemplateFn, ToolFn};
+use super::model::{RequestContext, TemplateFn, ToolFn};
 use super::session::Session;
 use super::skills::{self, Skill, SKILL_MD};
 use super::tasks::task::TaskSupport;
@@ -19,10 +19,12 @@ use crate::protocol::capabilities::SKILLS_EXTENSION;
 use crate::protocol::header_params;
 use crate::protocol::method_names::NotificationMethod;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
 pub use super::model::{
-    CompletionKey, ErrorDialect, Prompt, Registry, Resource, ResourceTemplate, Tool,
+    CompletionKey, DefinitionView, ErrorDialect, Prompt, Registry, Resource, ResourceTemplate,
+    Shown, Tool,
 };
 pub use crate::protocol::method_names::ListKind;
 
@@ -153,6 +155,33 @@ impl Prompt {
 }
 
 impl Registry {
+    /// What the client of `ctx` with `capabilities` (as the request declares them) sees of
+    /// `definitions`, through the catalogs' [`Registry::definition_views`], in order; hidden ones
+    /// left out.
+    pub fn shown<'d>(
+        &self,
+        ctx: &RequestContext,
+        capabilities: &Value,
+        definitions: impl Iterator<Item = &'d Map<String, Value>>,
+    ) -> Vec<Cow<'d, Map<String, Value>>> {
+        if self.definition_views.is_empty() {
+            return definitions.map(Cow::Borrowed).collect();
+        }
+        definitions
+            .filter_map(|definition| {
+                let mut seen = Cow::Borrowed(definition);
+                for view in &self.definition_views {
+                    match view(ctx, capabilities, &seen) {
+                        Shown::As => {}
+                        Shown::Hidden => return None,
+                        Shown::Changed(changed) => seen = Cow::Owned(changed),
+                    }
+                }
+                Some(seen)
+            })
+            .collect()
+    }
+
     /// Serves `skill`: its files become resources (so a handshake-era client, which cannot
     /// call `skills/list`, still lists and reads them), it is listed by `skills/list`, and the
     /// skills extension is declared, with `directoryRead` since `resources/directory/read` is

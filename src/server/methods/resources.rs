@@ -19,20 +19,21 @@ pub fn list(request: &ListRequest<'_>) -> Result<Value, ErrorObject> {
     let registry = request.server.registry();
     // The server's resources, then the session's own (created at runtime by a tool).
     let own = request.ctx.session.own_resources();
-    let definitions: Vec<_> = registry
-        .resources
-        .values()
-        .chain(own.iter())
-        .map(|r| &r.definition)
-        .collect();
+    let capabilities = request.ctx.client_capabilities();
+    let all = registry.resources.values().chain(own.iter());
+    let shown = registry.shown(request.ctx, &capabilities, all.map(|r| &r.definition));
     let pager = registry.resource_pager.as_ref();
-    request.page("resources", Shape::Resource, definitions.into_iter(), pager)
+    let definitions = shown.iter().map(AsRef::as_ref);
+    request.page("resources", Shape::Resource, definitions, pager)
 }
 
 /// `resources/templates/list`, paginated.
 pub fn list_templates(request: &ListRequest<'_>) -> Result<Value, ErrorObject> {
     let registry = request.server.registry();
-    let definitions = registry.templates.values().map(|t| &t.definition);
+    let capabilities = request.ctx.client_capabilities();
+    let all = registry.templates.values().map(|t| &t.definition);
+    let shown = registry.shown(request.ctx, &capabilities, all);
+    let definitions = shown.iter().map(AsRef::as_ref);
     request.page(
         "resourceTemplates",
         Shape::ResourceTemplate,
@@ -50,6 +51,7 @@ pub async fn read(
     let uri = required_str(params, "uri")?.to_string();
     let registry = server.registry();
     let own = ctx.session.own_resources();
+    let stateless = !ctx.scope.revision.has_handshake();
     let contents = if let Some(resource) = registry
         .resources
         .get(&uri)
@@ -73,7 +75,14 @@ pub async fn read(
         return Err(ErrorObject::new(code, format!("Resource not found: {uri}"))
             .with_data(json!({ "uri": uri })));
     };
-    Ok(json!({ "contents": contents.map_err(handler_error)? }))
+    let mut result = json!({ "contents": contents.map_err(handler_error)? });
+    if let Some((ttl, scope)) = registry.read_cache.get(&uri) {
+        if stateless {
+            result["ttlMs"] = (*ttl).into();
+            result["cacheScope"] = (*scope).into();
+        }
+    }
+    Ok(result)
 }
 
 /// `resources/subscribe` (`subscribe = true`) and `resources/unsubscribe`; the registry's

@@ -16,13 +16,12 @@ pub fn list(request: &ListRequest<'_>) -> Result<Value, ErrorObject> {
     let registry = request.server.registry();
     let capabilities = request.ctx.client_capabilities();
     let handshake = request.ctx.scope.revision.has_handshake();
-    let visible: Vec<_> = registry
+    let visible = registry
         .tools
         .values()
-        .filter(|t| t.visible_to(&capabilities, handshake))
-        .map(|t| &t.definition)
-        .collect();
-    request.page("tools", Shape::Tool, visible.into_iter(), None)
+        .filter(|t| t.visible_to(&capabilities, handshake));
+    let shown = registry.shown(request.ctx, &capabilities, visible.map(|t| &t.definition));
+    request.page("tools", Shape::Tool, shown.iter().map(AsRef::as_ref), None)
 }
 
 /// `tools/call`: unknown tool → `-32602`; invalid arguments → `isError` result; a handler's

@@ -53,6 +53,11 @@ impl Service<Request> for Front {
     }
 
     fn call(&mut self, request: Request) -> FrontFuture {
+        if request.uri().path().starts_with(super::apps_assets::PREFIX) {
+            let uri = request.uri();
+            let asset = super::apps_assets::respond(request.method(), uri.path(), uri.query());
+            return Either::Right(Box::pin(std::future::ready(Ok(asset))));
+        }
         let lab = self.state.auth.clone();
         let admitted = match (refuse(&self.state, &request), &lab) {
             (Some(refused), _) => Err(Box::new(refused)),

@@ -2,6 +2,7 @@
 //! HTTP+SSE transport at `/sse` + `/message` ([`legacy_sse`]), behind one DNS-rebinding guard
 //! ([`guard`]) and CORS, plus `GET /health`.
 
+pub mod apps_assets;
 pub mod auth;
 pub mod body;
 pub mod config;
