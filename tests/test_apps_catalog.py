@@ -12,42 +12,11 @@ from typing import Any
 
 import httpx
 import pytest
+from apps_support import MIME, UI, Conn
 
 from everything_mcp import Server
 
-from conftest import WAIT, envelope, init_params
-
-UI = "io.modelcontextprotocol/ui"
-MIME = "text/html;profile=mcp-app"
-HOST_CAPABILITIES = {"extensions": {UI: {"mimeTypes": [MIME]}}}
-
-
-class Conn:
-    """An in-memory connection speaking raw frames, in one era."""
-
-    def __init__(self, srv: Server, era: str, declared: bool) -> None:
-        self.conn = srv.connect()
-        self.era = era
-        self.capabilities: dict[str, Any] = HOST_CAPABILITIES if declared else {}
-        self.next = 1
-        if era == "handshake":
-            params = {**init_params(), "capabilities": self.capabilities}
-            self.initialize = self.request("initialize", params)
-            self.conn.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-
-    def request(self, method: str, params: dict[str, Any] | None = None, capabilities: Any = None) -> Any:
-        params = dict(params or {})
-        if self.era == "stateless" and method != "initialize":
-            params["_meta"] = envelope(self.capabilities if capabilities is None else capabilities)
-        self.next += 1
-        self.conn.send(json.dumps({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params}))
-        answer = json.loads(self.conn.recv(WAIT) or "")
-        assert answer.get("id") == self.next, answer
-        return answer
-
-    def tools(self, capabilities: Any = None) -> dict[str, Any]:
-        result = self.request("tools/list", capabilities=capabilities)["result"]
-        return {t["name"]: t for t in result["tools"]}
+from conftest import WAIT
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from .clock import Clock
     from .faults import Faults
     from .report import Report
+    from .report.apps import AppsResults
     from .tasks import TaskGate, TaskInfo
     from .traffic import TrafficRecord, TrafficView
 
@@ -47,6 +48,15 @@ class ServerControls:
 
         records, dropped = self.traffic.snapshot()
         return report(records, dropped=dropped)
+
+    @property
+    def apps(self) -> AppsResults:
+        """The MCP Apps host lab's results (the ``apps`` catalog, docs/apps.md): what the views
+        posted from inside the host's iframe and what the server saw, as report checks:
+        ``srv.apps.results()``, ``srv.apps.assert_checks(passed=[...], failed=[...])``."""
+        from .report.apps import AppsResults
+
+        return AppsResults(self.report)
 
     def clear_traffic(self) -> None:
         """Forget the in-memory traffic (a record file keeps everything)."""

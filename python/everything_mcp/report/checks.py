@@ -3,7 +3,7 @@
 re-lists after ``list_changed``, the server's questions answered and cancellation (:mod:`.asks`),
 progress tokens, pagination (:mod:`.pagination`), stream resumption, HTTP habits (:mod:`.http`),
 the reactions to injected faults (:mod:`.faults`), the errors the client caused
-(:mod:`.errors`), the authorization flow (:mod:`.auth`) and the server's latency
+(:mod:`.errors`), the authorization flow (:mod:`.auth`), an MCP Apps host's (:mod:`.apps`) and the server's latency
 (:mod:`.latency`). ``CATALOG`` is the one list of families, ``ORDER`` the one order of checks."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from array import array
 from typing import TYPE_CHECKING
 
 from ..traffic import TrafficRecord
+from . import apps
 from .asks import Asks
 from .auth import Auth
 from .capabilities import Capabilities
@@ -90,6 +91,7 @@ ORDER: dict[str, int] = {
             "auth.migration",
             "auth.faults",
             "auth.recovers",
+            *apps.ORDER,
         ]
     )
 }
@@ -106,7 +108,13 @@ def lifecycle_ids(era: str | None) -> frozenset[str]:
 
 def not_applicable(id: str) -> str:
     """Why check `id` is not a client's (the detail of a "not applicable" check)."""
-    return "not applicable: 2026-07-28 only" if id in STATELESS_ONLY else "not applicable: handshake era only"
+    if id in STATELESS_ONLY or id in apps.STATELESS_ONLY:
+        return "not applicable: 2026-07-28 only"
+    if id in apps.HANDSHAKE_ONLY:
+        return "not applicable: handshake era only"
+    if id.startswith("apps."):
+        return "not applicable: not an MCP Apps host"
+    return "not applicable: handshake era only"
 
 
 class Lifecycle(Family):
@@ -262,6 +270,7 @@ CATALOG: tuple[type[Family], ...] = (
     Faults,
     Errors,
     Auth,
+    apps.Apps,
     Latency,
 )
 """The families every client gets: their checks, sorted by ``ORDER``."""

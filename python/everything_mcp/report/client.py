@@ -119,7 +119,7 @@ class ClientFold:
         # The lifecycle's checks depend on the era: those of the other era are not the client's.
         wanted = lifecycle_ids(era)
         checks = [c for c in checks if not c.id.startswith("lifecycle.") or c.id in wanted]
-        checks.sort(key=lambda c: ORDER[c.id])
+        checks.sort(key=lambda c: ORDER.get(c.id, len(ORDER)))
         report = ClientReport(name, version, era, revision, transport, tuple(checks), latency)
         self._finished[None] = (self.version, self.key, report)
         return report

@@ -5,6 +5,7 @@ Markdown matrix or ``--json``."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -64,6 +65,32 @@ class ClientReport:
             table = "\n".join(f"  {c.id}: {c.status}" for c in self.checks if c.id.startswith(f"{ladder}."))
             raise AssertionError(f"{self.label} reached {ladder} level {reached}, not {at_least}:\n{table}")
 
+    @property
+    def apps_host(self) -> bool:
+        """Whether the client is an MCP Apps host (it has ``apps.*`` checks of its own: it
+        declared the UI extension, read a ``ui://`` view or a view posted results through it)."""
+        return any(c.id.startswith("apps.") and c.status != "not applicable" for c in self.checks)
+
+    def apps(self) -> dict[str, Check]:
+        """The client's ``apps.*`` checks by id (docs/apps.md): the server's vantage
+        (``apps.declared``, ...) and each check its views posted (``apps.view.<id>``)."""
+        return {c.id: c for c in self.checks if c.id.startswith("apps.") and c.status != "not applicable"}
+
+    def assert_apps(self, passed: Iterable[str] = (), failed: Iterable[str] = ()) -> None:
+        """Fails with the client's ``apps.*`` checks unless each of `passed` passed and each of
+        `failed` failed (ids with or without the ``apps.`` prefix: ``"view.csp.connect_undeclared"``)."""
+        checks = self.apps()
+        wrong = [
+            (_apps_id(id), want)
+            for ids, want in ((passed, "pass"), (failed, "fail"))
+            for id in ids
+            if checks.get(_apps_id(id), Check(_apps_id(id), "", "not exercised")).status != want
+        ]
+        if wrong:
+            table = "\n".join(f"  {c.id}: {c.status}" + (f" ({c.detail})" if c.detail else "") for c in checks.values())
+            expected = ", ".join(f"{id} {want}" for id, want in wrong)
+            raise AssertionError(f"{self.label}: expected {expected}; its apps checks:\n{table}")
+
     def to_json(self) -> dict[str, Any]:
         return {
             "client": {"name": self.name, "version": self.version},
@@ -74,6 +101,11 @@ class ClientReport:
             "checks": [c.to_json() for c in self.checks],
             "latency": self.latency,
         }
+
+
+def _apps_id(id: str) -> str:
+    """An apps check's full id (``view.result.nonce`` → ``apps.view.result.nonce``)."""
+    return id if id.startswith("apps.") else f"apps.{id}"
 
 
 def rows(clients: tuple[ClientReport, ...]) -> tuple[str, ...]:
@@ -148,6 +180,15 @@ class Report:
         (:meth:`ClientReport.assert_level`); a report of no client or of several is a
         LookupError that names them."""
         self._only("assert_level()").assert_level(ladder, at_least)
+
+    def apps_host(self, name: str | None = None) -> ClientReport:
+        """The one MCP Apps host of the report (named `name`, when several):
+        :attr:`ClientReport.apps_host`."""
+        found = [c for c in self.clients if c.apps_host and (name is None or c.name == name)]
+        if len(found) != 1:
+            labels = [c.label for c in found] or [c.label for c in self.clients]
+            raise LookupError(f"{len(found)} MCP Apps hosts{f' named {name!r}' if name else ''} in {labels}")
+        return found[0]
 
     def note(self) -> str:
         """What a person should know before reading the checks ('' when nothing)."""
