@@ -375,6 +375,8 @@ fn contents(view: &View, ctx: &RequestContext, uri: &str, mode: AppsMode, read: 
             "inputRequired": "apps_input_required", "task": "apps_task"
         },
         "read": read,
+        "era": if ctx.scope.revision.has_handshake() { "handshake" } else { "2026-07-28" },
+        "revision": ctx.scope.revision.as_str(),
     });
     let config = config.to_string().replace("</", "<\\/");
     let mut page = view

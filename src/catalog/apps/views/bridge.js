@@ -186,7 +186,10 @@ var EMCP = (function () {
       return;
     }
     if (typeof m.method !== "string") { render(); return; }
-    if ("id" in m) { handleRequest(m); render(); return; }
+    if ("id" in m && !requestHandlers[m.method] && notificationHandlers[m.method]) {
+      // a notification the host sent with an id: handled as the notification it is, and told so
+      B.replyError(m.id, -32600, m.method + " is a notification; it must not carry an id");
+    } else if ("id" in m) { handleRequest(m); render(); return; }
     (notificationHandlers[m.method] || []).forEach(function (fn) {
       try { fn(m.params || {}, m); } catch (e) { console.error(e); }
     });
@@ -331,9 +334,10 @@ var EMCP = (function () {
     ".sum{margin:6px 0}.sum span{display:inline-block;padding:1px 7px;border-radius:9px;margin-right:6px;font-weight:600}",
     "table{border-collapse:collapse;width:100%;table-layout:fixed}",
     "td{border-top:1px solid var(--line);padding:3px 6px;vertical-align:top;word-break:break-word}",
-    "td.id{width:15.5em;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}",
-    "td.st{width:7.6em}td.ev{color:var(--fg)}",
-    ".s{display:inline-block;min-width:6.6em;text-align:center;border-radius:4px;font-weight:700;font-size:11px;padding:1px 4px;text-transform:uppercase}",
+    "td.id{width:22em;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}",
+    "td.st{width:8.6em}td.ev{color:var(--fg)}",
+    "@media (max-width:640px){td.id{width:40%}td.st{width:7.4em}}",
+    ".s{display:inline-block;min-width:7.6em;text-align:center;border-radius:4px;font-weight:700;font-size:10.5px;padding:1px 4px;text-transform:uppercase;white-space:nowrap}",
     ".s-pass{color:var(--pass);background:var(--passbg)}.s-fail{color:var(--fail);background:var(--failbg)}",
     ".s-ne{color:var(--ne);background:var(--nebg)}.s-pending{color:var(--pend);background:var(--pendbg)}",
     "details{margin-top:8px;color:var(--muted);font-size:12px}details pre{white-space:pre-wrap;margin:4px 0}"
@@ -381,7 +385,7 @@ var EMCP = (function () {
     kv(ui.view, "correlation", B.correlationId === null ? "(none yet)" : B.correlationId);
     kv(ui.view, "t", (B.now() / 1000).toFixed(1) + " s");
     ui.subs.textContent = "";
-    kv(ui.subs, "submitted", B.submissions.length ? B.submissions.map(function (s) {
+    kv(ui.subs, "submitted", B.submissions.length ? (B.submissions.length > 5 ? "(" + (B.submissions.length - 4) + " earlier) " : "") + B.submissions.slice(-4).map(function (s) {
       return s.phase + " " + (s.state === "ok" ? "✓" : s.state === "sent" ? "…" : "✗ " + s.detail) + (s.checks != null ? " (" + s.checks + ")" : "");
     }).join(" · ") : "nothing yet");
     ui.warn.textContent = B.configError || "";
