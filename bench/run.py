@@ -10,6 +10,8 @@ Contenders (each figure is measured for those it applies to):
 - `ours-clock`: `ours-tape` on the manual clock (`clock="manual"`, never advanced);
 - `ours-lab`: the CLI's `http` as it starts by default, with the lab page on (`/_lab/`), so the
   newest 100,000 records kept in memory (`ours` runs with `--no-lab`);
+- `ours-apps`: `ours`'s `http` serving `--catalog everything,apps` (the MCP Apps host lab's 50
+  tools and views beside the reference's surface; its definition views shape every list);
 - `ours-bearer`: `ours`'s `http` behind the auth lab's bearer mode (`--auth bearer --token T`),
   every request sent with `Authorization: Bearer T` (`loadgen --bearer T`);
 - `reference`: `@modelcontextprotocol/server-everything` (Node), pinned like `bench.side_by_side`;
@@ -238,6 +240,7 @@ def contenders(available: set[str], rust_profile: str = "release") -> list[Conte
         # The lab page keeps records in memory: `ours` turns it off, `ours-lab` measures its cost.
         Contender("ours", [py, "-m", "everything_mcp", "stdio"], lambda p: (cli_http(p, "--no-lab"), {})),
         Contender("ours-lab", None, lambda p: (cli_http(p), {})),
+        Contender("ours-apps", None, lambda p: (cli_http(p, "--no-lab", "--catalog", "everything,apps"), {})),
         Contender(
             "ours-bearer",
             None,
@@ -662,6 +665,14 @@ TARGETS = (
         ("http_rps_c16", "ours"),
         ">=",
         0.9,
+        "x",
+    ),
+    Target(
+        "HTTP echo with the apps catalog loaded within 5% of the CLI without it (16 connections)",
+        ("http_rps_c16", "ours-apps"),
+        ("http_rps_c16", "ours"),
+        ">=",
+        0.95,
         "x",
     ),
     Target(
@@ -1331,6 +1342,7 @@ a run of only those neither builds bench/rust nor installs the peers."""
 NAMES = (
     "ours",
     "ours-lab",
+    "ours-apps",
     "ours-bearer",
     "ours-tape",
     "ours-py",

@@ -53,10 +53,11 @@ class ServerControls:
     def apps(self) -> AppsResults:
         """The MCP Apps host lab's results (the ``apps`` catalog, docs/apps.md): what the views
         posted from inside the host's iframe and what the server saw, as report checks:
-        ``srv.apps.results()``, ``srv.apps.assert_checks(passed=[...], failed=[...])``."""
+        ``srv.apps.wait()`` (a view's final results), ``srv.apps.results()``,
+        ``srv.apps.assert_checks(passed=[...], failed=[...])``."""
         from .report.apps import AppsResults
 
-        return AppsResults(self.report)
+        return AppsResults(self.report, self.traffic)
 
     def clear_traffic(self) -> None:
         """Forget the in-memory traffic (a record file keeps everything)."""

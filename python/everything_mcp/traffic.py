@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -229,10 +229,16 @@ class TrafficView(Sequence[TrafficRecord]):
             for line in self._server._core.traffic(0):
                 f.write(line + "\n")
 
-    def wait_for(self, method: str, timeout: float = 5.0, **params: Any) -> TrafficRecord:
-        """The first record of ``method`` whose ``params`` contain ``params``, waiting for it up to
-        ``timeout`` seconds (the GIL is released; Ctrl-C works). Raises ``AssertionError`` with a
-        table of what arrived instead."""
+    def wait_for(
+        self,
+        method: str,
+        timeout: float = 5.0,
+        where: Callable[[TrafficRecord], bool] | None = None,
+        **params: Any,
+    ) -> TrafficRecord:
+        """The first record of ``method`` whose ``params`` contain ``params`` (and that ``where``
+        accepts, when given), waiting for it up to ``timeout`` seconds (the GIL is released;
+        Ctrl-C works). Raises ``AssertionError`` with a table of what arrived instead."""
         deadline = time.monotonic() + timeout
         seen = 0
         while True:
@@ -241,19 +247,26 @@ class TrafficView(Sequence[TrafficRecord]):
             for r in self._records(seen):
                 seen = max(seen, r.seq)
                 if r.method == method and r.kind in ("request", "notification") and _matches(r.params, params):
-                    return r
+                    if where is None or where(r):
+                        return r
             seen = max(seen, count)
             remaining = deadline - time.monotonic()
             # False: the deadline passed, or the server stopped with nothing new (none will come).
             if remaining <= 0 or not self._server._core.wait_traffic(seen, remaining):
-                want = method + (f" with {params}" if params else "")
+                want = method + (f" with {params}" if params else "") + (" that `where` accepts" if where else "")
                 raise AssertionError(f"no {want} within {timeout} s; the traffic was:\n{self.table()}")
 
-    async def await_for(self, method: str, timeout: float = 5.0, **params: Any) -> TrafficRecord:
+    async def await_for(
+        self,
+        method: str,
+        timeout: float = 5.0,
+        where: Callable[[TrafficRecord], bool] | None = None,
+        **params: Any,
+    ) -> TrafficRecord:
         """:meth:`wait_for` for async tests (asyncio or trio, through anyio)."""
         import anyio
 
-        return await anyio.to_thread.run_sync(lambda: self.wait_for(method, timeout, **params))
+        return await anyio.to_thread.run_sync(lambda: self.wait_for(method, timeout, where, **params))
 
     def assert_order(self, *methods: str) -> None:
         """Assert that records of ``methods`` happened in this order (as a subsequence: other

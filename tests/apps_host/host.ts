@@ -12,6 +12,8 @@
 //            drop-capability: each one named deviation from the good host
 //   wait     ms to wait for the View's `initialized` before giving up (default 10000)
 //   theme    light (default) | dark: the initial theme (host-context-changed toggles it)
+//   partials how many tool-input-partial to send before tool-input (default: 3 when the
+//            arguments' JSON is 1000 chars or more, else 0); each has the string arguments cut short
 //
 // window.__host = {log, done, teardown(), cancel(), state}: `log` is every step and every
 // bridge message (both ways) and MCP request, `done` resolves with a summary once the tool
@@ -23,6 +25,11 @@ import {
   ProtocolError,
   StreamableHTTPClientTransport,
   type CallToolResult,
+  type ClientCapabilities,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+  type Transport,
+  type TransportSendOptions,
   type Tool,
 } from "@modelcontextprotocol/client";
 import {
@@ -63,7 +70,9 @@ const cfg = {
   variant: query.get("variant") ?? "good",
   waitMs: Number(query.get("wait") ?? "10000"),
   theme: (query.get("theme") === "dark" ? "dark" : "light") as "light" | "dark",
+  partials: 0,
 };
+cfg.partials = Number(query.get("partials") ?? (JSON.stringify(cfg.args).length >= 1000 ? 3 : 0));
 
 const started = performance.now();
 const log: LogEntry[] = [];
@@ -160,33 +169,29 @@ function loggable(msg: Json): Json {
 
 /** The bridge's postMessage transport, every message logged both ways; `onIncoming` sees a
  * View message before the bridge does. */
-class LoggedTransport {
+class LoggedTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
-  onmessage?: (message: never, extra?: never) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
   onIncoming?: (message: Json) => void;
-  sessionId?: string;
   constructor(private inner: PostMessageTransport) {
     inner.onclose = () => this.onclose?.();
     inner.onerror = (e: Error) => this.onerror?.(e);
-    inner.onmessage = ((message: Json, extra?: unknown) => {
-      note("view->host", brief(message), message);
-      this.onIncoming?.(message);
-      (this.onmessage as unknown as (m: Json, x?: unknown) => void)?.(message, extra);
-    }) as never;
+    inner.onmessage = <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => {
+      note("view->host", brief(message as Json), message);
+      this.onIncoming?.(message as Json);
+      this.onmessage?.(message, extra);
+    };
   }
   start(): Promise<void> {
     return this.inner.start();
   }
-  send(message: Json, options?: unknown): Promise<void> {
-    note("host->view", brief(message), loggable(message));
-    return (this.inner.send as (m: Json, o?: unknown) => Promise<void>)(message, options);
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    note("host->view", brief(message as Json), loggable(message as Json));
+    return this.inner.send(message, options);
   }
   close(): Promise<void> {
     return this.inner.close();
-  }
-  setProtocolVersion(version: string): void {
-    (this.inner as unknown as { setProtocolVersion?: (v: string) => void }).setProtocolVersion?.(version);
   }
 }
 
@@ -218,16 +223,27 @@ function loggedFetch(label: string): typeof fetch {
  * initialize, 2025-11-25) or pinned to 2026-07-28 (server/discover; then every request carries
  * the `_meta` envelope with these capabilities). */
 async function connectClient(label: string, withUi: boolean): Promise<Client> {
-  const capabilities: Json = { elicitation: { form: {} } };
+  const capabilities: ClientCapabilities = { elicitation: { form: {} } };
   if (withUi) capabilities.extensions = { [UI_EXTENSION]: { mimeTypes: [RESOURCE_MIME_TYPE] } };
   const client = new Client(HOST_INFO, {
     capabilities,
     versionNegotiation: cfg.era === "modern" ? { mode: { pin: MODERN } } : { mode: "legacy" },
-  } as ConstructorParameters<typeof Client>[1]);
-  // A 2026-07-28 tool may ask for input (input_required); answer forms with their defaults.
+  });
+  // A tool the View calls may ask the user (elicitation; 2026-07-28: an input_required result
+  // the client fulfils): this host accepts, filling the form from its schema.
   client.setRequestHandler("elicitation/create", async (request) => {
     note("host", `elicitation from the server: ${JSON.stringify(request.params).slice(0, 200)}`);
-    return { action: "accept", content: { answer: "everything-mcp apps host" } } as never;
+    const schema = (request.params as { requestedSchema?: { properties?: Record<string, Json> } }).requestedSchema;
+    const content: Record<string, string | number | boolean> = {};
+    for (const [key, property] of Object.entries(schema?.properties ?? {})) {
+      const given = property.default;
+      if (typeof given === "string" || typeof given === "number" || typeof given === "boolean") content[key] = given;
+      else if (property.type === "boolean") content[key] = true;
+      else if (property.type === "number" || property.type === "integer") content[key] = 1;
+      else if (Array.isArray(property.enum) && typeof property.enum[0] === "string") content[key] = property.enum[0];
+      else content[key] = "everything-mcp apps host";
+    }
+    return { action: "accept", content };
   });
   const transport = new StreamableHTTPClientTransport(new URL(cfg.server), { fetch: loggedFetch(label) });
   await client.connect(transport);
@@ -282,6 +298,16 @@ function showFallback(result: CallToolResult | undefined): void {
   if (!box || !result) return;
   const texts = result.content.filter((c) => c.type === "text").map((c) => (c as { text: string }).text);
   box.textContent = `text fallback: ${texts.join("\n") || "(no text)"}`;
+}
+
+/** The arguments as streamed so far: each string value cut to `fraction` of its length (what a
+ * host recovers from incomplete JSON by closing it). */
+function partialArguments(args: Json, fraction: number): Json {
+  const cut: Json = {};
+  for (const [key, value] of Object.entries(args)) {
+    cut[key] = typeof value === "string" ? value.slice(0, Math.floor(value.length * fraction)) : value;
+  }
+  return cut;
 }
 
 function waitFor<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -361,6 +387,7 @@ async function main(): Promise<void> {
   let displayMode: "inline" | "fullscreen" | "pip" = "inline";
   const frameBox = document.getElementById("view")!;
   if (ui.prefersBorder === true) frameBox.classList.add("border");
+  type Variables = NonNullable<NonNullable<McpUiHostContext["styles"]>["variables"]>;
   // Never changed in place: AppBridge keeps the object it is given and diffs the next one.
   let hostContext: McpUiHostContext = {
     toolInfo: { tool },
@@ -370,7 +397,7 @@ async function main(): Promise<void> {
         "--color-background-primary": cfg.theme === "dark" ? "#1e1e1e" : "#ffffff",
         "--color-text-primary": cfg.theme === "dark" ? "#eeeeee" : "#111111",
         "--font-sans": "system-ui, sans-serif",
-      } as never,
+      } as Variables, // the SDK's type lists every standard key; a host sends the ones it has
     },
     displayMode,
     availableDisplayModes: [...HOST_MODES],
@@ -480,6 +507,15 @@ async function main(): Promise<void> {
   state.rendered = true;
   if (proxyReady) await waitFor(proxyReady, 10000, "sandbox-proxy-ready");
 
+  // PostMessageTransport accepts any message from the frame's window: drop those that do not
+  // come from the origin the frame should have (the proxy's; this page's for a srcdoc frame).
+  const frameOrigin = cfg.variant === "no-proxy" ? window.location.origin : new URL(cfg.sandbox).origin;
+  window.addEventListener("message", (event) => {
+    if (event.source === frame.contentWindow && event.origin !== frameOrigin) {
+      event.stopImmediatePropagation();
+      note("host", `dropped a message from the View's frame with origin ${event.origin} (expected ${frameOrigin})`);
+    }
+  }, true);
   const transport = new LoggedTransport(new PostMessageTransport(frame.contentWindow!, frame.contentWindow!));
   let inputSent = false;
   const sendInput = () => {
@@ -494,7 +530,23 @@ async function main(): Promise<void> {
       if (msg.method === "ui/initialize") sendInput();
     };
   }
-  await b.connect(transport as unknown as PostMessageTransport);
+  await b.connect(transport);
+
+  // AppBridge only warns about a View request before `initialized`: refuse them (every host
+  // method and every forwarded one; ui/initialize and ping are the bridge's own, never gated).
+  function gated<P, X, R>(
+    method: string,
+    handler: ((params: P, extra: X) => Promise<R>) | undefined,
+  ): ((params: P, extra: X) => Promise<R>) | undefined {
+    if (!handler) return handler;
+    return async (params: P, extra: X) => {
+      if (!state.initialized) {
+        note("host", `refused the View's ${method}: it came before ui/notifications/initialized`);
+        throw new ProtocolError(-32600, `${method} before ui/notifications/initialized`);
+      }
+      return handler(params, extra);
+    };
+  }
 
   if (cfg.variant !== "forward-model-only") {
     // AppBridge forwards a View's tools/call to the server whatever the tool's visibility:
@@ -515,6 +567,16 @@ async function main(): Promise<void> {
       return forward(params, extra);
     };
   } // DEVIATION forward-model-only: AppBridge's own forwarding, unguarded.
+  b.oncalltool = gated("tools/call", b.oncalltool);
+  b.onreadresource = gated("resources/read", b.onreadresource);
+  b.onlistresources = gated("resources/list", b.onlistresources);
+  b.onlistresourcetemplates = gated("resources/templates/list", b.onlistresourcetemplates);
+  b.onlistprompts = gated("prompts/list", b.onlistprompts);
+  b.onmessage = gated("ui/message", b.onmessage);
+  b.onopenlink = gated("ui/open-link", b.onopenlink);
+  b.onupdatemodelcontext = gated("ui/update-model-context", b.onupdatemodelcontext);
+  b.ondownloadfile = gated("ui/download-file", b.ondownloadfile);
+  b.onrequestdisplaymode = gated("ui/request-display-mode", b.onrequestdisplaymode);
 
   if (cfg.variant !== "no-proxy") {
     await b.sendSandboxResourceReady({ html, csp, permissions });
@@ -527,6 +589,9 @@ async function main(): Promise<void> {
     state.ok = true;
     return;
   }
+  for (let k = 1; k <= cfg.partials && !inputSent; k++) {
+    await b.sendToolInputPartial({ arguments: partialArguments(cfg.args, k / (cfg.partials + 1)) });
+  }
   sendInput();
   let result: CallToolResult | undefined;
   try {
@@ -534,7 +599,7 @@ async function main(): Promise<void> {
     state.result = result;
     await b.sendToolResult(result);
   } catch (e) {
-    state.cancelled = errorText(e);
+    state.cancelled = e instanceof Error ? e.message : String(e);
     await b.sendToolCancelled({ reason: state.cancelled });
   }
   // A host-side change after a moment: the theme flips.

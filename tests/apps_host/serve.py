@@ -2,15 +2,18 @@
 two loopback origins: the host page on one port, its sandbox proxy on another (the spec wants
 them on different origins). A plain module: a browser test imports it (tests/ is on sys.path).
 
+    import pytest
     from apps_host.serve import apps_host
     from browser import chromium_page
 
-    def test_selftest(http_server):                       # a plain `def`, as every browser test
+    @pytest.mark.everything_mcp(catalogs=["apps"])
+    def test_selftest(everything_mcp):                    # a plain `def`, as every browser test
         with apps_host() as pages, chromium_page() as page:
-            page.goto(pages.url(http_server.url, era="modern"))
+            page.goto(pages.url(everything_mcp.http_url, era="modern"))
             summary = pages.done(page)                    # window.__host.done's summary
             assert summary["ok"] and summary["initialized"], pages.log(page)
-            pages.teardown(page)                          # ui/resource-teardown, awaited (3 s)
+            assert pages.teardown(page)["acked"]          # ui/resource-teardown, awaited (3 s)
+        everything_mcp.apps.assert_checks(passed=["apps.view.handshake.result_fields"])
 
 `apps_host()` skips the test when the bundle is missing (fails it when CI is set, as
 tests/browser.py does for Chromium). The page's query parameters are documented at the top of

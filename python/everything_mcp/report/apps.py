@@ -13,6 +13,7 @@ is no MCP Apps host: it gets none of these checks (``not applicable`` in a matri
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from ..traffic import TrafficRecord
 from .model import Check, Family, Status, meta, params, result, verdict
 
 if TYPE_CHECKING:
+    from ..traffic import TrafficView
     from .result import Report
 
 EXTENSION = "io.modelcontextprotocol/ui"
@@ -94,6 +96,25 @@ def declared_ui(capabilities: Any) -> dict[str, Any] | None:
     return settings if isinstance(settings, dict) else None
 
 
+LINKED_TEXT = re.compile(r"^everything-mcp apps: \S+ for (\S+); nonce [0-9a-f]+; correlation ([0-9a-f]+)$")
+"""The text of a linked tool's result (the catalog's ``linked_result``): its view and correlation."""
+
+
+def linked_call(answer: dict[str, Any]) -> tuple[str, str] | None:
+    """(correlation id, view URI) of a linked tool's result: from ``structuredContent``, else
+    from its text (the result variants without structured content)."""
+    structured = answer.get("structuredContent")
+    if isinstance(structured, dict):
+        correlation, uri = structured.get("correlationId"), structured.get("resourceUri")
+        if isinstance(correlation, str) and isinstance(uri, str):
+            return correlation, uri
+    content = answer.get("content")
+    first = content[0] if isinstance(content, list) and content else None
+    text = first.get("text") if isinstance(first, dict) else None
+    found = LINKED_TEXT.match(text) if isinstance(text, str) else None
+    return (found.group(2), found.group(1)) if found else None
+
+
 def has_mime(settings: dict[str, Any]) -> bool:
     """Whether the extension's settings list the apps MIME type."""
     mimes = settings.get("mimeTypes")
@@ -156,13 +177,10 @@ class Apps(Family):
         return settings
 
     def answered(self, request: TrafficRecord, answer: TrafficRecord) -> None:
-        if request.method != "tools/call":
-            return
-        structured = result(answer).get("structuredContent")
-        if isinstance(structured, dict):
-            correlation, uri = structured.get("correlationId"), structured.get("resourceUri")
-            if isinstance(correlation, str) and isinstance(uri, str):
-                self.calls[correlation] = (request.seq, request.conn, uri)
+        if request.method == "tools/call":
+            linked = linked_call(result(answer))
+            if linked is not None:
+                self.calls[linked[0]] = (request.seq, request.conn, linked[1])
 
     def host(self) -> bool:
         """Whether the client is an MCP Apps host (see the module's docstring)."""
@@ -275,8 +293,21 @@ class AppsResults:
     """``srv.apps``: the ``apps.*`` checks of the server's MCP Apps host, read from a fresh
     report each time (so a test waits for a view's submission, then reads)."""
 
-    def __init__(self, report: Callable[[], Report]) -> None:
+    def __init__(self, report: Callable[[], Report], traffic: TrafficView) -> None:
         self._report = report
+        self._traffic = traffic
+
+    def wait(self, phase: str = "final", timeout: float = 20.0, **arguments: Any) -> TrafficRecord:
+        """The first submission of a view in `phase` (``initial``, ``final``, ``teardown``) whose
+        arguments contain `arguments` (``view="negative/malformed"``, ``variant="no-csp"``),
+        waiting up to `timeout` seconds; an AssertionError with the traffic otherwise."""
+        want = {"phase": phase, **arguments}
+
+        def posted(r: TrafficRecord) -> bool:
+            got = params(r).get("arguments")
+            return isinstance(got, dict) and all(got.get(k) == v for k, v in want.items())
+
+        return self._traffic.wait_for("tools/call", timeout, where=posted, name=SUBMIT)
 
     def results(self, client: str | None = None) -> dict[str, Check]:
         """The host's ``apps.*`` checks by id (the one host, or the host named `client`); a

@@ -68,6 +68,40 @@ fn serve_linked(
     }))
 }
 
+/// What `apps_model_only` answers: the linked result (the model's call renders the view) with
+/// `reached: true`, which a view that called it sees when its host forwarded the call.
+fn model_only() -> Value {
+    let mut result = linked_result("apps_model_only", SELFTEST);
+    result["structuredContent"]["reached"] = true.into();
+    result
+}
+
+/// The result of `apps_result_<kind>`: the linked result (its nonce and correlation id in the
+/// text, which the view and the report read) cut down or added to as the kind says.
+fn result_variant(name: &str) -> Value {
+    let mut result = linked_result(name, SELFTEST);
+    let Value::Object(map) = &mut result else {
+        return result;
+    };
+    map.shift_remove("structuredContent");
+    match name {
+        "apps_result_text" => {
+            map.shift_remove("_meta");
+        }
+        "apps_result_error" => {
+            map.insert("isError".into(), true.into());
+        }
+        "apps_result_media" => {
+            if let Some(Value::Array(content)) = map.get_mut("content") {
+                content.push(json!({ "type": "image", "data": PIXEL, "mimeType": "image/png" }));
+                content.push(json!({ "type": "resource", "resource": { "uri": "everything-mcp://apps/note.txt", "mimeType": "text/plain", "text": "an embedded note" } }));
+            }
+        }
+        _ => return json!({ "content": [] }),
+    }
+    result
+}
+
 /// What an app-only or model-only probe answers: that the call reached the server.
 fn reached(name: &'static str) -> Value {
     json!({
@@ -181,7 +215,7 @@ pub(super) fn load(registry: &mut Registry) -> Result<(), Error> {
             .serve(tool_fn(|_, _| async { Ok(reached("apps_app_only")) }))?,
         tool("apps_model_only").description("Model-only (visibility [\"model\"]): a host must refuse a view's call to it").no_input()
             .with("_meta", visibility(Some(SELFTEST), Some(json!(["model"]))))
-            .serve(tool_fn(|_, _| async { Ok(reached("apps_model_only")) }))?,
+            .serve(tool_fn(|_, _| async { Ok(model_only()) }))?,
         tool(SUBMIT).description("App-only: a view of the apps catalog posts its checks here (the report shows them as apps.view.*)")
             .input(submit_schema())
             .with("_meta", visibility(None, Some(json!(["app"]))))
@@ -200,36 +234,32 @@ pub(super) fn load(registry: &mut Registry) -> Result<(), Error> {
                 Ok(reached("apps_task"))
             }))?,
     ]);
-    for (name, result) in [
+    for (name, about) in [
         (
             "apps_result_text",
-            json!({ "content": [{ "type": "text", "text": "everything-mcp apps: a text-only result" }] }),
+            "text only (no structuredContent, no _meta)",
         ),
         (
             "apps_result_error",
-            json!({ "content": [{ "type": "text", "text": "everything-mcp apps: this call failed on purpose" }], "isError": true }),
+            "isError, its text and _meta (no structuredContent)",
         ),
         (
             "apps_result_media",
-            json!({ "content": [
-            { "type": "text", "text": "everything-mcp apps: an image and an embedded resource" },
-            { "type": "image", "data": PIXEL, "mimeType": "image/png" },
-            { "type": "resource", "resource": { "uri": "everything-mcp://apps/note.txt", "mimeType": "text/plain", "text": "an embedded note" } }
-        ] }),
+            "its text, an image and an embedded resource (no structuredContent)",
         ),
-        ("apps_result_empty", json!({ "content": [] })),
+        (
+            "apps_result_empty",
+            "content [] and nothing else (the one result without a text fallback)",
+        ),
     ] {
         tools.push(
             linked(
                 name,
-                &format!(
-                    "Linked to the self-testing view; its result: {}",
-                    &name["apps_result_".len()..]
-                ),
+                &format!("Linked to the self-testing view; its result: {about}"),
                 SELFTEST,
             )
             .serve(tool_fn(move |_, _| {
-                let result = result.clone();
+                let result = result_variant(name);
                 async move { Ok(result) }
             }))?,
         );
