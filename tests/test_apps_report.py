@@ -6,7 +6,11 @@ The host here speaks raw frames; tests/test_apps_host.py renders the views in a 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
+import httpx
 import pytest
 from apps_support import HOST_CAPABILITIES, MIME, UI, Conn
 
@@ -117,3 +121,23 @@ def test_a_client_that_is_no_apps_host_has_no_apps_checks() -> None:
 
 def test_the_capabilities_constant_matches_the_spec() -> None:
     assert HOST_CAPABILITIES == {"extensions": {UI: {"mimeTypes": [MIME]}}}
+
+
+def test_the_control_api_and_the_cli_reach_the_same_results(tmp_path: Path) -> None:
+    """`GET /_control/report` and `report FILE --json` carry the host's apps checks as
+    `srv.apps.results()` has them."""
+    record = tmp_path / "host.jsonl"
+    with Server(catalogs=["apps"], record=str(record)) as srv:
+        srv.start_http()
+        render(Conn(srv, "handshake", declared=True, name="host"))
+        expected = {id: c.status for id, c in srv.apps.results().items()}
+        with httpx.Client(timeout=WAIT) as http:
+            live = http.get(f"{srv.base_url}/_control/report").json()
+    (client,) = live["clients"]
+    assert {c["id"]: c["status"] for c in client["checks"] if c["id"].startswith("apps.")} == expected
+    done = subprocess.run(
+        [sys.executable, "-m", "everything_mcp", "report", str(record), "--json"],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    (client,) = json.loads(done.stdout)["clients"]
+    assert {c["id"]: c["status"] for c in client["checks"] if c["id"].startswith("apps.")} == expected
