@@ -376,17 +376,31 @@ def b64url(value: Any) -> str:
     return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
 
 
+def first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return (text.splitlines()[0] if text else type(error).__name__)[:300]
+
+
 def answer_elicitation(page: Page) -> str | None:
-    """Answers a visible elicitation dialog: ticks every checkbox and submits (None: none shown)."""
-    dialog = page.get_by_role("dialog").filter(has_text="Elicitation")
-    if dialog.count() == 0 or not dialog.first.is_visible():
+    """Answers a visible elicitation dialog: ticks every checkbox and submits (None: none shown,
+    or not ready to submit yet: the next poll tries again)."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    try:
+        dialog = page.get_by_role("dialog").filter(has_text="Elicitation")
+        if dialog.count() == 0 or not dialog.first.is_visible():
+            return None
+        dialog = dialog.first
+        message = dialog.inner_text(timeout=STEP_TIMEOUT_MS).splitlines()
+        for box in dialog.get_by_role("checkbox").all():
+            if not box.is_checked():
+                box.check(timeout=STEP_TIMEOUT_MS)
+        submit = dialog.get_by_role("button", name="Submit")
+        if submit.count() == 0 or not submit.first.is_enabled():
+            return None
+        submit.first.click(timeout=STEP_TIMEOUT_MS)
+    except PlaywrightError:
         return None
-    dialog = dialog.first
-    message = dialog.inner_text(timeout=STEP_TIMEOUT_MS).splitlines()
-    for box in dialog.get_by_role("checkbox").all():
-        if box.is_visible() and not box.is_checked():
-            box.check(timeout=STEP_TIMEOUT_MS)
-    dialog.get_by_role("button", name="Submit").click(timeout=STEP_TIMEOUT_MS)
     return " / ".join(line for line in message[:3] if line.strip())
 
 
@@ -460,6 +474,8 @@ def wait_until(done: Callable[[], bool], seconds: float, tick: Callable[[], None
 def drive(context: BrowserContext, inspector: Inspector, server_url: str, traffic: Traffic, tool: str, opts: Options,
           result: dict[str, Any]) -> None:  # fmt: skip
     """Connects, opens `tool`'s App, lets its view run, screenshots, closes it (teardown)."""
+    from playwright.sync_api import Error as PlaywrightError
+
     page = context.new_page()
     page.on("console", lambda m: result["console_errors"].append(m.text[:400]) if m.type == "error" else None)
     stem = tool
@@ -537,20 +553,28 @@ def drive(context: BrowserContext, inspector: Inspector, server_url: str, traffi
     result["screenshots"].append(str(opts.out / f"{stem}-page.png"))
     # the checklist, wider: the Inspector's Maximize (after the view's final submission)
     maximize = form.get_by_role("button", name="Maximize", exact=True)
-    if maximize.count() and maximize.first.is_visible():
-        maximize.first.click(timeout=STEP_TIMEOUT_MS)
-        time.sleep(0.5)
-    result["screenshots"] += screenshot_view(page, opts.out, stem)
+    try:
+        if traffic.submissions and maximize.count() and maximize.first.is_visible():
+            maximize.first.click(timeout=STEP_TIMEOUT_MS)
+            time.sleep(0.5)
+    except PlaywrightError as e:
+        result["notes"].append(f"Maximize: {first_line(e)}")
+    if traffic.submissions:  # a view that never loaded shows a blank frame
+        result["screenshots"] += screenshot_view(page, opts.out, stem)
 
     # close the App: the Inspector tears the view down (ui/resource-teardown)
     close = form.get_by_role("button", name="Close", exact=True)
     if traffic.submissions and close.count():
-        close.first.click(timeout=STEP_TIMEOUT_MS)
-        result["closed"] = True
-        if not wait_until(lambda: "teardown" in traffic.phases(), opts.teardown_timeout, tick):
-            result["notes"].append(f"no teardown submission in {opts.teardown_timeout:.0f} s after closing the App")
-        page.screenshot(path=opts.out / f"{stem}-closed.png")
-        result["screenshots"].append(str(opts.out / f"{stem}-closed.png"))
+        try:
+            close.first.click(timeout=STEP_TIMEOUT_MS)
+        except PlaywrightError as e:
+            result["notes"].append(f"Close: {first_line(e)}")
+        else:
+            result["closed"] = True
+            if not wait_until(lambda: "teardown" in traffic.phases(), opts.teardown_timeout, tick):
+                result["notes"].append(f"no teardown submission in {opts.teardown_timeout:.0f} s after closing the App")
+            page.screenshot(path=opts.out / f"{stem}-closed.png")
+            result["screenshots"].append(str(opts.out / f"{stem}-closed.png"))
     page.close()
 
 
@@ -589,8 +613,7 @@ def run_tool(tool: str, opts: Options) -> dict[str, Any]:
                 try:
                     drive(context, inspector, server_url, traffic, tool, opts, result)
                 except PlaywrightError as e:
-                    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-                    result["problems"].append(f"browser: {first[:300]}")
+                    result["problems"].append(f"browser: {first_line(e)}")
                 finally:
                     context.close()
             finally:

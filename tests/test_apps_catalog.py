@@ -38,7 +38,7 @@ def test_a_host_that_declared_the_extension_sees_the_views_and_the_app_only_tool
     assert tools["apps_selftest"]["_meta"] == {"ui": {"resourceUri": "ui://everything-mcp/selftest"}}
     assert tools["apps_link_flat"]["_meta"] == {"ui/resourceUri": "ui://everything-mcp/selftest"}
     assert tools["apps_app_only"]["_meta"] == {"ui": {"visibility": ["app"]}}
-    assert tools["apps_model_only"]["_meta"]["ui"]["visibility"] == ["model"]
+    assert tools["apps_model_only"]["_meta"] == {"ui": {"visibility": ["model"]}}
     assert "apps_submit_results" in tools
 
 

@@ -196,7 +196,7 @@ def test_every_linkage_visibility_and_result_renders(srv: Server) -> None:
     annotations, no arguments, each visibility and result kind), and the links that go nowhere
     (not ui://, a URI that resolves to nothing) render nothing."""
     tools = [name for name in srv.tool_names if name.startswith(("apps_link_", "apps_vis_", "apps_result_"))]
-    tools += ["apps_no_args", "apps_model_only"]
+    tools += ["apps_no_args"]
     assert_rendered(srv, render_all(srv, tools, "legacy"), {"apps_link_not_ui", "apps_link_missing"})
 
 

@@ -68,14 +68,6 @@ fn serve_linked(
     }))
 }
 
-/// What `apps_model_only` answers: the linked result (the model's call renders the view) with
-/// `reached: true`, which a view that called it sees when its host forwarded the call.
-fn model_only() -> Value {
-    let mut result = linked_result("apps_model_only", SELFTEST);
-    result["structuredContent"]["reached"] = true.into();
-    result
-}
-
 /// The result of `apps_result_<kind>`: the linked result (its nonce and correlation id in the
 /// text, which the view and the report read) cut down or added to as the kind says.
 fn result_variant(name: &str) -> Value {
@@ -214,8 +206,8 @@ pub(super) fn load(registry: &mut Registry) -> Result<(), Error> {
             .with("_meta", visibility(None, Some(json!(["app"]))))
             .serve(tool_fn(|_, _| async { Ok(reached("apps_app_only")) }))?,
         tool("apps_model_only").description("Model-only (visibility [\"model\"]): a host must refuse a view's call to it").no_input()
-            .with("_meta", visibility(Some(SELFTEST), Some(json!(["model"]))))
-            .serve(tool_fn(|_, _| async { Ok(model_only()) }))?,
+            .with("_meta", visibility(None, Some(json!(["model"]))))
+            .serve(tool_fn(|_, _| async { Ok(reached("apps_model_only")) }))?,
         tool(SUBMIT).description("App-only: a view of the apps catalog posts its checks here (the report shows them as apps.view.*)")
             .input(submit_schema())
             .with("_meta", visibility(None, Some(json!(["app"]))))

@@ -222,16 +222,30 @@ pub const NEGATIVE: [(&str, &str); 6] = [
     ),
 ];
 
-/// A negative view's page.
-fn negative_html(kind: &str) -> &'static str {
+/// The page every negative view shares: the bridge, a guard, and where its own script goes.
+const NEGATIVE_HTML: &str = include_str!("views/negative.html");
+/// Where [`NEGATIVE_HTML`] wants the negative view's kind.
+const KIND_MARK: &str = "__EVERYTHING_MCP_KIND__";
+/// Where [`NEGATIVE_HTML`] wants the negative view's own script.
+const NEGATIVE_MARK: &str = "/*__EVERYTHING_MCP_NEGATIVE__*/";
+
+/// A negative view's own script.
+fn negative_js(kind: &str) -> &'static str {
     match kind {
-        "no-handshake" => include_str!("views/negative-no-handshake.html"),
-        "malformed" => include_str!("views/negative-malformed.html"),
-        "unknown-method" => include_str!("views/negative-unknown-method.html"),
-        "early-calls" => include_str!("views/negative-early-calls.html"),
-        "size-flood" => include_str!("views/negative-size-flood.html"),
-        _ => include_str!("views/negative-teardown-never-acked.html"),
+        "no-handshake" => include_str!("views/negative-no-handshake.js"),
+        "malformed" => include_str!("views/negative-malformed.js"),
+        "unknown-method" => include_str!("views/negative-unknown-method.js"),
+        "early-calls" => include_str!("views/negative-early-calls.js"),
+        "size-flood" => include_str!("views/negative-size-flood.js"),
+        _ => include_str!("views/negative-teardown-never-acked.js"),
     }
+}
+
+/// A negative view's page: the shared page with its kind and script.
+fn negative_html(kind: &str) -> String {
+    NEGATIVE_HTML
+        .replace(KIND_MARK, kind)
+        .replace(NEGATIVE_MARK, negative_js(kind))
 }
 
 /// `ui://everything-mcp/view/<name>`.
@@ -251,7 +265,7 @@ struct View {
     view: String,
     /// `"default"` or the variant's name.
     variant: &'static str,
-    page: &'static str,
+    page: String,
     mime: &'static str,
     blob: bool,
     list_ui: Option<Value>,
@@ -268,7 +282,7 @@ pub(super) fn load(registry: &mut Registry, mode: AppsMode, unlisted: &mut Vec<S
             uri: SELFTEST.into(),
             view: "selftest".into(),
             variant: "default",
-            page: SELFTEST_HTML,
+            page: SELFTEST_HTML.into(),
             mime: MIME,
             blob: false,
             list_ui: parse(Some(SELFTEST_UI)),
@@ -288,7 +302,7 @@ pub(super) fn load(registry: &mut Registry, mode: AppsMode, unlisted: &mut Vec<S
                 uri: variant_uri(v.name),
                 view: "selftest".into(),
                 variant: v.name,
-                page: SELFTEST_HTML,
+                page: SELFTEST_HTML.into(),
                 mime: v.mime,
                 blob: v.blob,
                 list_ui: parse(v.list_ui),

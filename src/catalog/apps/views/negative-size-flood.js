@@ -1,24 +1,5 @@
-<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>everything-mcp · negative view: size-flood</title>
-<script type="application/json" id="everything-mcp-config">__EVERYTHING_MCP_CONFIG__</script>
-</head>
-<body>
-<div id="emcp-root">everything-mcp negative view size-flood: starting…</div>
-<script>/*__EVERYTHING_MCP_BRIDGE__*/</script>
-<script>
 /* Negative view size-flood: after the handshake, 500 ui/notifications/size-changed in one burst, then a ping the
  * host must still answer. */
-(function () {
-  "use strict";
-  if (typeof EMCP === "undefined") {
-    document.getElementById("emcp-root").textContent = "everything-mcp: the bridge script was not inlined into this view.";
-    return;
-  }
-  var B = EMCP, C = B.config, PASS = B.PASS, FAIL = B.FAIL, NE = B.NE;
   var ID = "negative.size_flood_survived";
   B.declare([[ID, "after a burst of 500 size-changed the host still answers a ping"]]);
   B.mount("negative view: size-flood");
@@ -34,7 +15,3 @@
     return B.waitCorrelation(1500);
   }).then(function () { return B.submit("final"); })
     .catch(function (e) { console.error("everything-mcp negative view failed:", e); });
-})();
-</script>
-</body>
-</html>

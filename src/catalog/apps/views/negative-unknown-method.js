@@ -1,24 +1,5 @@
-<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>everything-mcp · negative view: unknown-method</title>
-<script type="application/json" id="everything-mcp-config">__EVERYTHING_MCP_CONFIG__</script>
-</head>
-<body>
-<div id="emcp-root">everything-mcp negative view unknown-method: starting…</div>
-<script>/*__EVERYTHING_MCP_BRIDGE__*/</script>
-<script>
 /* Negative view unknown-method: after the handshake, a request ui/x-everything-mcp-unknown that the host must
  * answer with JSON-RPC error -32601 (method not found). */
-(function () {
-  "use strict";
-  if (typeof EMCP === "undefined") {
-    document.getElementById("emcp-root").textContent = "everything-mcp: the bridge script was not inlined into this view.";
-    return;
-  }
-  var B = EMCP, C = B.config, PASS = B.PASS, FAIL = B.FAIL, NE = B.NE;
   var ID = "negative.unknown_method_32601";
   B.declare([[ID, "a request of an unknown ui/ method is answered with error -32601"]]);
   B.mount("negative view: unknown-method");
@@ -33,7 +14,3 @@
     return B.waitCorrelation(1500);
   }).then(function () { return B.submit("final"); })
     .catch(function (e) { console.error("everything-mcp negative view failed:", e); });
-})();
-</script>
-</body>
-</html>

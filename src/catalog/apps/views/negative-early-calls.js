@@ -1,24 +1,5 @@
-<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>everything-mcp · negative view: early-calls</title>
-<script type="application/json" id="everything-mcp-config">__EVERYTHING_MCP_CONFIG__</script>
-</head>
-<body>
-<div id="emcp-root">everything-mcp negative view early-calls: starting…</div>
-<script>/*__EVERYTHING_MCP_BRIDGE__*/</script>
-<script>
 /* Negative view early-calls: a tools/call of the early probe tool before ui/initialize; the host must refuse it
  * (or at least not forward it: the server logs whether it arrived), then the handshake. */
-(function () {
-  "use strict";
-  if (typeof EMCP === "undefined") {
-    document.getElementById("emcp-root").textContent = "everything-mcp: the bridge script was not inlined into this view.";
-    return;
-  }
-  var B = EMCP, C = B.config, PASS = B.PASS, FAIL = B.FAIL, NE = B.NE;
   var ID = "negative.early_calls_refused";
   B.declare([[ID, "a tools/call sent before ui/initialize is refused or not forwarded"]]);
   B.mount("negative view: early-calls");
@@ -43,7 +24,3 @@
     return B.waitCorrelation(1500);
   }).then(function () { submitted = true; return B.submit("final"); })
     .catch(function (e) { console.error("everything-mcp negative view failed:", e); });
-})();
-</script>
-</body>
-</html>

@@ -1,24 +1,5 @@
-<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>everything-mcp · negative view: teardown-never-acked</title>
-<script type="application/json" id="everything-mcp-config">__EVERYTHING_MCP_CONFIG__</script>
-</head>
-<body>
-<div id="emcp-root">everything-mcp negative view teardown-never-acked: starting…</div>
-<script>/*__EVERYTHING_MCP_BRIDGE__*/</script>
-<script>
 /* Negative view teardown-never-acked: handshake, submit, and never answer ui/resource-teardown (the host must
  * tear it down anyway, after its own timeout); it submits that the request arrived. */
-(function () {
-  "use strict";
-  if (typeof EMCP === "undefined") {
-    document.getElementById("emcp-root").textContent = "everything-mcp: the bridge script was not inlined into this view.";
-    return;
-  }
-  var B = EMCP, C = B.config, PASS = B.PASS, FAIL = B.FAIL, NE = B.NE;
   var ID = "negative.teardown_never_acked";
   B.declare([[ID, "ui/resource-teardown arrives; this view never answers it"]]);
   B.mount("negative view: teardown-never-acked");
@@ -34,7 +15,3 @@
     if (B.isPending(ID)) B.set(ID, NE, "no ui/resource-teardown yet");
     return B.submit("final");
   }).catch(function (e) { console.error("everything-mcp negative view failed:", e); });
-})();
-</script>
-</body>
-</html>

@@ -1,24 +1,5 @@
-<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>everything-mcp · negative view: malformed</title>
-<script type="application/json" id="everything-mcp-config">__EVERYTHING_MCP_CONFIG__</script>
-</head>
-<body>
-<div id="emcp-root">everything-mcp negative view malformed: starting…</div>
-<script>/*__EVERYTHING_MCP_BRIDGE__*/</script>
-<script>
 /* Negative view malformed: posts a JSON-RPC frame without a method, a string that is no JSON-RPC object and a
  * frame with jsonrpc 1.0, then does the handshake: the host must survive them. */
-(function () {
-  "use strict";
-  if (typeof EMCP === "undefined") {
-    document.getElementById("emcp-root").textContent = "everything-mcp: the bridge script was not inlined into this view.";
-    return;
-  }
-  var B = EMCP, C = B.config, PASS = B.PASS, FAIL = B.FAIL, NE = B.NE;
   var ID = "negative.malformed_survived";
   B.declare([[ID, "after malformed JSON-RPC frames the handshake still works"]]);
   B.mount("negative view: malformed");
@@ -40,7 +21,3 @@
     return B.waitCorrelation(1500);
   }).then(function () { return B.submit("final"); })
     .catch(function (e) { console.error("everything-mcp negative view failed:", e); });
-})();
-</script>
-</body>
-</html>

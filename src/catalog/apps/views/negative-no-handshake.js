@@ -1,24 +1,5 @@
-<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>everything-mcp · negative view: no-handshake</title>
-<script type="application/json" id="everything-mcp-config">__EVERYTHING_MCP_CONFIG__</script>
-</head>
-<body>
-<div id="emcp-root">everything-mcp negative view no-handshake: starting…</div>
-<script>/*__EVERYTHING_MCP_BRIDGE__*/</script>
-<script>
 /* Negative view no-handshake: sends nothing for 1.5 s and records what the host sends meanwhile (it must send
  * nothing before initialized), then does the handshake only to submit the result. */
-(function () {
-  "use strict";
-  if (typeof EMCP === "undefined") {
-    document.getElementById("emcp-root").textContent = "everything-mcp: the bridge script was not inlined into this view.";
-    return;
-  }
-  var B = EMCP, C = B.config, PASS = B.PASS, FAIL = B.FAIL, NE = B.NE;
   var ID = "negative.no_handshake_quiet";
   B.declare([[ID, "the host sends nothing to a view that has not sent ui/initialize (1.5 s)"]]);
   B.mount("negative view: no-handshake");
@@ -34,7 +15,3 @@
     });
   }).then(function () { return B.submit("final"); })
     .catch(function (e) { console.error("everything-mcp negative view failed:", e); });
-})();
-</script>
-</body>
-</html>
