@@ -12,11 +12,11 @@ from typing import Any
 
 import httpx
 import pytest
-from apps_support import MIME, UI, Conn
+from apps_support import HOST_CAPABILITIES, MIME, UI, Conn
 
 from everything_mcp import Server
 
-from conftest import WAIT
+from conftest import WAIT, StdioServer, init_params
 
 
 @pytest.fixture
@@ -188,3 +188,23 @@ def test_the_submission_tool_checks_its_arguments(srv: Server) -> None:
         "tools/call", {"name": "apps_submit_results", "arguments": {"view": "selftest", "checks": [{"id": 1}]}}
     )
     assert bad["result"]["isError"] is True
+
+
+def test_a_stdio_server_serves_the_probes_on_its_control_port() -> None:
+    """`stdio --control-port`: the views' probe origins are the control listener's, and it
+    serves the probe assets."""
+    server = StdioServer("stdio", "--catalog", "apps", "--control-port", "0")
+    try:
+        assert server.proc.stderr is not None
+        control = json.loads(server.proc.stderr.readline())
+        base = control["url"].removesuffix("/_control/")
+        params = {**init_params(), "capabilities": HOST_CAPABILITIES}
+        server.request(0, "initialize", params)
+        server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        read = server.request(1, "resources/read", {"uri": "ui://everything-mcp/selftest"})
+        config = config_of(read["result"]["contents"][0]["text"])
+        assert config["probes"]["declared"] == base
+        with httpx.Client(timeout=WAIT) as http:
+            assert http.get(f"{base}/_apps/ping?probe=stdio").json() == {"ok": True, "probe": "stdio"}
+    finally:
+        server.stop()
