@@ -57,7 +57,7 @@ mkdir -p "$dist"
 # esbuild resolves the packages from the cache (NODE_PATH), for the browser (the SDK's browser
 # shims), as one IIFE file each.
 NODE_PATH="$PWD/$cache/node_modules" "$cache/node_modules/.bin/esbuild" \
-  "$src/host.ts" "$src/sandbox.ts" --bundle --format=iife --platform=browser --target=chrome110 \
+  "$src/host.ts" "$src/sandbox.ts" --bundle --minify --format=iife --platform=browser --target=chrome110 \
   --outdir="$dist" --sourcemap --log-level=warning \
   >"$cache/logs/esbuild.log" 2>&1 || { cat "$cache/logs/esbuild.log" >&2; exit 1; }
 cp "$src/host.html" "$src/sandbox.html" "$dist/"
