@@ -1,7 +1,7 @@
 // The Content-Security-Policy a View runs under, built from its resource's `_meta.ui.csp`
 // (MCP Apps, "UI resource" / "Sandbox proxy"): the restrictive default when nothing is declared,
 // each declared list added to its directives only (never loosened), `object-src 'none'`.
-// Shared by the sandbox proxy (sandbox.ts) and the `no-proxy` variant of the host (host.ts).
+// Shared by the sandbox proxy (sandbox.ts) and the `no-proxy` variant of the host (view_bridge.ts).
 
 export interface UiCsp {
   connectDomains?: string[];

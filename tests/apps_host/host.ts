@@ -1,7 +1,9 @@
 // The MCP Apps test host (host.html): the official TypeScript client
 // (@modelcontextprotocol/client) talks to the server, the official AppBridge
 // (@modelcontextprotocol/ext-apps/app-bridge) to the View, which runs behind a sandbox proxy
-// (sandbox.html) on a second origin. Bundled by scripts/apps_host.sh into one file.
+// (sandbox.html) on a second origin. Bundled by scripts/apps_host.sh into one file. This page
+// connects, calls the tool and runs the flow; the View's side (bridge, frame, guards) is
+// view_bridge.ts, the log log.ts.
 //
 // Query parameters:
 //   server   the MCP endpoint (http://127.0.0.1:PORT/mcp)
@@ -22,43 +24,20 @@
 
 import {
   Client,
-  ProtocolError,
   StreamableHTTPClientTransport,
   type CallToolResult,
   type ClientCapabilities,
-  type JSONRPCMessage,
-  type MessageExtraInfo,
-  type Transport,
-  type TransportSendOptions,
   type Tool,
 } from "@modelcontextprotocol/client";
-import {
-  AppBridge,
-  PostMessageTransport,
-  RESOURCE_MIME_TYPE,
-  buildAllowAttribute,
-  getToolUiResourceUri,
-  type McpUiHostCapabilities,
-  type McpUiHostContext,
-  type McpUiResourceCsp,
-  type McpUiResourcePermissions,
-} from "@modelcontextprotocol/ext-apps/app-bridge";
-import { buildCsp, withCsp } from "./csp";
+import { RESOURCE_MIME_TYPE, getToolUiResourceUri, type AppBridge } from "@modelcontextprotocol/ext-apps/app-bridge";
+import { brief, errorText, log, note, type Json, type Summary } from "./log";
+import { View, waitFor } from "./view_bridge";
 
 const UI_EXTENSION = "io.modelcontextprotocol/ui";
 const MODERN = "2026-07-28";
 const HOST_INFO = { name: "everything-mcp-apps-host", version: "1.0.0" };
-const HOST_MODES = ["inline", "fullscreen"] as const;
 const TEARDOWN_TIMEOUT_MS = 3000;
 const VARIANTS = ["good", "early-input", "forward-model-only", "no-proxy", "ignore-csp", "drop-capability"];
-
-type Json = Record<string, unknown>;
-interface LogEntry {
-  t: number; // ms since the page started
-  kind: string; // "host" | "error" | "view->host" | "host->view" | "mcp" | "mcp-view"
-  text: string;
-  msg?: unknown;
-}
 
 const query = new URLSearchParams(window.location.search);
 const cfg = {
@@ -74,35 +53,6 @@ const cfg = {
 };
 cfg.partials = Number(query.get("partials") ?? (JSON.stringify(cfg.args).length >= 1000 ? 3 : 0));
 
-const started = performance.now();
-const log: LogEntry[] = [];
-const logView = document.getElementById("log");
-function note(kind: string, text: string, msg?: unknown): void {
-  const entry: LogEntry = { t: Math.round(performance.now() - started), kind, text };
-  if (msg !== undefined) entry.msg = msg;
-  log.push(entry);
-  if (logView) {
-    const line = document.createElement("div");
-    line.className = `k-${kind.replace(/[^a-z]/g, "")}`;
-    line.textContent = `${String(entry.t).padStart(6)} ${kind.padEnd(10)} ${text}`;
-    logView.appendChild(line);
-  }
-}
-
-interface Summary {
-  ok: boolean;
-  error?: string;
-  era?: string;
-  protocolVersion?: string;
-  variant: string;
-  tool: string;
-  resourceUri?: string;
-  rendered: boolean;
-  initialized: boolean;
-  result?: CallToolResult;
-  cancelled?: string;
-  policy?: string | null;
-}
 const state: Summary = { ok: false, variant: cfg.variant, tool: cfg.tool, rendered: false, initialized: false };
 
 let resolveDone!: (s: Summary) => void;
@@ -135,65 +85,6 @@ function cancel(reason = "cancelled by the user"): void {
 }
 
 (window as unknown as { __host: unknown }).__host = { log, done, teardown, cancel, state, cfg };
-
-function errorText(e: unknown): string {
-  if (e instanceof Error) return `${e.name}: ${e.message}`;
-  return String(e);
-}
-
-function brief(msg: Json): string {
-  const id = msg.id !== undefined ? `#${String(msg.id)} ` : "";
-  if (typeof msg.method === "string") {
-    const params = msg.params as Json | undefined;
-    const name = params && typeof params.name === "string" ? ` ${params.name}` : "";
-    const uri = params && typeof params.uri === "string" ? ` ${params.uri}` : "";
-    const mode = params && typeof params.mode === "string" ? ` ${params.mode}` : "";
-    return `${id}${msg.method}${name}${uri}${mode}`;
-  }
-  if (msg.error !== undefined) {
-    const err = msg.error as Json;
-    return `${id}error ${String(err.code)} ${String(err.message)}`;
-  }
-  return `${id}result`;
-}
-
-/** A copy fit for the log: the View's HTML replaced by its length. */
-function loggable(msg: Json): Json {
-  if (msg.method === "ui/notifications/sandbox-resource-ready") {
-    const params = { ...(msg.params as Json) };
-    if (typeof params.html === "string") params.html = `<${params.html.length} chars>`;
-    return { ...msg, params };
-  }
-  return msg;
-}
-
-/** The bridge's postMessage transport, every message logged both ways; `onIncoming` sees a
- * View message before the bridge does. */
-class LoggedTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
-  onIncoming?: (message: Json) => void;
-  constructor(private inner: PostMessageTransport) {
-    inner.onclose = () => this.onclose?.();
-    inner.onerror = (e: Error) => this.onerror?.(e);
-    inner.onmessage = <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => {
-      note("view->host", brief(message as Json), message);
-      this.onIncoming?.(message as Json);
-      this.onmessage?.(message, extra);
-    };
-  }
-  start(): Promise<void> {
-    return this.inner.start();
-  }
-  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    note("host->view", brief(message as Json), loggable(message as Json));
-    return this.inner.send(message, options);
-  }
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-}
 
 /** fetch for the MCP transport, logging each JSON-RPC message posted (with whether it carries
  * the ui extension in a 2026-07-28 `_meta` envelope). */
@@ -310,13 +201,6 @@ function partialArguments(args: Json, fraction: number): Json {
   return cut;
 }
 
-function waitFor<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  return Promise.race([
-    promise,
-    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: nothing after ${ms} ms`)), ms)),
-  ]);
-}
-
 async function main(): Promise<void> {
   if (!VARIANTS.includes(cfg.variant)) throw new Error(`unknown variant ${cfg.variant}`);
   if (!cfg.server) throw new Error("no ?server= (the MCP endpoint)");
@@ -328,7 +212,7 @@ async function main(): Promise<void> {
   state.protocolVersion = client.getNegotiatedProtocolVersion();
   const serverCaps = client.getServerCapabilities() ?? {};
   note("host", `server capabilities ${JSON.stringify(serverCaps)}`);
-  let tools = await allTools(client);
+  const tools = await allTools(client);
   const byName = new Map(tools.map((t) => [t.name, t]));
   const tool = byName.get(cfg.tool);
   if (!tool) throw new Error(`tool ${cfg.tool} is not listed`);
@@ -377,237 +261,52 @@ async function main(): Promise<void> {
   const ui: Json = { ...(uiMeta(listed) ?? {}), ...(uiMeta(item) ?? {}) };
   note("host", `resource ${uri}: ${html.length} chars, _meta.ui ${JSON.stringify(ui)} ` +
     `(read item: ${uiMeta(item) ? "yes" : "no"}, list entry: ${listed ? (uiMeta(listed) ? "yes" : "no") : "unlisted"})`);
-  const csp = ui.csp as McpUiResourceCsp | undefined;
-  const permissions = ui.permissions as McpUiResourcePermissions | undefined;
 
   // The View's proxied requests: through the same client, or (drop-capability) a second one
   // that does not declare the ui extension.
   const viewClient = cfg.variant === "drop-capability" ? await connectClient("mcp-view", false) : client;
-
-  let displayMode: "inline" | "fullscreen" | "pip" = "inline";
-  const frameBox = document.getElementById("view")!;
-  if (ui.prefersBorder === true) frameBox.classList.add("border");
-  type Variables = NonNullable<NonNullable<McpUiHostContext["styles"]>["variables"]>;
-  // Never changed in place: AppBridge keeps the object it is given and diffs the next one.
-  let hostContext: McpUiHostContext = {
-    toolInfo: { tool },
-    theme: cfg.theme,
-    styles: {
-      variables: {
-        "--color-background-primary": cfg.theme === "dark" ? "#1e1e1e" : "#ffffff",
-        "--color-text-primary": cfg.theme === "dark" ? "#eeeeee" : "#111111",
-        "--font-sans": "system-ui, sans-serif",
-      } as Variables, // the SDK's type lists every standard key; a host sends the ones it has
+  const view = new View({
+    client: viewClient,
+    hostInfo: HOST_INFO,
+    cfg,
+    state,
+    tool,
+    html,
+    ui,
+    serverCaps,
+    tools: byName,
+    relistTools: async () => {
+      for (const t of await allTools(client)) byName.set(t.name, t);
     },
-    displayMode,
-    availableDisplayModes: [...HOST_MODES],
-    containerDimensions: { width: frameBox.clientWidth || 760, maxHeight: 4000 },
-    locale: navigator.language,
-    timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
-    userAgent: navigator.userAgent,
-    platform: "web",
-    deviceCapabilities: { touch: false, hover: true },
-    safeAreaInsets: { top: 0, right: 0, bottom: 0, left: 0 },
-  };
-  const capabilities: McpUiHostCapabilities = {
-    openLinks: {},
-    downloadFile: {},
-    serverTools: serverCaps.tools ? { listChanged: !!serverCaps.tools.listChanged } : undefined,
-    serverResources: serverCaps.resources ? { listChanged: !!serverCaps.resources.listChanged } : undefined,
-    logging: {},
-    updateModelContext: { text: {}, image: {}, resource: {}, resourceLink: {}, structuredContent: {} },
-    message: { text: {}, image: {}, resource: {}, resourceLink: {} },
-    sandbox: { csp: csp ?? {}, permissions: permissions ?? {} },
-  };
-  const b = new AppBridge(viewClient, HOST_INFO, capabilities, { hostContext: { ...hostContext } });
-  bridge = b;
+    onRequestTeardown: () => void teardown(),
+  });
+  bridge = view.bridge;
+  await view.connect();
 
-  let resolveInitialized!: () => void;
-  const initialized = new Promise<void>((r) => (resolveInitialized = r));
-  b.oninitialized = () => {
-    state.initialized = true;
-    note("host", "the View is initialized");
-    resolveInitialized();
-  };
-  b.onmessage = async (params) => {
-    note("host", `ui/message (${params.role}): ${JSON.stringify(params.content).slice(0, 200)}`);
-    return {};
-  };
-  b.onopenlink = async (params) => {
-    // A real host opens a tab; this one records the link (the test browser stays offline).
-    note("host", `ui/open-link ${params.url}`);
-    return {};
-  };
-  b.onupdatemodelcontext = async (params) => {
-    note("host", `ui/update-model-context (kept for the next turn): ${JSON.stringify(params).slice(0, 200)}`);
-    return {};
-  };
-  b.ondownloadfile = async (params) => {
-    note("host", `ui/download-file: ${params.contents.length} item(s)`);
-    return {};
-  };
-  b.onloggingmessage = (params) => note("host", `log from the View [${params.level}]: ${JSON.stringify(params.data)}`);
-  b.onrequestteardown = () => {
-    note("host", "the View asked for teardown");
-    void teardown();
-  };
-  b.onrequestdisplaymode = async (params) => {
-    const declared = b.getAppCapabilities()?.availableDisplayModes ?? [];
-    const mode = params.mode;
-    if (declared.includes(mode) && (HOST_MODES as readonly string[]).includes(mode)) {
-      displayMode = mode;
-      frameBox.classList.toggle("fullscreen", mode === "fullscreen");
-      note("host", `display mode -> ${mode}`);
-      hostContext = { ...hostContext, displayMode: mode };
-      b.setHostContext(hostContext);
-    } else {
-      note("host", `display mode ${mode} refused (View declared ${JSON.stringify(declared)}); stays ${displayMode}`);
-    }
-    return { mode: displayMode };
-  };
-
-  // The frame: a proxy on the sandbox origin (good), or the View itself (no-proxy).
-  const frame = document.createElement("iframe");
-  frame.title = "MCP App";
-  const allow = buildAllowAttribute(permissions);
-  if (allow) frame.setAttribute("allow", allow); // the proxy must hold what it delegates
-  frame.setAttribute("sandbox", "allow-scripts allow-same-origin allow-forms");
-  b.onsizechange = ({ width, height }) => {
-    if (height !== undefined) frame.style.height = `${Math.ceil(height)}px`;
-    if (width !== undefined) frame.style.minWidth = `min(${Math.ceil(width)}px, 100%)`;
-    note("host", `size-changed ${width ?? "-"}x${height ?? "-"}: iframe height ${frame.style.height}`);
-  };
-
-  let proxyReady: Promise<void> | undefined;
-  if (cfg.variant === "no-proxy") {
-    // DEVIATION no-proxy: the View's HTML straight into an iframe of this page (srcdoc), with
-    // the same policy and permissions, but no proxy frame and no second origin.
-    state.policy = buildCsp(csp);
-    frame.srcdoc = withCsp(html, state.policy);
-  } else {
-    const proxyUrl = new URL(cfg.sandbox);
-    if (proxyUrl.origin === window.location.origin) throw new Error("the sandbox proxy must be on another origin");
-    // DEVIATION ignore-csp: the proxy is told to apply no policy at all.
-    if (cfg.variant === "ignore-csp") proxyUrl.searchParams.set("csp", "off");
-    state.policy = cfg.variant === "ignore-csp" ? null : buildCsp(csp);
-    proxyReady = new Promise<void>((resolve) => {
-      const listener = (event: MessageEvent) => {
-        if (event.source === frame.contentWindow && event.origin === proxyUrl.origin &&
-            event.data?.method === "ui/notifications/sandbox-proxy-ready") {
-          window.removeEventListener("message", listener);
-          note("view->host", "ui/notifications/sandbox-proxy-ready (from the proxy)", event.data);
-          resolve();
-        }
-      };
-      window.addEventListener("message", listener);
-    });
-    frame.src = proxyUrl.href;
-  }
-  frameBox.appendChild(frame);
-  state.rendered = true;
-  if (proxyReady) await waitFor(proxyReady, 10000, "sandbox-proxy-ready");
-
-  // PostMessageTransport accepts any message from the frame's window: drop those that do not
-  // come from the origin the frame should have (the proxy's; this page's for a srcdoc frame).
-  const frameOrigin = cfg.variant === "no-proxy" ? window.location.origin : new URL(cfg.sandbox).origin;
-  window.addEventListener("message", (event) => {
-    if (event.source === frame.contentWindow && event.origin !== frameOrigin) {
-      event.stopImmediatePropagation();
-      note("host", `dropped a message from the View's frame with origin ${event.origin} (expected ${frameOrigin})`);
-    }
-  }, true);
-  const transport = new LoggedTransport(new PostMessageTransport(frame.contentWindow!, frame.contentWindow!));
-  let inputSent = false;
-  const sendInput = () => {
-    if (inputSent) return;
-    inputSent = true;
-    void b.sendToolInput({ arguments: cfg.args });
-  };
-  if (cfg.variant === "early-input") {
-    // DEVIATION early-input: tool-input as soon as the View's ui/initialize arrives, before
-    // the View has sent `initialized` (before the bridge even answered).
-    transport.onIncoming = (msg) => {
-      if (msg.method === "ui/initialize") sendInput();
-    };
-  }
-  await b.connect(transport);
-
-  // AppBridge only warns about a View request before `initialized`: refuse them (every host
-  // method and every forwarded one; ui/initialize and ping are the bridge's own, never gated).
-  function gated<P, X, R>(
-    method: string,
-    handler: ((params: P, extra: X) => Promise<R>) | undefined,
-  ): ((params: P, extra: X) => Promise<R>) | undefined {
-    if (!handler) return handler;
-    return async (params: P, extra: X) => {
-      if (!state.initialized) {
-        note("host", `refused the View's ${method}: it came before ui/notifications/initialized`);
-        throw new ProtocolError(-32600, `${method} before ui/notifications/initialized`);
-      }
-      return handler(params, extra);
-    };
-  }
-
-  if (cfg.variant !== "forward-model-only") {
-    // AppBridge forwards a View's tools/call to the server whatever the tool's visibility:
-    // refuse tools whose `_meta.ui.visibility` lacks "app" (omitted means ["model","app"]).
-    const forward = b.oncalltool!;
-    b.oncalltool = async (params, extra) => {
-      let target = byName.get(params.name);
-      if (!target) {
-        tools = await allTools(client);
-        for (const t of tools) byName.set(t.name, t);
-        target = byName.get(params.name);
-      }
-      const visibility = (target?._meta?.ui as { visibility?: unknown } | undefined)?.visibility;
-      if (target && Array.isArray(visibility) && !visibility.includes("app")) {
-        note("host", `refused the View's tools/call ${params.name}: visibility ${JSON.stringify(visibility)}`);
-        throw new ProtocolError(-32000, `tool ${params.name} is not available to apps (visibility ${JSON.stringify(visibility)})`);
-      }
-      return forward(params, extra);
-    };
-  } // DEVIATION forward-model-only: AppBridge's own forwarding, unguarded.
-  b.oncalltool = gated("tools/call", b.oncalltool);
-  b.onreadresource = gated("resources/read", b.onreadresource);
-  b.onlistresources = gated("resources/list", b.onlistresources);
-  b.onlistresourcetemplates = gated("resources/templates/list", b.onlistresourcetemplates);
-  b.onlistprompts = gated("prompts/list", b.onlistprompts);
-  b.onmessage = gated("ui/message", b.onmessage);
-  b.onopenlink = gated("ui/open-link", b.onopenlink);
-  b.onupdatemodelcontext = gated("ui/update-model-context", b.onupdatemodelcontext);
-  b.ondownloadfile = gated("ui/download-file", b.ondownloadfile);
-  b.onrequestdisplaymode = gated("ui/request-display-mode", b.onrequestdisplaymode);
-
-  if (cfg.variant !== "no-proxy") {
-    await b.sendSandboxResourceReady({ html, csp, permissions });
-  }
   note("host", `waiting for the View's initialized (policy: ${state.policy ?? "none"})`);
   try {
-    await waitFor(initialized, cfg.waitMs, "the View's initialized");
+    await waitFor(view.initialized, cfg.waitMs, "the View's initialized");
   } catch (e) {
     note("host", `${errorText(e)}: no tool-input or result sent`);
     state.ok = true;
     return;
   }
-  for (let k = 1; k <= cfg.partials && !inputSent; k++) {
-    await b.sendToolInputPartial({ arguments: partialArguments(cfg.args, k / (cfg.partials + 1)) });
+  for (let k = 1; k <= cfg.partials && !view.inputSent; k++) {
+    await view.bridge.sendToolInputPartial({ arguments: partialArguments(cfg.args, k / (cfg.partials + 1)) });
   }
-  sendInput();
+  view.sendInput();
   let result: CallToolResult | undefined;
   try {
     result = await call;
     state.result = result;
-    await b.sendToolResult(result);
+    await view.bridge.sendToolResult(result);
   } catch (e) {
     state.cancelled = e instanceof Error ? e.message : String(e);
-    await b.sendToolCancelled({ reason: state.cancelled });
+    await view.bridge.sendToolCancelled({ reason: state.cancelled });
   }
   // A host-side change after a moment: the theme flips.
   await new Promise((r) => setTimeout(r, 300));
-  hostContext = { ...hostContext, theme: hostContext.theme === "dark" ? "light" : "dark" };
-  document.documentElement.dataset.theme = hostContext.theme;
-  b.setHostContext(hostContext);
-  note("host", `host-context-changed: theme ${hostContext.theme}`);
+  note("host", `host-context-changed: theme ${view.toggleTheme()}`);
   state.ok = true;
 }
 
