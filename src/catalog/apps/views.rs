@@ -21,8 +21,15 @@ use std::sync::Arc;
 /// The self-testing view's URI (the main view: `apps_selftest` shows it).
 pub const SELFTEST: &str = "ui://everything-mcp/selftest";
 
-/// The self-testing view's page.
-const SELFTEST_HTML: &str = include_str!("views/selftest.html");
+/// The page every view shares: its configuration, the bridge, a guard, and where the view's own
+/// script goes.
+const VIEW_HTML: &str = include_str!("views/view.html");
+/// Where [`VIEW_HTML`] wants the view's title.
+const TITLE_MARK: &str = "__EVERYTHING_MCP_TITLE__";
+/// Where [`VIEW_HTML`] wants the view's own script.
+const SCRIPT_MARK: &str = "/*__EVERYTHING_MCP_VIEW__*/";
+/// The self-testing view's own script.
+const SELFTEST_JS: &str = include_str!("views/selftest.js");
 /// The bridge code every view shares, inlined where a view has [`BRIDGE_MARK`].
 const BRIDGE_JS: &str = include_str!("views/bridge.js");
 /// Where a view's page wants [`BRIDGE_JS`].
@@ -222,13 +229,6 @@ pub const NEGATIVE: [(&str, &str); 6] = [
     ),
 ];
 
-/// The page every negative view shares: the bridge, a guard, and where its own script goes.
-const NEGATIVE_HTML: &str = include_str!("views/negative.html");
-/// Where [`NEGATIVE_HTML`] wants the negative view's kind.
-const KIND_MARK: &str = "__EVERYTHING_MCP_KIND__";
-/// Where [`NEGATIVE_HTML`] wants the negative view's own script.
-const NEGATIVE_MARK: &str = "/*__EVERYTHING_MCP_NEGATIVE__*/";
-
 /// A negative view's own script.
 fn negative_js(kind: &str) -> &'static str {
     match kind {
@@ -241,11 +241,11 @@ fn negative_js(kind: &str) -> &'static str {
     }
 }
 
-/// A negative view's page: the shared page with its kind and script.
-fn negative_html(kind: &str) -> String {
-    NEGATIVE_HTML
-        .replace(KIND_MARK, kind)
-        .replace(NEGATIVE_MARK, negative_js(kind))
+/// A view's page: the shared page with its title and script.
+fn page(title: &str, script: &str) -> String {
+    VIEW_HTML
+        .replace(TITLE_MARK, title)
+        .replace(SCRIPT_MARK, script)
 }
 
 /// `ui://everything-mcp/view/<name>`.
@@ -282,7 +282,7 @@ pub(super) fn load(registry: &mut Registry, mode: AppsMode, unlisted: &mut Vec<S
             uri: SELFTEST.into(),
             view: "selftest".into(),
             variant: "default",
-            page: SELFTEST_HTML.into(),
+            page: page("MCP Apps self-test", SELFTEST_JS),
             mime: MIME,
             blob: false,
             list_ui: parse(Some(SELFTEST_UI)),
@@ -302,7 +302,7 @@ pub(super) fn load(registry: &mut Registry, mode: AppsMode, unlisted: &mut Vec<S
                 uri: variant_uri(v.name),
                 view: "selftest".into(),
                 variant: v.name,
-                page: SELFTEST_HTML.into(),
+                page: page("MCP Apps self-test", SELFTEST_JS),
                 mime: v.mime,
                 blob: v.blob,
                 list_ui: parse(v.list_ui),
@@ -318,7 +318,7 @@ pub(super) fn load(registry: &mut Registry, mode: AppsMode, unlisted: &mut Vec<S
                 uri: negative_uri(kind),
                 view: format!("negative/{kind}"),
                 variant: "default",
-                page: negative_html(kind),
+                page: page(&format!("negative view: {kind}"), negative_js(kind)),
                 mime: MIME,
                 blob: false,
                 list_ui: parse(Some(SELFTEST_UI)),

@@ -1,24 +1,5 @@
-<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>everything-mcp · MCP Apps self-test</title>
-<script type="application/json" id="everything-mcp-config">__EVERYTHING_MCP_CONFIG__</script>
-</head>
-<body>
-<div id="emcp-root">everything-mcp MCP Apps self-test: starting…</div>
-<script>/*__EVERYTHING_MCP_BRIDGE__*/</script>
-<script>
 /* The self-testing view: every check of the contract's list, decided from what this page sees,
  * shown live and submitted through the host (apps_submit_results: initial, final, teardown). */
-(function () {
-  "use strict";
-  if (typeof EMCP === "undefined") {
-    document.getElementById("emcp-root").textContent = "everything-mcp: the bridge script was not inlined into this view.";
-    return;
-  }
-  var B = EMCP, C = B.config, PASS = B.PASS, FAIL = B.FAIL, NE = B.NE;
   var T_PROXY = 10000, T_REQUEST = 10000, T_PROBE = 10000, T_ERA = 15000, T_MALFORMED = 5000, QUIET_MS = 300;
 
   /* CSP violations, recorded from the first moment (the evidence for "blocked"). */
@@ -545,7 +526,3 @@
     });
   }
   main().catch(function (e) { console.error("everything-mcp self-test failed:", e); });
-})();
-</script>
-</body>
-</html>
