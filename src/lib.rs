@@ -17,7 +17,10 @@
 //! - [`options`]: every option a server and an HTTP listener take, each written once, and
 //!   their conversion to the configurations the core reads.
 //! - [`jsnum`]: numbers printed as JavaScript prints them, as the reference server's texts do.
-//! - [`python`]: the PyO3 binding, the only module that knows Python.
+//! - [`cli`]: the serving commands' flags (one definition for the native command and
+//!   `python -m everything_mcp`), and the server they launch.
+//! - [`logging`]: the server's own diagnostics on stderr.
+//! - [`python`]: the PyO3 binding (the `python` feature), the only module that knows Python.
 
 /// mimalloc instead of the C library's allocator: the request path allocates small JSON values
 /// from several threads at once, where glibc's arena locks took a quarter of the server's CPU
@@ -26,6 +29,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 pub mod catalog;
+pub mod cli;
 pub mod clock;
 pub mod error;
 pub mod fast_map;
@@ -35,8 +39,10 @@ pub mod field_error;
 pub mod jsnum;
 pub mod jsonrpc;
 pub mod lock;
+pub mod logging;
 pub mod options;
 pub mod protocol;
+#[cfg(feature = "python")]
 mod python;
 pub mod server;
 pub mod traffic;

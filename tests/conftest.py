@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import queue
 import subprocess
 import sys
@@ -23,6 +24,42 @@ WAIT = 10.0
 """Upper bound of every wait in these tests (they normally take milliseconds)."""
 
 SERVER_CMD = [sys.executable, "-m", "everything_mcp"]
+
+
+def native_binary() -> str | None:
+    """The native `everything-mcp` under test: `$EVERYTHING_MCP_BINARY`, or the one the wheel
+    installed beside this Python (the test command's); `None` when there is neither (a
+    `maturin develop` environment, whose `everything-mcp` is no native binary)."""
+    given = os.environ.get("EVERYTHING_MCP_BINARY")
+    if given:
+        return os.path.abspath(given)
+    beside = os.path.join(os.path.dirname(sys.executable), "everything-mcp")
+    try:
+        with open(beside, "rb") as f:
+            native = f.read(2) != b"#!"  # a console script starts with its interpreter
+    except OSError:
+        return None
+    return beside if native else None
+
+
+def native_cmd() -> list[str]:
+    """The native command, or the test is skipped (and fails under CI, where the wheel must
+    have installed it)."""
+    binary = native_binary()
+    if binary is None:
+        reason = "no native everything-mcp: set EVERYTHING_MCP_BINARY (cargo build --bin everything-mcp)"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return [binary]
+
+
+@pytest.fixture(params=["python", "native"])
+def cli_cmd(request: pytest.FixtureRequest) -> list[str]:
+    """The serving commands' two launchers, one command line: `python -m everything_mcp` and
+    the native `everything-mcp` (a test using this runs against both)."""
+    return SERVER_CMD if request.param == "python" else native_cmd()
+
 
 EVERYTHING_TOOLS = [
     "echo",
@@ -218,11 +255,11 @@ def texts(result: Any) -> list[str]:
 
 
 @contextlib.contextmanager
-def cli_http_server(*args: str) -> Iterator[str]:
-    """`python -m everything_mcp http --port 0 ARGS` as a subprocess: yields the `/mcp` URL its
-    first stderr line announces, and ends it afterwards."""
+def cli_http_server(*args: str, command: list[str] = SERVER_CMD) -> Iterator[str]:
+    """`python -m everything_mcp http --port 0 ARGS` (or `command`'s) as a subprocess: yields
+    the `/mcp` URL its first stderr line announces, and ends it afterwards."""
     proc = subprocess.Popen(
-        [*SERVER_CMD, "http", "--port", "0", *args],
+        [*command, "http", "--port", "0", *args],
         stdin=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )

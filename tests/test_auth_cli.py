@@ -1,6 +1,6 @@
-"""The auth lab's settings from the command line (docs/auth.md, "Settings"):
-`python -m everything_mcp http --auth oauth` with a pre-registered client (`--client ID:SECRET`
-or its JSON metadata), a Client ID Metadata Document read from a file (`--client-document
+"""The auth lab's settings from the command line (docs/auth.md, "Settings"): `everything-mcp
+http --auth oauth` (the native command and `python -m everything_mcp`) with a pre-registered
+client (`--client ID:SECRET` or its JSON metadata), a Client ID Metadata Document read from a file (`--client-document
 URL=FILE`), a tenant issuer (`--issuer-path`), a custom metadata URL (`--resource-metadata-path`)
 and the consent page (`--consent page`), each checked on the wire of a real subprocess; and the
 mistakes the CLI refuses before serving."""
@@ -13,13 +13,13 @@ from pathlib import Path
 
 import httpx
 
-from conftest import SERVER_CMD, WAIT, cli_http_server
+from conftest import WAIT, cli_http_server
 from oauth_client import REDIRECT_URI, pkce
 
 DOC_URL = "https://app.example/client.json"
 
 
-def test_pre_registered_clients_documents_tenant_and_page_from_flags(tmp_path: Path) -> None:
+def test_pre_registered_clients_documents_tenant_and_page_from_flags(tmp_path: Path, cli_cmd: list[str]) -> None:
     """Every auth flag at once: `pre:s3` gets a token by client credentials with HTTP Basic at the
     tenant's token endpoint; the JSON client is registered with the id it names; the document's
     client is shown the consent page; the challenge names the custom metadata URL, which serves
@@ -43,7 +43,10 @@ def test_pre_registered_clients_documents_tenant_and_page_from_flags(tmp_path: P
         "--consent",
         "page",
     ]
-    with cli_http_server(*args) as url, httpx.Client(base_url=url.rsplit("/mcp", 1)[0], timeout=WAIT) as http:
+    with (
+        cli_http_server(*args, command=cli_cmd) as url,
+        httpx.Client(base_url=url.rsplit("/mcp", 1)[0], timeout=WAIT) as http,
+    ):
         base = str(http.base_url).rstrip("/")
         challenge = http.post("/mcp", json={}).headers["www-authenticate"]
         assert challenge == f'Bearer resource_metadata="{base}/custom/prm.json", scope="mcp:basic"'
@@ -69,7 +72,7 @@ def test_pre_registered_clients_documents_tenant_and_page_from_flags(tmp_path: P
             assert page.status_code == 200 and f'<span id="client">{name}</span>' in page.text, page.text
 
 
-def test_bad_auth_flags_stop_the_cli_before_it_serves(tmp_path: Path) -> None:
+def test_bad_auth_flags_stop_the_cli_before_it_serves(tmp_path: Path, cli_cmd: list[str]) -> None:
     """A malformed `--client`, a `--client-document` whose file is missing, and an issuer path
     that is not one are usage errors (exit 2) naming the problem."""
     for args, said in [
@@ -78,7 +81,7 @@ def test_bad_auth_flags_stop_the_cli_before_it_serves(tmp_path: Path) -> None:
         (["--issuer-path", "tenant1"], 'issuer_path "tenant1" is not a path'),
     ]:
         out = subprocess.run(
-            [*SERVER_CMD, "http", "--port", "0", "--auth", "oauth", *args],
+            [*cli_cmd, "http", "--port", "0", "--auth", "oauth", *args],
             capture_output=True,
             text=True,
             timeout=WAIT,

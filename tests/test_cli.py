@@ -1,66 +1,99 @@
-"""The command line: help, version, usage errors, the default command, the terminal hint."""
+"""The command line of both launchers, `python -m everything_mcp` and the native `everything-mcp`
+(`cli_cmd`: one definition of the flags, `src/cli/`): help, version, usage errors, the default
+command, the terminal hint, signals; and what only one of them has (`report` and `config` are the
+Python package's)."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
 
 import everything_mcp
 
-from conftest import SERVER_CMD, WAIT
+from conftest import SERVER_CMD, WAIT, native_cmd
 
 
-def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*SERVER_CMD, *args], input=stdin, capture_output=True, text=True, timeout=WAIT)
+def run(cmd: list[str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*cmd, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        env={**os.environ, "COLUMNS": "400"},
+    )
 
 
-def test_version() -> None:
-    r = run("--version")
+def test_version(cli_cmd: list[str]) -> None:
+    r = run(cli_cmd, "--version")
     assert r.returncode == 0
     assert r.stdout == f"everything-mcp {everything_mcp.__version__}\n"
 
 
-def test_help_lists_commands() -> None:
-    r = run("--help")
+def test_help_lists_commands(cli_cmd: list[str]) -> None:
+    r = run(cli_cmd, "--help")
     assert r.returncode == 0
-    assert "stdio" in r.stdout
-    r = run("stdio", "--help")
-    assert "--record FILE" in r.stdout and "--log-level LEVEL" in r.stdout
+    for command in ["stdio", "http", "sse", "report", "config", "streamableHttp"]:
+        assert command in r.stdout
+    r = run(cli_cmd, "stdio", "--help")
+    assert "--record <FILE>" in r.stdout and "--log-level <LEVEL>" in r.stdout
 
 
-def test_unknown_command_prints_usage_and_exits_2() -> None:
-    r = run("bogus")
+def test_the_launchers_print_the_same_help() -> None:
+    for args in [["--help"], ["stdio", "--help"], ["http", "--help"], ["sse", "--help"]]:
+        assert run(SERVER_CMD, *args).stdout == run(native_cmd(), *args).stdout, args
+
+
+def test_unknown_command_prints_usage_and_exits_2(cli_cmd: list[str]) -> None:
+    r = run(cli_cmd, "bogus")
     assert r.returncode == 2
-    assert r.stderr.startswith("usage: everything-mcp")
-    assert "invalid choice: 'bogus'" in r.stderr
+    assert r.stderr.startswith("error: unrecognized subcommand 'bogus'")
+    assert "Usage: everything-mcp <COMMAND>" in r.stderr
     assert r.stdout == ""
 
 
-def test_no_command_serves_stdio() -> None:
-    r = run(stdin='{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+def test_no_command_serves_stdio(cli_cmd: list[str]) -> None:
+    r = run(cli_cmd, stdin='{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
     assert r.returncode == 0
     assert json.loads(r.stdout) == {"jsonrpc": "2.0", "id": 1, "result": {}}
-    r = run("--record", os.devnull, stdin='{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+    r = run(cli_cmd, "--record", os.devnull, stdin='{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
     assert json.loads(r.stdout)["id"] == 1
 
 
-def test_bad_catalog_is_a_usage_error() -> None:
-    r = run("stdio", "--catalog", "nope")
-    assert r.returncode == 2
+def test_bad_values_are_usage_errors(cli_cmd: list[str]) -> None:
+    for args, said in [
+        (["stdio", "--catalog", "nope"], "invalid value 'nope' for '--catalog <NAMES>'"),
+        (["http", "--port", "70000"], "expected a port 0-65535, got 70000"),
+        (["stdio", "--log-level", "loud"], 'invalid level "loud"'),
+        (["stdio", "--tool-scope", "x"], "unexpected argument '--tool-scope'"),
+    ]:
+        r = run(cli_cmd, *args)
+        assert r.returncode == 2, args
+        assert said in r.stderr, (args, r.stderr)
 
 
-def test_terminal_stdin_gets_a_hint() -> None:
+def test_a_wrong_setting_is_named_before_serving(cli_cmd: list[str], tmp_path: object) -> None:
+    r = run(cli_cmd, "stdio", "--task-ttl", "-1")
+    assert (r.returncode, r.stderr) == (
+        2,
+        "everything-mcp: invalid configuration: task_ttl must be a non-negative number of seconds\n",
+    )
+    r = run(cli_cmd, "stdio", "--faults", "/nonexistent/faults.json")
+    assert r.returncode == 2 and r.stderr.startswith("everything-mcp: invalid configuration: --faults /nonexistent")
+
+
+def test_terminal_stdin_gets_a_hint(cli_cmd: list[str]) -> None:
     import pty
 
     leader, follower = pty.openpty()
     try:
-        proc = subprocess.Popen([*SERVER_CMD], stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen([*cli_cmd], stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         os.close(follower)
         assert proc.stderr is not None
         hint = proc.stderr.readline().decode()
@@ -72,17 +105,9 @@ def test_terminal_stdin_gets_a_hint() -> None:
         os.close(leader)
 
 
-@pytest.mark.skipif(shutil.which("everything-mcp") is None, reason="console script not on PATH")
-def test_console_script() -> None:
-    r = subprocess.run(["everything-mcp", "--version"], capture_output=True, text=True, timeout=WAIT)
-    assert r.stdout.startswith("everything-mcp ")
-
-
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_signals_exit_cleanly_and_promptly(signum: int) -> None:
-    proc = subprocess.Popen(
-        [*SERVER_CMD, "stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
+def test_signals_exit_cleanly_and_promptly(signum: int, cli_cmd: list[str]) -> None:
+    proc = subprocess.Popen([*cli_cmd, "stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
     proc.stdin.flush()
@@ -98,96 +123,73 @@ def test_signals_exit_cleanly_and_promptly(signum: int) -> None:
     proc.stderr.close()
 
 
-def test_closed_stdin_is_not_a_crash() -> None:
-    r = subprocess.run([*SERVER_CMD, "stdio"], stdin=subprocess.DEVNULL, capture_output=True, timeout=WAIT)
+def test_closed_stdin_is_not_a_crash(cli_cmd: list[str]) -> None:
+    r = subprocess.run([*cli_cmd, "stdio"], stdin=subprocess.DEVNULL, capture_output=True, timeout=WAIT)
     assert r.returncode == 0 and r.stdout == b""
 
 
-def test_bare_stdio_without_a_parser_has_every_option_the_parser_gives() -> None:
-    # `python -m everything_mcp stdio` (what clients spawn) is served without building argparse;
-    # it must mean exactly what the parser would make of it.
-    from everything_mcp import cli
-
-    parsed = vars(cli._parser("stdio").parse_args(["stdio"]))
-    assert parsed == {"command": "stdio", **cli._server_defaults(), **cli._STDIO_ONLY}
-
-
-def test_cli_help_prints_the_core_defaults() -> None:
-    """The CLI restates no default: its help shows what the Rust core would use."""
+def test_cli_help_prints_the_core_defaults(cli_cmd: list[str]) -> None:
+    """The command line restates no default: its help shows what the Rust core would use."""
     from everything_mcp import DEFAULTS
 
-    out = subprocess.run(
-        [*SERVER_CMD, "http", "--help"],
-        capture_output=True,
-        text=True,
-        timeout=WAIT,
-        env={**os.environ, "COLUMNS": "400"},
-    )
+    out = run(cli_cmd, "http", "--help")
     assert out.returncode == 0, out.stderr
     text = " ".join(out.stdout.split())
     for expected in [
         f"address to bind (default: {DEFAULTS['host']})",
-        f"most concurrent sessions (default {DEFAULTS['max_sessions']})",
-        f"0 never (default {DEFAULTS['session_idle_timeout']:g})",
-        f"Last-Event-ID resumption (default {DEFAULTS['event_store_capacity']})",
-        f"(default: {DEFAULTS['max_message_bytes'] // 2**20} MiB)",
-        f"default {DEFAULTS['update_delay']:g})",
+        f"most concurrent sessions (default: {DEFAULTS['max_sessions']})",
+        f"0 never (default: {DEFAULTS['session_idle_timeout']:g})",
+        f"Last-Event-ID resumption (default: {DEFAULTS['event_store_capacity']})",
+        f"(default: {DEFAULTS['max_message_bytes']:,})",
+        f"(default: {DEFAULTS['update_delay']:g})",
         f"(default: {','.join(DEFAULTS['catalogs'])})",
     ]:
         assert expected in text
     assert DEFAULTS["session_idle_timeout"] == 1800.0 and DEFAULTS["max_sessions"] == 1000
 
 
-def test_cli_help_lists_every_option() -> None:
+def test_every_option_has_a_flag_in_the_help() -> None:
     """Every option of the Rust options types (`_core.SERVER_OPTIONS`, `_core.HTTP_OPTIONS`) has
-    a flag storing it under its own name, but those the CLI fixes itself, and `http --help`
-    lists each: adding an option without its flag fails here."""
-    import argparse
+    its flag (checked in Rust: `cli::tests::every_option_has_its_flag`), and `http --help`
+    describes each in words of its own: here, that the help names as many flags as there are
+    options and CLI settings."""
+    from everything_mcp import _core
 
-    from everything_mcp import _core, cli, flags
+    out = run(SERVER_CMD, "http", "--help").stdout
+    flags = {line.split()[0].rstrip(",") for line in out.splitlines() if line.strip().startswith("--")}
+    cli_only = {"--host", "--port", "--log-level", "--faults", "--faults-preset", "--faults-seed", "--help"}
+    negations = {"--no-send-list-changed", "--no-lab"}
+    assert len(flags - cli_only - negations) == len(_core.SERVER_OPTIONS) + len(_core.HTTP_OPTIONS)
 
-    parser = argparse.ArgumentParser()
-    flags._add_server_options(parser)
-    flags._add_http_options(parser)
-    flags = {action.dest: action.option_strings for action in parser._actions if action.option_strings}
-    out = subprocess.run(
-        [*SERVER_CMD, "http", "--help"],
+
+def test_report_and_config_from_the_native_command() -> None:
+    """The native command has no `report` or `config`: next to the Python the wheel installed it
+    beside, it hands them over; alone, it says where they are."""
+    binary = native_cmd()[0]
+    r = subprocess.run([binary, "config", "json", "--port", "4000"], capture_output=True, text=True, timeout=WAIT)
+    beside = os.path.join(os.path.dirname(binary), "python3")
+    if os.path.isfile(beside):
+        assert r.returncode == 0 and "http://127.0.0.1:4000/mcp" in r.stdout, r.stderr
+    else:
+        assert r.returncode == 2
+        assert r.stderr == (
+            "everything-mcp: `config` is in the Python package: pip install everything-mcp, then"
+            " python -m everything_mcp config ...\n"
+        )
+
+
+def test_the_native_command_needs_no_python(tmp_path: object) -> None:
+    """`everything-mcp stdio` answers with no Python to be found and none linked."""
+    binary = native_cmd()[0]
+    if sys.platform.startswith("linux"):
+        linked = subprocess.run(["ldd", binary], capture_output=True, text=True, timeout=WAIT).stdout
+        assert "libpython" not in linked
+    r = subprocess.run(
+        [binary, "stdio"],
+        input='{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
         capture_output=True,
         text=True,
         timeout=WAIT,
-        env={**os.environ, "COLUMNS": "400"},
+        env={"PATH": "/nonexistent"},
     )
-    assert out.returncode == 0, out.stderr
-    for option in [*_core.SERVER_OPTIONS, *_core.HTTP_OPTIONS, "host"]:
-        if option in cli._FIXED:
-            assert option not in flags
-            continue
-        assert option in flags, f"option {option!r} has no CLI flag (add one whose dest is {option!r})"
-        assert any(flag in out.stdout for flag in flags[option]), option
-    # No flag stores anything but an option or a setting of the CLI itself.
-    assert set(flags) - {*_core.SERVER_OPTIONS, *_core.HTTP_OPTIONS} == {
-        "host",
-        "port",
-        "log_level",
-        "faults",
-        "faults_preset",
-        "faults_seed",
-        "help",
-    }
-
-
-def test_flags_become_options() -> None:
-    from everything_mcp import cli
-
-    ns = cli._parser("http").parse_args(
-        ["http", "--catalog", "none,conformance", "--catalog", "skills", "--tick-ms", "50", "--no-standalone-stream"]
-    )
-    given = cli._given(ns, [*cli._core.SERVER_OPTIONS, *cli._core.HTTP_OPTIONS])
-    # `keep_traffic` is left to `main`, which keeps records only for the lab page.
-    assert given == {
-        "catalogs": ["none", "conformance", "skills"],
-        "tick": 0.05,
-        "standalone_stream": False,
-    }
-    # `--tick-ms 0` is the reference's timers, as before.
-    assert cli._given(cli._parser("stdio").parse_args(["stdio", "--tick-ms", "0"]), ["tick"]) == {}
+    assert json.loads(r.stdout) == {"jsonrpc": "2.0", "id": 1, "result": {}}

@@ -1,5 +1,6 @@
-"""`python -m everything_mcp http|sse|config` as real subprocesses: the listening line, port
-selection, graceful shutdown with open streams, and client configurations."""
+"""`everything-mcp http|sse` (the native command and `python -m everything_mcp`, `cli_cmd`) and
+`python -m everything_mcp config` as real subprocesses: the listening line, port selection,
+graceful shutdown with open streams, and client configurations."""
 
 from __future__ import annotations
 
@@ -20,8 +21,10 @@ import pytest
 from conftest import SERVER_CMD, WAIT, init_params
 
 
-def start(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
-    proc = subprocess.Popen([*SERVER_CMD, *args], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+def start(
+    command: list[str], *args: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
+    proc = subprocess.Popen([*command, *args], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     assert proc.stderr is not None
     line = proc.stderr.readline()
     assert line, "the server printed nothing"
@@ -44,9 +47,9 @@ def stop(proc: subprocess.Popen[bytes]) -> int:
     return code
 
 
-def test_http_prints_its_url_and_serves(tmp_path: Path) -> None:
+def test_http_prints_its_url_and_serves(tmp_path: Path, cli_cmd: list[str]) -> None:
     record = tmp_path / "t.jsonl"
-    proc, listening = start("http", "--port", "0", "--record", str(record))
+    proc, listening = start(cli_cmd, "http", "--port", "0", "--record", str(record))
     try:
         assert listening["event"] == "listening" and listening["transport"] == "http"
         url = listening["url"]
@@ -78,31 +81,31 @@ def test_http_prints_its_url_and_serves(tmp_path: Path) -> None:
     assert kinds == [("in", "request", "POST"), ("out", "response", None), ("in", "http", "GET")]
 
 
-def test_sse_command_prints_the_sse_url() -> None:
-    proc, listening = start("sse", "--port", "0")
+def test_sse_command_prints_the_sse_url(cli_cmd: list[str]) -> None:
+    proc, listening = start(cli_cmd, "sse", "--port", "0")
     try:
         assert listening["transport"] == "sse" and listening["url"].endswith("/sse")
     finally:
         assert stop(proc) == 0
 
 
-def test_busy_port_moves_on_unless_strict(busy_port: int) -> None:
-    proc, listening = start("streamableHttp", "--port", str(busy_port))
+def test_busy_port_moves_on_unless_strict(busy_port: int, cli_cmd: list[str]) -> None:
+    proc, listening = start(cli_cmd, "streamableHttp", "--port", str(busy_port))
     try:
         port = int(listening["base_url"].rsplit(":", 1)[1])
         assert busy_port < port <= busy_port + 20
     finally:
         assert stop(proc) == 0
     r = subprocess.run(
-        [*SERVER_CMD, "http", "--port", str(busy_port), "--strict-port"], capture_output=True, text=True, timeout=WAIT
+        [*cli_cmd, "http", "--port", str(busy_port), "--strict-port"], capture_output=True, text=True, timeout=WAIT
     )
     assert r.returncode == 2
     assert r.stderr.startswith("everything-mcp: ") and "in use" in r.stderr.lower()
 
 
-def test_port_from_the_environment(busy_port: int) -> None:
+def test_port_from_the_environment(busy_port: int, cli_cmd: list[str]) -> None:
     env = {**os.environ, "PORT": str(busy_port)}
-    proc, listening = start("http", env=env)
+    proc, listening = start(cli_cmd, "http", env=env)
     try:
         assert int(listening["base_url"].rsplit(":", 1)[1]) in range(busy_port + 1, busy_port + 21)
     finally:

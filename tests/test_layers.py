@@ -20,7 +20,7 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 # Bottom to top. A module belongs to the row naming the longest prefix of its path ("" is the
 # crate root alone). Modules of one row may import each other (without a cycle).
 LAYERS: list[tuple[str, list[str]]] = [
-    ("foundations", ["error", "field_error", "fast_map", "lock", "jsnum", "field", "clock"]),
+    ("foundations", ["error", "field_error", "fast_map", "lock", "jsnum", "field", "clock", "logging"]),
     ("JSON-RPC", ["jsonrpc"]),
     ("MCP protocol", ["protocol"]),
     ("traffic", ["traffic"]),
@@ -70,8 +70,9 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("catalogs", ["catalog"]),
     ("transports", ["transport"]),
     ("options", ["options"]),
+    ("command line", ["cli"]),
     ("binding", ["python"]),
-    ("crate root", [""]),
+    ("crate root", ["", "main"]),
 ]
 
 PATH = r"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*"

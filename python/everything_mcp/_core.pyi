@@ -31,6 +31,7 @@ __all__ = [
     "Server",
     "TaskGate",
     "__version__",
+    "cli_main",
     "init_logging",
 ]
 
@@ -135,6 +136,11 @@ _Cancel = Callable[[], None] | None
 
 def init_logging(level: str) -> None:
     """Send the core's diagnostics to stderr at `level` (e.g. "warn", "debug"). First call wins."""
+
+def cli_main(args: list[str]) -> int:
+    """Run a serving command (`stdio`, `http`, `sse`; help, version) of the core's command line,
+    given its arguments; returns the exit status. Signal handlers' exceptions propagate once the
+    server has stopped."""
 
 @final
 class Server:

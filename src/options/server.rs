@@ -14,6 +14,16 @@ use std::sync::Arc;
 /// two-core machines CI runs on; more only add start-up time.
 pub const WORKER_THREADS: usize = 2;
 
+/// Most threads of a server runtime's blocking pool, which runs sync Python handlers (and
+/// attaches to Python for the binding's callbacks). Why a bound, and why this one: Python
+/// handlers serialise on the GIL, so threads beyond a few only add memory and contention; the
+/// pool's size matters only for sync handlers that wait with the GIL released (`time.sleep`,
+/// I/O, `ctx.ask`), and 64 such handlers at once is far beyond a test's needs. Nothing else waits
+/// on this pool: stdin is read on a thread of its own (`transport::stdio`), and `async def`
+/// handlers and `aask` occupy no thread while they wait. Tokio's default (512) would let a
+/// runaway test start hundreds of threads.
+pub const MAX_BLOCKING_THREADS: usize = 64;
+
 /// The catalogs served when none are named: the reference server's current surface.
 pub const CATALOGS: &[&str] = &["everything"];
 
@@ -163,6 +173,17 @@ impl ServerOptions {
     /// Threads of the server's runtime: `worker_threads`, at least one.
     pub fn worker_threads(&self) -> usize {
         self.worker_threads.max(1)
+    }
+
+    /// The server's own tokio runtime: [`Self::worker_threads`] threads, and a blocking pool
+    /// of at most [`MAX_BLOCKING_THREADS`].
+    pub fn runtime(&self) -> std::io::Result<tokio::runtime::Runtime> {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(self.worker_threads())
+            .max_blocking_threads(MAX_BLOCKING_THREADS)
+            .thread_name("everything-mcp")
+            .enable_all()
+            .build()
     }
 }
 

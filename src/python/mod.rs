@@ -4,6 +4,7 @@
 
 mod args;
 mod callback;
+mod cli;
 mod connection;
 mod errors;
 mod handlers;
@@ -20,6 +21,8 @@ use pyo3::prelude::*;
 pub mod _core {
     #[pymodule_export]
     use super::callback::Pending;
+    #[pymodule_export]
+    use super::cli::cli_main;
     #[pymodule_export]
     use super::connection::Connection;
     #[pymodule_export]

@@ -8,7 +8,7 @@ mod auth;
 mod clock;
 mod faults;
 mod registration;
-mod report;
+pub(super) mod report;
 mod serving;
 mod state;
 mod tasks;

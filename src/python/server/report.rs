@@ -21,7 +21,7 @@ fn new_report(py: Python<'_>) -> PyResult<Py<PyAny>> {
 }
 
 /// A source that reports on `recorder`'s records.
-pub(super) fn source(recorder: Arc<Recorder>) -> ReportSource {
+pub(crate) fn source(recorder: Arc<Recorder>) -> ReportSource {
     // The live report (made on the first call), the seq it read through, and the recorder's
     // `clears` when it started.
     let live: Mutex<Option<(Py<PyAny>, u64, u64)>> = Mutex::new(None);

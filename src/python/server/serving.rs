@@ -11,33 +11,17 @@ use crate::transport::{http, memory, relay, stdio};
 use pyo3::prelude::*;
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// How long `stop()` and a signal-interrupted `run_stdio()` wait for tasks to finish.
-const STOP_TIMEOUT: Duration = Duration::from_secs(1);
-
-/// Most threads of the runtime's blocking pool, which runs sync Python handlers (and attaches to
-/// Python for the binding's callbacks). Why a bound, and why this one: Python handlers serialise
-/// on the GIL, so threads beyond a few only add memory and contention; the pool's size matters
-/// only for sync handlers that wait with the GIL released (`time.sleep`, I/O, `ctx.ask`), and 64
-/// such handlers at once is far beyond a test's needs. Nothing else waits on this pool: stdin is
-/// read on a thread of its own (`transport::stdio`), and `async def` handlers and `aask` occupy
-/// no thread while they wait. Tokio's default (512) would let a runaway test start hundreds of
-/// threads.
-const MAX_BLOCKING_THREADS: usize = 64;
+use crate::cli::launch::STOP_TIMEOUT;
 
 /// A server with `options`, its catalogs loaded (GIL released), on a runtime of its own.
 pub(super) fn new(py: Python<'_>, options: ServerOptions) -> PyResult<PyServer> {
     let core = py.detach(|| options.server()).map_err(to_py)?;
     core.report
         .set(super::report::source(core.recorder.clone()));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(options.worker_threads())
-        .max_blocking_threads(MAX_BLOCKING_THREADS)
-        .thread_name("everything-mcp")
-        .enable_all()
-        .build()?;
+    let runtime = options.runtime()?;
     let handle = runtime.handle().clone();
     Ok(PyServer {
         core,
