@@ -4,6 +4,8 @@
 Contenders (each figure is measured for those it applies to):
 
 - `ours`: `python -m everything_mcp` (the CLI: stdio, or HTTP with the in-memory tape off);
+- `ours-native`: the native `everything-mcp` (`src/main.rs`, the same command line without a
+  Python interpreter), built with the benchmarks' profile, run as `ours` is;
 - `ours-tape`: an in-process `Server` with the traffic tape on, as a test suite holds it;
 - `ours-py`: the same with `echo` registered as a plain Python function;
 - `ours-faults`: `ours-tape` with 100 fault rules in force that match none of the load's frames;
@@ -162,6 +164,16 @@ def build_rust_tools(profile: str = "release") -> None:
     )
 
 
+def build_native(profile: str = "release") -> None:
+    """Builds the native `everything-mcp` (the package's crate) with `profile`."""
+    subprocess.run(["cargo", "build", "--profile", profile, "-q", "--bin", "everything-mcp"], check=True, cwd=ROOT)
+
+
+def native_binary(profile: str = "release") -> Path:
+    """The native `everything-mcp` built by `build_native(profile)`."""
+    return ROOT / "target" / ("debug" if profile == "dev" else profile) / "everything-mcp"
+
+
 def rust_tool(name: str, profile: str = "release") -> Path:
     """The path of bench/rust's binary `name` built with `profile`."""
     return RUST_TARGET / ("debug" if profile == "dev" else profile) / name
@@ -225,10 +237,10 @@ BEARER_TOKEN = "bench-token"
 """The one token `ours-bearer` accepts, and the one loadgen sends it."""
 
 
-def cli_http(port: int, *extra: str) -> list[str]:
-    """The CLI's `http` on `port`, quiet, with room for the session benchmarks."""
+def cli_http(port: int, *extra: str, command: tuple[str, ...] = (sys.executable, "-m", "everything_mcp")) -> list[str]:
+    """The CLI's `http` (or `command`'s) on `port`, quiet, with room for the session benchmarks."""
     flags = ["--port", str(port), "--strict-port", "--max-sessions", "20000", "--log-level", "off"]
-    return [sys.executable, "-m", "everything_mcp", "http", *flags, *extra]
+    return [*command, "http", *flags, *extra]
 
 
 def contenders(available: set[str], rust_profile: str = "release") -> list[Contender]:
@@ -236,9 +248,11 @@ def contenders(available: set[str], rust_profile: str = "release") -> list[Conte
     node_entry = str(side_by_side.REF_ENTRY)
     in_process = str(BENCH / "peers" / "ours_in_process.py")
     sdk_script = str(BENCH / "peers" / "python_sdk_echo.py")
+    native = str(native_binary(rust_profile))
     every = [
         # The lab page keeps records in memory: `ours` turns it off, `ours-lab` measures its cost.
         Contender("ours", [py, "-m", "everything_mcp", "stdio"], lambda p: (cli_http(p, "--no-lab"), {})),
+        Contender("ours-native", [native, "stdio"], lambda p: (cli_http(p, "--no-lab", command=(native,)), {})),
         Contender("ours-lab", None, lambda p: (cli_http(p), {})),
         Contender("ours-apps", None, lambda p: (cli_http(p, "--no-lab", "--catalog", "everything,apps"), {})),
         Contender(
@@ -593,6 +607,30 @@ TARGETS = (
         "x",
     ),
     Target(
+        "native stdio cold start >= 50x faster than the reference",
+        ("cold_start_ms", "reference"),
+        ("cold_start_ms", "ours-native"),
+        ">=",
+        50,
+        "x",
+    ),
+    Target(
+        "native stdio cold start >= 5x faster than `python -m everything_mcp stdio`",
+        ("cold_start_ms", "ours"),
+        ("cold_start_ms", "ours-native"),
+        ">=",
+        5,
+        "x",
+    ),
+    Target(
+        "HTTP echo through the native command within 5% of the Python-launched CLI (16 connections)",
+        ("http_rps_c16", "ours-native"),
+        ("http_rps_c16", "ours"),
+        ">=",
+        0.95,
+        "x",
+    ),
+    Target(
         "HTTP echo, 16 connections, tape on >= 60% of bare axum",
         ("http_rps_c16", "ours-tape"),
         ("http_rps_c16", "bare-axum"),
@@ -757,6 +795,7 @@ def ratios(res: Results, sizes: Sizes) -> list[str]:
     memory; the `better` column says which way each row reads."""
     rows: list[tuple[str, str, str, str]] = [
         ("stdio cold start", "cold_start_ms", "ours", "lower"),
+        ("stdio cold start, native command", "cold_start_ms", "ours-native", "lower"),
         ("stdio pipelined req/s", "stdio_rps", "ours", "higher"),
     ]
     for c in sizes.connections:
@@ -1352,6 +1391,7 @@ PEER_BENCHMARKS = frozenset(("cold-start", "stdio", "http", "sessions", "memory"
 a run of only those neither builds bench/rust nor installs the peers."""
 NAMES = (
     "ours",
+    "ours-native",
     "ours-lab",
     "ours-apps",
     "ours-bearer",
@@ -1398,6 +1438,9 @@ def main(argv: list[str] | None = None) -> int:
     if PEER_BENCHMARKS & set(benches):
         print("bench: building bench/rust (loadgen, bare-axum)", file=sys.stderr)
         build_rust_tools(sizes.rust_profile)
+        if "ours-native" in wanted:
+            print(f"bench: building the native everything-mcp ({sizes.rust_profile} profile)", file=sys.stderr)
+            build_native(sizes.rust_profile)
         if "reference" in wanted and not ensure_reference():
             print("bench: the reference server could not be installed; skipping it", file=sys.stderr)
             wanted.discard("reference")

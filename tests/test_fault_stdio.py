@@ -1,7 +1,8 @@
 """Fault rules for stdio (docs/faults.md): a stray line in the output, stderr flooded, the
 output closed, the process exiting mid-request. The official `mcp` client runs
 `python -m everything_mcp stdio --faults FILE` as a real subprocess, in both of its modes; raw
-checks read the exit code, stderr and the record file."""
+checks read the exit code, stderr and the record file, of both launchers (`cli_cmd`: the native
+command too)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from mcp import Client, MCPError, StdioServerParameters
 
 from everything_mcp import Server, load_records
 
-from conftest import MODES, SERVER_CMD, WAIT, StdioServer, init_params, texts
+from conftest import MODES, WAIT, StdioServer, init_params, texts
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
 
@@ -67,9 +68,10 @@ async def test_the_output_closed_or_the_process_gone_mid_request(
                 await client.call_tool("echo", {"message": "x"})
 
 
-def test_the_process_exits_with_the_code_and_the_record_keeps_the_request(tmp_path: Path) -> None:
+def test_the_process_exits_with_the_code_and_the_record_keeps_the_request(tmp_path: Path, cli_cmd: list[str]) -> None:
     record = tmp_path / "traffic.jsonl"
-    server = StdioServer("stdio", "--faults", fault_file(tmp_path, {"exit": 3}), "--record", str(record))
+    args = ["stdio", "--faults", fault_file(tmp_path, {"exit": 3}), "--record", str(record)]
+    server = StdioServer(command=[*cli_cmd, *args])
     try:
         server.initialize()
         server.send(ECHO_CALL)
@@ -80,8 +82,8 @@ def test_the_process_exits_with_the_code_and_the_record_keeps_the_request(tmp_pa
     assert call.fault == {"rule": "r1", "action": "exit"}
 
 
-def test_output_closed_leaves_stdout_at_its_end(tmp_path: Path) -> None:
-    server = StdioServer("stdio", "--faults", fault_file(tmp_path, {"close_output": True}))
+def test_output_closed_leaves_stdout_at_its_end(tmp_path: Path, cli_cmd: list[str]) -> None:
+    server = StdioServer(command=[*cli_cmd, "stdio", "--faults", fault_file(tmp_path, {"close_output": True})])
     try:
         server.initialize()
         server.send(ECHO_CALL)
@@ -92,10 +94,10 @@ def test_output_closed_leaves_stdout_at_its_end(tmp_path: Path) -> None:
         server.stop()
 
 
-def test_stderr_flooded(tmp_path: Path) -> None:
+def test_stderr_flooded(tmp_path: Path, cli_cmd: list[str]) -> None:
     flood = {"stderr": {"line": "WARN something is off", "count": 2000}}
     proc = subprocess.run(
-        [*SERVER_CMD, "stdio", "--faults", fault_file(tmp_path, flood)],
+        [*cli_cmd, "stdio", "--faults", fault_file(tmp_path, flood)],
         input="\n".join(
             json.dumps(m)
             for m in [

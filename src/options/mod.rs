@@ -18,9 +18,9 @@
 //!
 //! Adding an option: a documented field in its group, its default in the group's `Default`, its
 //! use in the group's conversion; then one line in the Python `TypedDict`
-//! (`python/everything_mcp/options.py`) and one CLI flag (`python/everything_mcp/cli.py`, whose
-//! `dest` is the option's name). `tests/test_options.py` and `tests/test_cli.py` check that
-//! both know every option.
+//! (`python/everything_mcp/options.py`) and one flag (a field named after the option in
+//! `crate::cli::flags`, for both launchers). `tests/test_options.py` and
+//! `cli::tests::every_option_has_its_flag` check that both know every option.
 
 mod group;
 mod http;
