@@ -8,11 +8,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 staged=everything_mcp._core.data/scripts
+# The binary's path, from cargo's own report of what it built (wherever --target, --profile and
+# CARGO_TARGET_DIR put it); JSON escapes a Windows path's backslashes. No Python needed: the
+# release workflow runs this where none may be on PATH.
 built=$(cargo build --bin everything-mcp --message-format=json-render-diagnostics "$@" |
-    python3 -c 'import json, sys
-paths = [m["executable"] for m in map(json.loads, sys.stdin)
-         if m.get("reason") == "compiler-artifact" and m.get("executable")]
-print(paths[-1] if paths else "")')
+    sed -n 's/.*"executable":"\([^"]*everything-mcp[^"]*\)".*/\1/p' | tail -n 1 | sed 's/\\\\/\\/g')
 [ -n "$built" ] || { echo "stage_binary: cargo built no everything-mcp" >&2; exit 1; }
 rm -rf everything_mcp._core.data
 mkdir -p "$staged"
