@@ -964,8 +964,9 @@ NOTES = """\
 ## How it is measured
 
 - **Contenders.** `ours` is the CLI (`python -m everything_mcp stdio|http`), which keeps no
-  traffic in memory; the project has no Rust-only binary, so every stdio figure includes the
-  Python interpreter's start. `ours-tape` is an in-process `Server` as a test suite holds it, with the
+  traffic in memory; its stdio figures include the Python interpreter's start. `ours-native` is
+  the same command line as a native binary (`everything-mcp`, `src/main.rs`: no interpreter),
+  built with the benchmarks' profile and run with the flags `ours` gets. `ours-tape` is an in-process `Server` as a test suite holds it, with the
   traffic tape on (the default `keep_traffic=10_000`). `ours-py` is the same with `echo`
   registered as a plain Python function. `reference` and `python-sdk` are the peers; `bare-axum`
   (`bench/rust/src/bin/bare_axum.rs`) parses the same JSON-RPC body and answers the same two SSE
