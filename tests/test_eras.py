@@ -301,8 +301,9 @@ def test_era_narrows_the_revisions() -> None:
 
 def test_cli_era_option() -> None:
     out = subprocess.run([*SERVER_CMD, "stdio", "--help"], capture_output=True, text=True, timeout=WAIT, check=True)
-    assert "--era {handshake,stateless,both}" in out.stdout
-    assert "(default: both)" in " ".join(out.stdout.split())
+    text = " ".join(out.stdout.split())
+    assert "--era <ERA>" in text and "[possible values: handshake, stateless, both]" in text
+    assert "(default: both)" in text
     discover = {
         "jsonrpc": "2.0",
         "id": 1,
