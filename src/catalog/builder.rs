@@ -68,8 +68,9 @@ impl ToolDef {
         Value::Object(self.0)
     }
 
-    /// The tool: this definition served by `handler`.
+    /// The tool: this definition served by `handler` (a built-in one: its schema is compiled
+    /// on its first call).
     pub fn serve(self, handler: ToolFn) -> Result<Tool, Error> {
-        Tool::new(self.definition(), handler)
+        Tool::builtin(self.definition(), handler)
     }
 }

@@ -341,6 +341,22 @@ pub fn session_id(session: &Session) -> Option<&str> {
 mod tests {
     use super::{looks_secret, sum_text};
 
+    /// Built-in tools compile their schemas on first use (`Tool::builtin`): every one must.
+    #[test]
+    fn every_built_in_tool_schema_compiles() {
+        let options = super::Options::default();
+        for name in super::names() {
+            let registry = super::registry(&[name.to_string()], &options).unwrap();
+            for (tool, def) in &registry.tools {
+                assert!(
+                    def.validator.get().is_ok(),
+                    "{name}: {tool}: {:?}",
+                    def.validator.get().err()
+                );
+            }
+        }
+    }
+
     #[test]
     fn secret_names() {
         assert!(

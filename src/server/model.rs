@@ -117,14 +117,55 @@ pub struct RequestContext {
     pub task_allowed: bool,
 }
 
+/// A tool's `inputSchema` compiled into a validator. A schema a caller registers is compiled at
+/// once, so a bad one fails its registration ([`InputValidator::compiled`]); a built-in
+/// catalog's (tested with the catalog) is compiled on the tool's first call
+/// ([`InputValidator::on_first_use`]): compiling the `everything` catalog's schemas at start
+/// took 3.6M of the native command's 7.6M instructions from spawn to exit (callgrind), about
+/// 2 ms of its cold start.
+pub struct InputValidator {
+    /// The schema, kept until compiled.
+    schema: Value,
+    /// The validator, or why the schema does not compile.
+    compiled: std::sync::OnceLock<Result<jsonschema::Validator, String>>,
+}
+
+impl InputValidator {
+    /// `schema` compiled now; its error says why it does not compile.
+    pub fn compiled(schema: &Value) -> Result<Self, String> {
+        let validator = jsonschema::validator_for(schema).map_err(|e| e.to_string())?;
+        Ok(Self {
+            schema: Value::Null,
+            compiled: std::sync::OnceLock::from(Ok(validator)),
+        })
+    }
+
+    /// `schema`, compiled when first needed.
+    pub fn on_first_use(schema: Value) -> Self {
+        Self {
+            schema,
+            compiled: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The validator (compiled now if it was not), or why the schema does not compile.
+    pub fn get(&self) -> Result<&jsonschema::Validator, &str> {
+        self.compiled
+            .get_or_init(|| jsonschema::validator_for(&self.schema).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(String::as_str)
+    }
+}
+
 /// A tool: its `tools/list` entry, a compiled validator for its input, and its handler.
 #[derive(Clone)]
 pub struct Tool {
     /// The `tools/list` entry as the newest revision shows it (`name`, `title`, `inputSchema`,
     /// ...); older revisions get fields they do not define removed when listed.
     pub definition: Map<String, Value>,
-    /// `inputSchema`, compiled once at registration: arguments are checked before the handler runs.
-    pub validator: Arc<jsonschema::Validator>,
+    /// `inputSchema`, compiled once (at registration, or on the first call for a built-in
+    /// catalog's): arguments are checked before the handler runs.
+    pub validator: Arc<InputValidator>,
     /// What runs on `tools/call`.
     pub handler: ToolFn,
     /// The client capabilities (dotted paths, e.g. `"sampling"`, `"elicitation.url"`) a

@@ -7,7 +7,7 @@
 //! Python callable (wrapped by the binding) look the same to the dispatcher.
 
 use super::handler::resource_fn;
-use super::model::{RequestContext, TemplateFn, ToolFn};
+use super::model::{InputValidator, RequestContext, TemplateFn, ToolFn};
 use super::session::Session;
 use super::skills::{self, Skill, SKILL_MD};
 use super::tasks::task::TaskSupport;
@@ -61,6 +61,16 @@ impl Tool {
     /// Builds a tool from its definition (which must have a string `name` and an object
     /// `inputSchema`) and handler; fails when the schema does not compile.
     pub fn new(definition: Value, handler: ToolFn) -> Result<Self, Error> {
+        Self::build(definition, handler, true)
+    }
+
+    /// A built-in catalog's tool: as [`Tool::new`], its schema compiled on the first call
+    /// (see [`InputValidator`]).
+    pub fn builtin(definition: Value, handler: ToolFn) -> Result<Self, Error> {
+        Self::build(definition, handler, false)
+    }
+
+    fn build(definition: Value, handler: ToolFn, compile_now: bool) -> Result<Self, Error> {
         let definition = definition_object(definition, "a tool")?;
         let name = string_field(&definition, "name");
         if name.is_empty() {
@@ -74,9 +84,13 @@ impl Tool {
             .ok_or_else(|| {
                 Error::Definition(format!("tool {name:?} needs an object \"inputSchema\""))
             })?;
-        let validator = jsonschema::validator_for(schema).map_err(|e| {
-            Error::Definition(format!("tool {name:?} has an invalid inputSchema: {e}"))
-        })?;
+        let validator = if compile_now {
+            InputValidator::compiled(schema).map_err(|e| {
+                Error::Definition(format!("tool {name:?} has an invalid inputSchema: {e}"))
+            })?
+        } else {
+            InputValidator::on_first_use(schema.clone())
+        };
         let header_params = header_params::of_schema(schema);
         Ok(Self {
             task_support: TaskSupport::of(&definition),

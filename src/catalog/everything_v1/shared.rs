@@ -6,6 +6,7 @@ use crate::catalog::{pretty, DRAFT_07};
 use crate::error::Error;
 use crate::jsonrpc::{code, ErrorObject};
 use crate::server::handler::{tool_fn, HandlerError, ToolFn};
+use crate::server::model::InputValidator;
 use crate::server::registry::Tool;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -46,7 +47,7 @@ pub fn v1_tool(
     let mut tool = definition.serve(checked)?;
     // The wrapper checks the arguments (with v1's error shape); let the core accept anything.
     tool.validator = Arc::new(
-        jsonschema::validator_for(&json!({}))
+        InputValidator::compiled(&json!({}))
             .map_err(|e| Error::Definition(format!("empty schema: {e}")))?,
     );
     Ok(tool)

@@ -49,8 +49,10 @@ pub async fn call(
         });
     };
     let instance = Value::Object(arguments);
-    let problems: Vec<String> = tool
-        .validator
+    let validator = tool.validator.get().map_err(|e| {
+        ErrorObject::internal(format!("tool {name:?} has an invalid inputSchema: {e}"))
+    })?;
+    let problems: Vec<String> = validator
         .iter_errors(&instance)
         .map(|e| describe_violation(&e))
         .collect();
