@@ -13,6 +13,9 @@ pub enum Error {
     /// A fault rule (or fault file) is malformed.
     #[error("invalid fault rule: {0}")]
     Fault(String),
+    /// A traffic recording to replay cannot be read.
+    #[error("invalid recording: {0}")]
+    Recording(String),
     /// The server was stopped and cannot serve any more.
     #[error("the server is stopped")]
     Stopped,

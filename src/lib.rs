@@ -7,6 +7,7 @@
 //! - [`server`]: the server, its sessions, the dispatcher, `RequestContext`, the registry, and
 //!   one module per method family under `server::methods`.
 //! - [`catalog`]: built-in surfaces (`everything`, ...), e.g. `catalog::everything::echo`.
+//! - [`replay`]: a server answering from recorded traffic instead of a catalog.
 //! - [`transport`]: stdio, in-memory connections, Streamable HTTP and legacy HTTP+SSE (one axum
 //!   app), and the relay socket through which a stdio process reaches an in-process server.
 //! - [`traffic`]: the recorder of every frame in and out.
@@ -44,6 +45,7 @@ pub mod options;
 pub mod protocol;
 #[cfg(feature = "python")]
 mod python;
+pub mod replay;
 pub mod server;
 pub mod traffic;
 pub mod transport;

@@ -68,6 +68,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ),
     ("server", ["server"]),
     ("catalogs", ["catalog"]),
+    ("replay", ["replay"]),
     ("transports", ["transport"]),
     ("options", ["options"]),
     ("command line", ["cli"]),

@@ -15,7 +15,17 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
-__all__ = ["HttpOptions", "Options", "ServerOptions"]
+__all__ = ["HttpOptions", "Options", "ReplayOptions", "ServerOptions"]
+
+
+class ReplayOptions(TypedDict, total=False):
+    """``Server(replay={...})`` (``Server.from_recording``): how a server replays recorded
+    traffic (docs/replay.md)."""
+
+    files: Sequence[str | os.PathLike[str]]
+    ignore: Sequence[str] | None
+    order: str | None
+    repeat: bool | None
 
 
 class ServerOptions(TypedDict, total=False):
@@ -23,6 +33,7 @@ class ServerOptions(TypedDict, total=False):
 
     catalogs: Sequence[str] | None
     record: str | os.PathLike[str] | None
+    replay: ReplayOptions | None
     revisions: Sequence[str] | None
     era: str | None
     page_size: int | None

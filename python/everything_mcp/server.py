@@ -5,7 +5,9 @@ report, faults, clock, auth lab, tasks) and :mod:`.server_outbound` (what it sen
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +20,7 @@ from .server_outbound import ServerOutbound
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from .options import HttpOptions, ServerOptions
+    from .options import HttpOptions, ReplayOptions, ServerOptions
 
 __all__ = ["Server"]
 
@@ -41,6 +43,38 @@ class Server(ServerAuthoring, ServerControls, ServerOutbound):
         self._loop = HandlerLoop()
         self._relay: str | None = None
         self._relay_dir: str | None = None
+
+    @classmethod
+    def from_recording(
+        cls,
+        *files: str | os.PathLike[str],
+        ignore: Sequence[str] | None = None,
+        order: str | None = None,
+        repeat: bool | None = None,
+        **options: Unpack[ServerOptions],
+    ) -> Server:
+        """A server that answers from recorded traffic (``record=`` / ``--record`` files)
+        instead of a catalog: each request gets the recorded answer to the matching recorded
+        request, after what the server sent while serving it (docs/replay.md).
+
+        ``ignore``: the paths of a request the matching leaves out, JSON Pointers into
+        ``{"id", "method", "params"}`` with ``*`` for any segment (default ``["/id",
+        "/params/_meta"]``; ``[]`` matches exactly). ``order``: ``"any"`` (default) or
+        ``"recorded"``. ``repeat``: a request whose recorded answers were all given gets the last
+        again (default) or, with ``False``, an error. Every other option is a server option
+        (``record=`` records the replay, ``clock="manual"`` times what followed an answer).
+        """
+        if not files:
+            raise TypeError("from_recording() needs at least one recording file")
+        replay: ReplayOptions = {"files": [os.fspath(f) for f in files]}
+        if ignore is not None:
+            replay["ignore"] = list(ignore)
+        if order is not None:
+            replay["order"] = order
+        if repeat is not None:
+            replay["repeat"] = repeat
+        options["replay"] = replay
+        return cls(**options)
 
     def run_stdio(self) -> None:
         """Serve this process's stdin/stdout until stdin closes.

@@ -325,6 +325,66 @@ pub struct StdioFlags {
     pub control_token: Option<String>,
 }
 
+/// The flags only `replay` has: the recordings, where to serve them, and how requests are
+/// matched (fields named after [`ReplayOptions`](crate::options::ReplayOptions)'s).
+#[derive(Args, Debug, Clone, Default, Serialize)]
+pub struct ReplayFlags {
+    /// the recordings to answer from (--record files), read in this order
+    #[arg(value_name = "FILE", required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
+    /// serve Streamable HTTP at /mcp (and legacy SSE at /sse) instead of stdio
+    #[arg(long, conflicts_with = "sse")]
+    #[serde(skip)]
+    pub http: bool,
+    /// serve the legacy HTTP+SSE transport at /sse (and Streamable HTTP at /mcp) instead of stdio
+    #[arg(long)]
+    #[serde(skip)]
+    pub sse: bool,
+    /// on stdio: also serve the control API on 127.0.0.1:N (0: any free port; announced on
+    /// stderr)
+    #[arg(long, value_name = "N", value_parser = port)]
+    #[serde(skip)]
+    pub control_port: Option<u16>,
+    /// also leave this path of a request out of the matching (a JSON Pointer, `*` for any
+    /// segment; repeatable), besides /id and /params/_meta
+    #[arg(long, value_name = "PATH", action = ArgAction::Append)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ignore: Vec<String>,
+    /// match ids and _meta too (only --ignore paths are left out)
+    #[arg(long)]
+    #[serde(skip)]
+    pub exact: bool,
+    /// any: a request takes the first unused recording that matches it; recorded: requests
+    /// must come in the recorded order
+    #[arg(long, value_parser = ["any", "recorded"])]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order: Option<String>,
+    /// answer a request whose recorded answers were all given with an error, rather than the
+    /// last of them again
+    #[arg(long = "no-repeat", action = ArgAction::SetFalse, default_value_t = true)]
+    #[serde(skip_serializing_if = "is_true")]
+    pub repeat: bool,
+}
+
+impl ReplayFlags {
+    /// The replay options given, by name: `--ignore` adds to the default paths unless
+    /// `--exact`.
+    pub fn options(&self) -> Map<String, Value> {
+        let mut given = to_map(self);
+        if !self.exact && !self.ignore.is_empty() {
+            let defaults = crate::replay::matching::DEFAULT_IGNORE
+                .iter()
+                .map(|p| p.to_string());
+            let ignore: Vec<String> = defaults.chain(self.ignore.iter().cloned()).collect();
+            given.insert("ignore".into(), ignore.into());
+        }
+        if self.exact {
+            given.insert("ignore".into(), self.ignore.clone().into());
+        }
+        given
+    }
+}
+
 /// A whole number of milliseconds, written out as seconds (the `tick` option's unit).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(transparent)]

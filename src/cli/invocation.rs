@@ -1,7 +1,7 @@
 //! What the command line's arguments ask for ([`Invocation`]): a serving command with its flags,
 //! or a command of the Python package.
 
-use super::flags::{HttpFlags, ServerFlags, StdioFlags};
+use super::flags::{HttpFlags, ReplayFlags, ServerFlags, StdioFlags};
 
 /// Which transport a serving command serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +25,8 @@ pub struct Serve {
     pub http: HttpFlags,
     /// `stdio`'s own flags (defaults for `http`, `sse`).
     pub stdio: StdioFlags,
+    /// `replay`'s recordings and matching (`None`: the catalogs serve).
+    pub replay: Option<ReplayFlags>,
 }
 
 /// What the arguments ask for.

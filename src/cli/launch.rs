@@ -50,6 +50,9 @@ pub struct Launched {
 pub fn launch(serve: &Serve) -> Result<Launched, Error> {
     crate::logging::init(&serve.server.log_level)?;
     let mut given = serve.server.options();
+    if let Some(replay) = &serve.replay {
+        given.insert("replay".into(), Value::Object(replay.options()));
+    }
     if !given.contains_key("keep_traffic") {
         let listens = serve.transport != Transport::Stdio || serve.stdio.control_port.is_some();
         let lab = listens && serve.http.lab() != Some(false);

@@ -14,7 +14,7 @@ pub mod invocation;
 pub mod launch;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-pub use flags::{HttpFlags, ServerFlags, StdioFlags};
+pub use flags::{HttpFlags, ReplayFlags, ServerFlags, StdioFlags};
 pub use invocation::{Invocation, Serve, Transport};
 pub use launch::{launch, Launched};
 use std::process::ExitCode;
@@ -56,6 +56,16 @@ enum Command {
         #[command(flatten)]
         http: HttpFlags,
     },
+    /// answer from recorded traffic (--record files) instead of a catalog: on stdio, or
+    /// --http / --sse (docs/replay.md)
+    Replay {
+        #[command(flatten)]
+        replay: ReplayFlags,
+        #[command(flatten)]
+        server: ServerFlags,
+        #[command(flatten)]
+        http: HttpFlags,
+    },
     /// what each client in recorded traffic did: checks, levels, a matrix (Python package)
     #[command(disable_help_flag = true)]
     Report {
@@ -80,6 +90,7 @@ pub fn command() -> clap::Command {
         .mut_subcommand("stdio", flags::with_defaults)
         .mut_subcommand("http", flags::with_defaults)
         .mut_subcommand("sse", flags::with_defaults)
+        .mut_subcommand("replay", flags::with_defaults)
 }
 
 /// Reads `args` (without the program's name). No command, or options only, is `stdio`, as
@@ -113,6 +124,7 @@ pub fn parse(args: Vec<String>) -> Result<Invocation, clap::Error> {
             server,
             http,
             stdio,
+            replay: None,
         }))
     };
     Ok(match cli.command {
@@ -123,6 +135,29 @@ pub fn parse(args: Vec<String>) -> Result<Invocation, clap::Error> {
             serve(Transport::Http, server, http, StdioFlags::default())
         }
         Command::Sse { server, http } => serve(Transport::Sse, server, http, StdioFlags::default()),
+        Command::Replay {
+            replay,
+            server,
+            http,
+        } => {
+            // On stdio the control API's listener, and its token, are those of `stdio`.
+            let stdio = StdioFlags {
+                control_port: replay.control_port,
+                control_token: http.control_token.clone(),
+            };
+            let transport = match (replay.http, replay.sse) {
+                (true, _) => Transport::Http,
+                (_, true) => Transport::Sse,
+                _ => Transport::Stdio,
+            };
+            Invocation::Serve(Box::new(Serve {
+                transport,
+                server,
+                http,
+                stdio,
+                replay: Some(replay),
+            }))
+        }
         Command::Report { args } => Invocation::Python {
             command: "report".into(),
             args,
@@ -232,7 +267,7 @@ fn python_command(command: &str, args: &[String]) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::options::{names, HttpOptions, ServerOptions};
+    use crate::options::{names, HttpOptions, ReplayOptions, ServerOptions};
 
     fn serve(args: &[&str]) -> Serve {
         match parse(args.iter().map(|a| a.to_string()).collect()).unwrap() {
@@ -250,6 +285,10 @@ mod tests {
                 [names::<ServerOptions>(), names::<HttpOptions>()].concat(),
             ),
             ("stdio", names::<ServerOptions>()),
+            (
+                "replay",
+                [names::<ServerOptions>(), names::<ReplayOptions>()].concat(),
+            ),
         ] {
             let sub = command.find_subcommand(sub).unwrap();
             let ids: Vec<String> = sub
@@ -257,8 +296,10 @@ mod tests {
                 .map(|a| a.get_id().to_string())
                 .collect();
             for name in group {
-                let flagged =
-                    ids.contains(&name) || (name == "lab" && ids.contains(&"lab_on".into()));
+                // The `replay` option is the `replay` command, its members that command's flags.
+                let flagged = ids.contains(&name)
+                    || (name == "lab" && ids.contains(&"lab_on".into()))
+                    || name == "replay";
                 assert!(
                     flagged,
                     "option {name:?} has no flag (a field named after it)"

@@ -24,10 +24,12 @@
 
 mod group;
 mod http;
+mod replay;
 mod server;
 
 pub use group::{defaults, names, parse, Group, OptionError, Seconds};
 pub use http::{HttpOptions, Listener};
+pub use replay::ReplayOptions;
 pub use server::{ServerOptions, CATALOGS, WORKER_THREADS};
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! catalogs read.
 
 use super::group::{Group, Seconds};
+use super::replay::ReplayOptions;
 use crate::catalog;
 use crate::error::Error;
 use crate::protocol::{EraChoice, Revision};
@@ -36,6 +37,9 @@ pub struct ServerOptions {
     pub catalogs: Vec<String>,
     /// Also append every frame in and out to this JSON-lines file.
     pub record: Option<PathBuf>,
+    /// Answer from recorded traffic instead of the catalogs ([`ReplayOptions`]): unset, the
+    /// catalogs serve.
+    pub replay: Option<ReplayOptions>,
     /// The protocol revisions accepted (default: all), narrowed further by `era`.
     pub revisions: Vec<String>,
     /// Which eras are served: `handshake` (2024-11-05 … 2025-11-25), `stateless` (2026-07-28)
@@ -94,6 +98,7 @@ impl Default for ServerOptions {
         Self {
             catalogs: CATALOGS.iter().map(|c| c.to_string()).collect(),
             record: server.record_path,
+            replay: None,
             revisions: server.revisions.iter().map(|r| r.as_str().into()).collect(),
             era: server.era.as_str().into(),
             page_size: server.page_size,
@@ -121,8 +126,30 @@ impl Default for ServerOptions {
 impl ServerOptions {
     /// A server with these options: the named catalogs' registry, served as configured.
     pub fn server(&self) -> Result<Arc<Server>, Error> {
-        let registry = catalog::registry(&self.catalogs, &self.catalog_options()?)?;
-        Server::new(self.server_config()?, registry)
+        let Some(replay) = &self.replay else {
+            let registry = catalog::registry(&self.catalogs, &self.catalog_options()?)?;
+            return Server::new(self.server_config()?, registry);
+        };
+        let replay = Arc::new(replay.replay()?);
+        let mut config = self.server_config()?;
+        // The recording's revisions only: a client that asks for another is answered as the
+        // recorded server answered (a 2026 client of a handshake-era recording gets the
+        // `-32601` for `server/discover` that makes it fall back to `initialize`).
+        let recorded = &replay.recording().revisions;
+        if !recorded.is_empty() {
+            config.revisions.retain(|r| recorded.contains(r));
+            if config.revisions.is_empty() {
+                return Err(Error::Config(format!(
+                    "the recording was served under {}, which these options do not allow",
+                    recorded
+                        .iter()
+                        .map(|r| r.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        }
+        Server::new(config, crate::replay::registry(&replay))
     }
 
     /// What the core reads. Fails on an unknown revision or era, or a bad duration.

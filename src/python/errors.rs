@@ -39,7 +39,7 @@ pyo3::create_exception!(
 /// Maps a core error to its Python exception.
 pub fn to_py(e: Error) -> PyErr {
     match e {
-        Error::Definition(_) | Error::Config(_) | Error::Fault(_) => {
+        Error::Definition(_) | Error::Config(_) | Error::Fault(_) | Error::Recording(_) => {
             ConfigError::new_err(e.to_string())
         }
         Error::Stopped => ConnectionClosedError::new_err(e.to_string()),

@@ -25,6 +25,9 @@ impl Server {
     /// What serves `method`: a built-in MCP request (one an extension brings only while the
     /// registry declares it) or a registered custom method; `None` means `-32601`.
     pub fn route(&self, method: &str) -> Option<Route> {
+        if let Some(responder) = &self.registry().responder {
+            return Some(Route::Respond(responder.clone()));
+        }
         match ClientRequest::parse(method) {
             Some(builtin) => match builtin.extension() {
                 Some(id) if !self.registry().extensions.contains_key(id) => None,
@@ -338,15 +341,26 @@ impl Server {
         }
         let Some(route) = route.filter(|r| match r {
             Route::Builtin(m) => m.in_handshake_era(),
-            Route::Custom(_) => true,
+            Route::Custom(_) | Route::Respond(_) => true,
         }) else {
             return reply(Message::error(
                 Some(req.id),
                 ErrorObject::method_not_found(&req.method),
             ));
         };
+        let is = |m: ClientRequest| req.method == m.as_str();
         // Answered in frame order, before anything that follows them is decided.
         match route {
+            Route::Respond(responder) if is(ClientRequest::Initialize) => {
+                // The session's handshake as the core keeps it; the answer is the responder's.
+                let _ = methods::lifecycle::initialize(self, conn, &params);
+                let meta = req.meta.as_ref().map(|m| m.to_map());
+                let result = responder.initialize(self, conn, (&req.id, &params, meta));
+                return reply(outcome_message(req.id, result));
+            }
+            Route::Respond(_) if is(ClientRequest::Ping) => {
+                return reply(outcome_message(req.id, methods::lifecycle::ping()))
+            }
             Route::Builtin(ClientRequest::Initialize) => {
                 let result = methods::lifecycle::initialize(self, conn, &params);
                 return reply(outcome_message(req.id, result));

@@ -293,6 +293,32 @@ pub struct Registry {
     /// (`ttlMs`, `cacheScope`; 2026-07-28): instead of the server's `0` / `private`, for a
     /// resource that tests a client's cache (MCP Apps hosts cache UI templates).
     pub read_cache: FastIndexMap<String, (u64, &'static str)>,
+    /// Answers every request in place of the definitions above, when set: a replay of
+    /// recorded traffic answers what the recording answered (`crate::replay`). The core still
+    /// decides each frame's era, the lifecycle and the envelope; only the answers change.
+    pub responder: Option<Arc<dyn Responder>>,
+}
+
+/// What answers every request of a server whose registry holds one ([`Registry::responder`]).
+pub trait Responder: Send + Sync {
+    /// Answers `initialize` (request `id`, its `params` and `_meta`) on `session`, in frame
+    /// order, after the core moved the session into its handshake; the responder may set the
+    /// session's revision to the one its answer names.
+    fn initialize(
+        &self,
+        server: &Arc<Server>,
+        session: &Arc<Session>,
+        request: (&RequestId, &Map<String, Value>, Option<Map<String, Value>>),
+    ) -> Result<Value, ErrorObject>;
+
+    /// Serves any other request: its method, id and `_meta` are in `ctx`, its other params in
+    /// `params`. What it sends on the way (notifications, requests to the client) goes through
+    /// `ctx` as a handler's would.
+    fn answer(
+        &self,
+        ctx: RequestContext,
+        params: Map<String, Value>,
+    ) -> BoxFuture<Result<Value, ErrorObject>>;
 }
 
 /// What one client sees of a listed definition: the definition as it is, none of it (the entry

@@ -62,6 +62,9 @@ impl Server {
             Some((rounds, method, revision)) => (Some(rounds), Some((method, revision)), revision),
             None => (None, None, session.revision()),
         };
+        // A responder's answers leave as it gives them (a replay's were completed when they
+        // were recorded).
+        let completion = completion.filter(|_| !matches!(route, Route::Respond(_)));
         // Handlers read `_meta` from `RequestContext::meta`, never from their params (the
         // parser took it out of them).
         let meta = req.meta.take();

@@ -15,6 +15,7 @@ use super::scope::{Declarations, Declared};
 use super::session::{Phase, Session};
 use super::sink::{Outgoing, Sink};
 use crate::jsonrpc::{ErrorObject, Message, Request};
+use serde_json::Map;
 use std::sync::Arc;
 
 impl Server {
@@ -75,10 +76,18 @@ impl Server {
         }
         let builtin = match &route {
             Route::Builtin(m) => Some(*m),
-            Route::Custom(_) => None,
+            Route::Custom(_) | Route::Respond(_) => None,
+        };
+        // A responder's answers are what it says, completed already: its `requestState`s are
+        // not this server's to open.
+        let responds = matches!(route, Route::Respond(_));
+        let (state_params, frame) = match responds {
+            true => (&Map::new(), None),
+            false => (&params, frame),
         };
         // A tampered, expired or misplaced requestState is refused before anything runs.
-        let rounds = match Rounds::open(&self.state_key, &req.method, builtin, &params, frame) {
+        let rounds = match Rounds::open(&self.state_key, &req.method, builtin, state_params, frame)
+        {
             Ok(r) => Arc::new(r),
             Err(e) => return reply(e),
         };

@@ -15,7 +15,7 @@ use super::context::RequestContext;
 use super::handler::{handler_error, MethodFn};
 use crate::jsonrpc::ErrorObject;
 use crate::protocol::method_names::ClientRequest;
-use crate::server::model::Server;
+use crate::server::model::{Responder, Server};
 use list::ListRequest;
 pub use params::{optional_object, required_object, required_str, take_optional_object};
 use serde_json::{Map, Value};
@@ -28,6 +28,8 @@ pub enum Route {
     Builtin(ClientRequest),
     /// A method registered at runtime (`Server::add_method`), e.g. a vendor extension.
     Custom(MethodFn),
+    /// Any request, answered by the registry's responder (a replay).
+    Respond(Arc<dyn Responder>),
 }
 
 /// Serves one request (after the lifecycle checks in `dispatch`). The `match` is exhaustive
@@ -41,6 +43,7 @@ pub async fn call(
     let method = match route {
         Route::Builtin(method) => method,
         Route::Custom(custom) => return custom(ctx, params).await.map_err(handler_error),
+        Route::Respond(responder) => return responder.answer(ctx, params).await,
     };
     match method {
         ClientRequest::Initialize => lifecycle::initialize(server, &ctx.session, &params),
