@@ -26,6 +26,8 @@ class ReplayOptions(TypedDict, total=False):
     ignore: Sequence[str] | None
     order: str | None
     repeat: bool | None
+    upstream: str | None
+    record_mode: str | None
 
 
 class ServerOptions(TypedDict, total=False):

@@ -51,6 +51,8 @@ class Server(ServerAuthoring, ServerControls, ServerOutbound):
         ignore: Sequence[str] | None = None,
         order: str | None = None,
         repeat: bool | None = None,
+        upstream: str | None = None,
+        record_mode: str | None = None,
         **options: Unpack[ServerOptions],
     ) -> Server:
         """A server that answers from recorded traffic (``record=`` / ``--record`` files)
@@ -61,8 +63,11 @@ class Server(ServerAuthoring, ServerControls, ServerOutbound):
         ``{"id", "method", "params"}`` with ``*`` for any segment (default ``["/id",
         "/params/_meta"]``; ``[]`` matches exactly). ``order``: ``"any"`` (default) or
         ``"recorded"``. ``repeat``: a request whose recorded answers were all given gets the last
-        again (default) or, with ``False``, an error. Every other option is a server option
-        (``record=`` records the replay, ``clock="manual"`` times what followed an answer).
+        again (default) or, with ``False``, an error. ``upstream``: the real server to record
+        from, a command line or a Streamable HTTP URL; ``record_mode``: when it is asked,
+        ``"none"``, ``"once"`` (default: when the first file does not exist yet),
+        ``"new_episodes"`` or ``"all"``. Every other option is a server option (``record=``
+        records the replay, ``clock="manual"`` times what followed an answer).
         """
         if not files:
             raise TypeError("from_recording() needs at least one recording file")
@@ -73,6 +78,10 @@ class Server(ServerAuthoring, ServerControls, ServerOutbound):
             replay["order"] = order
         if repeat is not None:
             replay["repeat"] = repeat
+        if upstream is not None:
+            replay["upstream"] = upstream
+        if record_mode is not None:
+            replay["record_mode"] = record_mode
         options["replay"] = replay
         return cls(**options)
 

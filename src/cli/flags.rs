@@ -364,6 +364,16 @@ pub struct ReplayFlags {
     #[arg(long = "no-repeat", action = ArgAction::SetFalse, default_value_t = true)]
     #[serde(skip_serializing_if = "is_true")]
     pub repeat: bool,
+    /// the real server to record from: a command line (spoken to over stdio) or a Streamable
+    /// HTTP URL
+    #[arg(long, value_name = "URL|CMD")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<String>,
+    /// when the real server is asked: none (never), once (when the recording does not exist
+    /// yet), new_episodes (for what the recording lacks, appended), all (always, written anew)
+    #[arg(long, value_name = "MODE", value_parser = ["none", "once", "new_episodes", "all"])]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub record_mode: Option<String>,
 }
 
 impl ReplayFlags {

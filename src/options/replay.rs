@@ -3,7 +3,9 @@
 
 use crate::error::Error;
 use crate::replay::matching::{Ignore, DEFAULT_IGNORE};
-use crate::replay::{Recording, Replay, Settings};
+use crate::replay::passing::{EpisodeWriter, Links};
+use crate::replay::upstream::Target;
+use crate::replay::{Passes, Recording, Replay, Settings, Upstreaming};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -23,6 +25,24 @@ pub struct ReplayOptions {
     /// Whether a request whose recorded answers were all given gets the last of them again,
     /// rather than an error.
     pub repeat: bool,
+    /// The real server to record from: a command line (spawned, spoken to over stdio) or a
+    /// Streamable HTTP URL. Used as `record_mode` says.
+    pub upstream: Option<String>,
+    /// When the real server is asked, as VCR's record modes: `none` never (a request the
+    /// recording lacks is an error); `once` when the recording does not exist yet (then every
+    /// request, the traffic written to the first file), else never; `new_episodes` for what the
+    /// recording lacks (each such exchange appended to the first file); `all` always (the
+    /// first file written anew).
+    pub record_mode: String,
+}
+
+/// What a replay writes, besides what its server is told to record.
+pub struct Replaying {
+    /// The replay.
+    pub replay: Replay,
+    /// The file the server's own recorder writes the recording to (modes that pass every
+    /// request to the real server).
+    pub records_to: Option<PathBuf>,
 }
 
 impl Default for ReplayOptions {
@@ -32,6 +52,8 @@ impl Default for ReplayOptions {
             ignore: DEFAULT_IGNORE.iter().map(|p| p.to_string()).collect(),
             order: "any".into(),
             repeat: true,
+            upstream: None,
+            record_mode: "once".into(),
         }
     }
 }
@@ -55,16 +77,68 @@ impl ReplayOptions {
         })
     }
 
-    /// The replay: the files read, matched as [`Self::settings`] say. Fails on a file that
-    /// cannot be read or holds something else than traffic records, or when none is named.
-    pub fn replay(&self) -> Result<Replay, Error> {
-        if self.files.is_empty() {
-            return Err(Error::Config(
-                "a replay needs at least one recording file".into(),
-            ));
-        }
+    /// The replay: the files read, matched as [`Self::settings`] say, the real server asked as
+    /// `record_mode` says. Fails on a file that cannot be read or holds something else than
+    /// traffic records, a missing recording with no `upstream` to make it from, or no file named.
+    pub fn replay(&self) -> Result<Replaying, Error> {
+        let Some(first) = self.files.first() else {
+            return Err(Error::Config("a replay needs at least one recording file".into()));
+        };
         let settings = self.settings()?;
-        Ok(Replay::new(Recording::load(&self.files)?, settings))
+        let target = self
+            .upstream
+            .as_deref()
+            .map(Target::parse)
+            .transpose()
+            .map_err(|e| Error::Config(format!("upstream: {e}")))?;
+        let exists = |f: &PathBuf| std::fs::metadata(f).is_ok_and(|m| m.len() > 0);
+        let needs = |mode: &str| {
+            Error::Config(format!(
+                "record mode {mode:?} asks the real server, and no upstream was given"
+            ))
+        };
+        let (recording, passes, records_to) = match self.record_mode.as_str() {
+            "none" => (Recording::load(&self.files)?, None, None),
+            "once" if self.files.iter().all(exists) => (Recording::load(&self.files)?, None, None),
+            "once" | "all" => {
+                if target.is_none() {
+                    return Err(match self.record_mode.as_str() {
+                        "once" => Error::Config(format!(
+                            "the recording {} does not exist yet, and no upstream was given to record it from",
+                            first.display()
+                        )),
+                        mode => needs(mode),
+                    });
+                }
+                // Written anew: the server's recorder appends.
+                std::fs::write(first, b"")?;
+                (Recording::default(), Some(Passes::Everything), Some(first.clone()))
+            }
+            "new_episodes" => {
+                if target.is_none() {
+                    return Err(needs("new_episodes"));
+                }
+                let present: Vec<PathBuf> = self.files.iter().filter(|f| exists(f)).cloned().collect();
+                let writer = EpisodeWriter::open(first)?;
+                (Recording::load(&present)?, Some(Passes::Unmatched(writer)), None)
+            }
+            other => {
+                return Err(Error::Config(format!(
+                    "record mode {other:?} is not one of \"none\", \"once\", \"new_episodes\", \"all\""
+                )))
+            }
+        };
+        let upstream = match (passes, target) {
+            (Some(passes), Some(target)) => Some(Upstreaming {
+                links: Links::new(target),
+                passes,
+            }),
+            _ => None,
+        };
+        Ok(Replaying {
+            replay: Replay::new(recording, settings, upstream),
+            records_to,
+        })
     }
 }
 

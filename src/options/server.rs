@@ -130,8 +130,19 @@ impl ServerOptions {
             let registry = catalog::registry(&self.catalogs, &self.catalog_options()?)?;
             return Server::new(self.server_config()?, registry);
         };
-        let replay = Arc::new(replay.replay()?);
+        let replaying = replay.replay()?;
+        let replay = Arc::new(replaying.replay);
         let mut config = self.server_config()?;
+        if let Some(path) = replaying.records_to {
+            // Recording from the real server: the server's own recorder writes the file.
+            if config.record_path.as_ref().is_some_and(|p| *p != path) {
+                return Err(Error::Config(format!(
+                    "record and a replay that records ({}) would write two files; give one",
+                    path.display()
+                )));
+            }
+            config.record_path = Some(path);
+        }
         // The recording's revisions only: a client that asks for another is answered as the
         // recorded server answered (a 2026 client of a handshake-era recording gets the
         // `-32601` for `server/discover` that makes it fall back to `initialize`).
@@ -141,11 +152,7 @@ impl ServerOptions {
             if config.revisions.is_empty() {
                 return Err(Error::Config(format!(
                     "the recording was served under {}, which these options do not allow",
-                    recorded
-                        .iter()
-                        .map(|r| r.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    recorded.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ")
                 )));
             }
         }

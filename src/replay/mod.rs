@@ -10,15 +10,19 @@
 //! - [`recording`]: the records read back, as episodes.
 //! - [`matching`]: how a live request is compared with a recorded one.
 //! - [`responder`]: the answers.
+//! - [`upstream`]: a connection to a real server (a command or a URL), for recording.
+//! - [`passing`]: requests passed to it, and their answers written as new episodes.
 
 pub mod matching;
+pub mod passing;
 pub mod recording;
 pub mod responder;
+pub mod upstream;
 
 use crate::server::registry::Registry;
 pub use matching::Settings;
 pub use recording::Recording;
-pub use responder::{Replay, NOT_RECORDED};
+pub use responder::{Passes, Replay, Upstreaming, NOT_RECORDED};
 use std::sync::Arc;
 
 /// The registry of a server replaying `replay`: no definitions, the replay answering every
@@ -31,19 +35,15 @@ pub fn registry(replay: &Arc<Replay>) -> Registry {
     let on_notification = replay.clone();
     registry
         .on_notification
-        .push(Arc::new(move |server, session, method, _| {
-            responder::on_notification(&on_notification, &server, &session, method);
+        .push(Arc::new(move |server, session, method, params| {
+            responder::on_notification(&on_notification, &server, &session, method, params);
         }));
     let on_initialized = replay.clone();
     registry
         .on_initialized
         .push(Arc::new(move |server, session| {
-            responder::on_notification(
-                &on_initialized,
-                &server,
-                &session,
-                "notifications/initialized",
-            );
+            let method = "notifications/initialized";
+        responder::on_notification(&on_initialized, &server, &session, method, None);
         }));
     registry
 }

@@ -5,6 +5,7 @@
 //! test clock moves it).
 
 use super::matching::{agree, differences, live_request, Difference, Ignore, Settings};
+use super::passing::{self, EpisodeWriter, Links};
 use super::recording::{Episode, Recording, Sent, Step};
 use crate::jsonrpc::{ErrorObject, Message, RequestId};
 use crate::lock::lock;
@@ -40,6 +41,26 @@ pub struct Replay {
     settings: Settings,
     /// Which episodes and triggers were used.
     used: Mutex<Used>,
+    /// The real server requests are passed to, when recording (`upstream`).
+    upstream: Option<Upstreaming>,
+}
+
+/// Passing requests to a real server while replaying (record modes with an `upstream`).
+pub struct Upstreaming {
+    /// The connections to it.
+    pub links: Links,
+    /// Which requests go there.
+    pub passes: Passes,
+}
+
+/// Which requests a replay passes to the real server.
+pub enum Passes {
+    /// All of them (record modes `once` with no recording yet, and `all`): the server's own
+    /// recorder writes the recording.
+    Everything,
+    /// Those the recording has no answer for (`new_episodes`), each written to the recording
+    /// as a new episode.
+    Unmatched(EpisodeWriter),
 }
 
 /// What a replay has given out so far.
@@ -66,8 +87,9 @@ enum Miss {
 }
 
 impl Replay {
-    /// A replay of `recording` matched as `settings` say.
-    pub fn new(recording: Recording, settings: Settings) -> Self {
+    /// A replay of `recording` matched as `settings` say, passing requests to `upstream` as it
+    /// says.
+    pub fn new(recording: Recording, settings: Settings, upstream: Option<Upstreaming>) -> Self {
         let used = Used {
             episodes: vec![false; recording.episodes.len()],
             triggers: vec![false; recording.triggers.len()],
@@ -76,6 +98,7 @@ impl Replay {
             recording,
             settings,
             used: Mutex::new(used),
+            upstream,
         }
     }
 
@@ -270,7 +293,16 @@ impl Replay {
 
     /// A client notification arrived on `session`: what followed the first unused recording
     /// of it (the bound connection's first) is sent after it.
-    fn notified(&self, server: &Arc<Server>, session: &Arc<Session>, method: &str) {
+    fn notified(
+        &self,
+        server: &Arc<Server>,
+        session: &Arc<Session>,
+        method: &str,
+        params: Option<&Value>,
+    ) {
+        if let Some(up) = &self.upstream {
+            up.links.notify(session, method, params);
+        }
         let bound = lock(&session.extension::<Bound>().0).clone();
         let triggers = &self.recording.triggers;
         let chosen = {
@@ -301,10 +333,59 @@ impl Replay {
         Self::follow(server, session, steps[at_once..].to_vec());
     }
 
-    /// Serves episode-matched request `ctx` (params `params`): see the module's doc.
+    /// Serves request `ctx` (params `params`): from the recording, or from the real server
+    /// (everything, or what the recording lacks); an `initialize` answer sets the session's
+    /// revision to the one it names.
     async fn serve(
         self: Arc<Self>,
         ctx: RequestContext,
+        params: Map<String, Value>,
+    ) -> Result<Value, ErrorObject> {
+        let answer = match &self.upstream {
+            Some(up @ Upstreaming { passes: Passes::Everything, .. }) => {
+                self.pass(up, &ctx, params, None).await
+            }
+            Some(up @ Upstreaming { passes: Passes::Unmatched(writer), .. }) => {
+                match self.replay(&ctx, params.clone()).await {
+                    Err(e) if e.code == NOT_RECORDED => {
+                        self.pass(up, &ctx, params, Some(writer)).await
+                    }
+                    other => other,
+                }
+            }
+            None => self.replay(&ctx, params).await,
+        };
+        if ctx.method == "initialize" {
+            let revision = match &answer {
+                Ok(result) => result["protocolVersion"].as_str().and_then(|v| v.parse().ok()),
+                Err(_) => None,
+            };
+            if let Some(revision) = revision {
+                ctx.session.update(|s| s.revision = Some(revision));
+            }
+        }
+        answer
+    }
+
+    /// Passes `ctx`'s request to the real server (see [`passing::forward`]).
+    async fn pass(
+        &self,
+        up: &Upstreaming,
+        ctx: &RequestContext,
+        mut params: Map<String, Value>,
+        writer: Option<&EpisodeWriter>,
+    ) -> Result<Value, ErrorObject> {
+        let link = up.links.of(ctx).await?;
+        if let Some(meta) = &ctx.meta {
+            params.insert("_meta".into(), Value::Object(meta.to_map()));
+        }
+        passing::forward(ctx, &link, params, writer).await
+    }
+
+    /// Serves request `ctx` (params `params`) from the recording: see the module's doc.
+    async fn replay(
+        &self,
+        ctx: &RequestContext,
         params: Map<String, Value>,
     ) -> Result<Value, ErrorObject> {
         let meta = ctx.meta.as_ref().map(|m| m.to_map());
@@ -355,35 +436,6 @@ impl Replay {
 pub struct Responding(pub Arc<Replay>);
 
 impl Responder for Responding {
-    fn initialize(
-        &self,
-        server: &Arc<Server>,
-        session: &Arc<Session>,
-        (id, params, meta): (&RequestId, &Map<String, Value>, Option<Map<String, Value>>),
-    ) -> Result<Value, ErrorObject> {
-        let live = live_request(&id_value(id), "initialize", params, meta);
-        let bound = session.extension::<Bound>();
-        let was = lock(&bound.0).clone();
-        let chosen = self.0.choose(was.as_deref(), &live, "initialize")?;
-        let episode = &self.0.recording.episodes[chosen];
-        *lock(&bound.0) = Some(episode.conn.clone());
-        let revision = match &episode.answer {
-            Some(Ok(result)) => result["protocolVersion"]
-                .as_str()
-                .and_then(|v| v.parse().ok()),
-            _ => None,
-        };
-        if let Some(revision) = revision {
-            session.update(|s| s.revision = Some(revision));
-        }
-        Replay::follow(server, session, episode.after.clone());
-        episode.answer.clone().unwrap_or_else(|| {
-            Err(ErrorObject::internal(
-                "the recording has no answer to this initialize",
-            ))
-        })
-    }
-
     fn answer(
         &self,
         ctx: RequestContext,
@@ -400,8 +452,9 @@ pub fn on_notification(
     server: &Arc<Server>,
     session: &Arc<Session>,
     method: &str,
+    params: Option<&Value>,
 ) {
-    replay.notified(server, session, method);
+    replay.notified(server, session, method, params);
 }
 
 /// A progress notification's params naming the live request's `progressToken` where the

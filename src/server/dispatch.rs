@@ -351,12 +351,15 @@ impl Server {
         let is = |m: ClientRequest| req.method == m.as_str();
         // Answered in frame order, before anything that follows them is decided.
         match route {
-            Route::Respond(responder) if is(ClientRequest::Initialize) => {
-                // The session's handshake as the core keeps it; the answer is the responder's.
+            Route::Respond(_) if is(ClientRequest::Initialize) => {
+                // The session's handshake as the core keeps it (whatever the client sent); the
+                // answer is the responder's, served as any request's.
                 let _ = methods::lifecycle::initialize(self, conn, &params);
-                let meta = req.meta.as_ref().map(|m| m.to_map());
-                let result = responder.initialize(self, conn, (&req.id, &params, meta));
-                return reply(outcome_message(req.id, result));
+                conn.update(|s| {
+                    if s.phase == Phase::New {
+                        s.phase = Phase::Initializing;
+                    }
+                });
             }
             Route::Respond(_) if is(ClientRequest::Ping) => {
                 return reply(outcome_message(req.id, methods::lifecycle::ping()))

@@ -301,19 +301,10 @@ pub struct Registry {
 
 /// What answers every request of a server whose registry holds one ([`Registry::responder`]).
 pub trait Responder: Send + Sync {
-    /// Answers `initialize` (request `id`, its `params` and `_meta`) on `session`, in frame
-    /// order, after the core moved the session into its handshake; the responder may set the
-    /// session's revision to the one its answer names.
-    fn initialize(
-        &self,
-        server: &Arc<Server>,
-        session: &Arc<Session>,
-        request: (&RequestId, &Map<String, Value>, Option<Map<String, Value>>),
-    ) -> Result<Value, ErrorObject>;
-
-    /// Serves any other request: its method, id and `_meta` are in `ctx`, its other params in
-    /// `params`. What it sends on the way (notifications, requests to the client) goes through
-    /// `ctx` as a handler's would.
+    /// Serves a request (`initialize` too, once the core moved the session into its
+    /// handshake; the responder may set the session's revision to the one its answer names):
+    /// its method, id and `_meta` are in `ctx`, its other params in `params`. What it sends on
+    /// the way (notifications, requests to the client) goes through `ctx` as a handler's would.
     fn answer(
         &self,
         ctx: RequestContext,
