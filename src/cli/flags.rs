@@ -395,6 +395,25 @@ impl ReplayFlags {
     }
 }
 
+/// The flags of `verify`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct VerifyFlags {
+    /// the recordings whose client side is sent again
+    #[arg(value_name = "FILE", required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
+    /// the live server: a command line (spoken to over stdio) or a Streamable HTTP URL
+    #[arg(long, value_name = "URL|CMD", required = true)]
+    pub upstream: String,
+    /// leave this path of an answer out of the comparison (a JSON Pointer into {"result": …}
+    /// or {"error": …}, `*` for any segment; repeatable); /result/_meta always is
+    #[arg(long, value_name = "PATH", action = ArgAction::Append)]
+    pub ignore: Vec<String>,
+    /// print the outcome as JSON ({"requests", "differ": [{"seq", "conn", "method",
+    /// "differences"}]})
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// A whole number of milliseconds, written out as seconds (the `tick` option's unit).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(transparent)]

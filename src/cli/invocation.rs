@@ -1,7 +1,7 @@
 //! What the command line's arguments ask for ([`Invocation`]): a serving command with its flags,
 //! or a command of the Python package.
 
-use super::flags::{HttpFlags, ReplayFlags, ServerFlags, StdioFlags};
+use super::flags::{HttpFlags, ReplayFlags, ServerFlags, StdioFlags, VerifyFlags};
 
 /// Which transport a serving command serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +34,8 @@ pub struct Serve {
 pub enum Invocation {
     /// Serve.
     Serve(Box<Serve>),
+    /// Send a recording's client side to a live server and compare its answers.
+    Verify(VerifyFlags),
     /// `report` or `config`, with their arguments: the Python package's commands.
     Python {
         /// `report` or `config`.

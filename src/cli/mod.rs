@@ -8,13 +8,15 @@
 //! - [`flags`]: every flag, named after the option it sets.
 //! - [`invocation`]: what the arguments ask for, parsed.
 //! - [`launch`]: the server the flags describe, running, announced and stopped.
+//! - [`verify`]: `verify`, a recording's client side against a live server.
 
 pub mod flags;
 pub mod invocation;
 pub mod launch;
+pub mod verify;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-pub use flags::{HttpFlags, ReplayFlags, ServerFlags, StdioFlags};
+pub use flags::{HttpFlags, ReplayFlags, ServerFlags, StdioFlags, VerifyFlags};
 pub use invocation::{Invocation, Serve, Transport};
 pub use launch::{launch, Launched};
 use std::process::ExitCode;
@@ -65,6 +67,12 @@ enum Command {
         server: ServerFlags,
         #[command(flatten)]
         http: HttpFlags,
+    },
+    /// send a recording's client side to a live server (--upstream) and print how its answers
+    /// differ from the recorded ones; exit status 1 when any does (docs/replay.md)
+    Verify {
+        #[command(flatten)]
+        verify: VerifyFlags,
     },
     /// what each client in recorded traffic did: checks, levels, a matrix (Python package)
     #[command(disable_help_flag = true)]
@@ -158,6 +166,7 @@ pub fn parse(args: Vec<String>) -> Result<Invocation, clap::Error> {
                 replay: Some(replay),
             }))
         }
+        Command::Verify { verify } => Invocation::Verify(verify),
         Command::Report { args } => Invocation::Python {
             command: "report".into(),
             args,
@@ -176,6 +185,7 @@ pub fn main() -> ExitCode {
     let serve = match parse(args) {
         Ok(Invocation::Serve(serve)) => serve,
         Ok(Invocation::Python { command, args }) => return python_command(&command, &args),
+        Ok(Invocation::Verify(flags)) => return ExitCode::from(verify::main(&flags)),
         Err(e) => {
             let _ = e.print();
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));

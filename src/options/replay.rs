@@ -82,7 +82,9 @@ impl ReplayOptions {
     /// traffic records, a missing recording with no `upstream` to make it from, or no file named.
     pub fn replay(&self) -> Result<Replaying, Error> {
         let Some(first) = self.files.first() else {
-            return Err(Error::Config("a replay needs at least one recording file".into()));
+            return Err(Error::Config(
+                "a replay needs at least one recording file".into(),
+            ));
         };
         let settings = self.settings()?;
         let target = self
@@ -112,20 +114,29 @@ impl ReplayOptions {
                 }
                 // Written anew: the server's recorder appends.
                 std::fs::write(first, b"")?;
-                (Recording::default(), Some(Passes::Everything), Some(first.clone()))
+                (
+                    Recording::default(),
+                    Some(Passes::Everything),
+                    Some(first.clone()),
+                )
             }
             "new_episodes" => {
                 if target.is_none() {
                     return Err(needs("new_episodes"));
                 }
-                let present: Vec<PathBuf> = self.files.iter().filter(|f| exists(f)).cloned().collect();
+                let present: Vec<PathBuf> =
+                    self.files.iter().filter(|f| exists(f)).cloned().collect();
                 let writer = EpisodeWriter::open(first)?;
-                (Recording::load(&present)?, Some(Passes::Unmatched(writer)), None)
+                (
+                    Recording::load(&present)?,
+                    Some(Passes::Unmatched(Box::new(writer))),
+                    None,
+                )
             }
             other => {
                 return Err(Error::Config(format!(
-                    "record mode {other:?} is not one of \"none\", \"once\", \"new_episodes\", \"all\""
-                )))
+                "record mode {other:?} is not one of \"none\", \"once\", \"new_episodes\", \"all\""
+            )))
             }
         };
         let upstream = match (passes, target) {

@@ -152,7 +152,11 @@ impl ServerOptions {
             if config.revisions.is_empty() {
                 return Err(Error::Config(format!(
                     "the recording was served under {}, which these options do not allow",
-                    recorded.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ")
+                    recorded
+                        .iter()
+                        .map(|r| r.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )));
             }
         }

@@ -15,6 +15,7 @@ use pyo3::prelude::*;
 pub fn cli_main(py: Python<'_>, args: Vec<String>) -> PyResult<i32> {
     let serve = match cli::parse(args) {
         Ok(Invocation::Serve(serve)) => serve,
+        Ok(Invocation::Verify(flags)) => return verify(py, &flags),
         Ok(Invocation::Python { command, .. }) => {
             return Err(super::errors::ConfigError::new_err(format!(
                 "`{command}` is the Python CLI's (everything_mcp.cli.main)"
@@ -46,4 +47,24 @@ pub fn cli_main(py: Python<'_>, args: Vec<String>) -> PyResult<i32> {
         }
         _ => Ok(0),
     }
+}
+
+/// `verify`, its waits interruptible (Ctrl-C ends it).
+fn verify(py: Python<'_>, flags: &cli::VerifyFlags) -> PyResult<i32> {
+    let verifying = match cli::verify::Verifying::new(flags) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("everything-mcp verify: {e}");
+            return Ok(2);
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    let waited = run_interruptibly(py, runtime.handle(), None, None, verifying.run())?;
+    Ok(match waited {
+        Waited::Done(status) => i32::from(status),
+        _ => 2,
+    })
 }

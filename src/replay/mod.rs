@@ -12,12 +12,14 @@
 //! - [`responder`]: the answers.
 //! - [`upstream`]: a connection to a real server (a command or a URL), for recording.
 //! - [`passing`]: requests passed to it, and their answers written as new episodes.
+//! - [`verify`]: a recording's client side sent to a live server, its answers compared.
 
 pub mod matching;
 pub mod passing;
 pub mod recording;
 pub mod responder;
 pub mod upstream;
+pub mod verify;
 
 use crate::server::registry::Registry;
 pub use matching::Settings;
@@ -43,7 +45,7 @@ pub fn registry(replay: &Arc<Replay>) -> Registry {
         .on_initialized
         .push(Arc::new(move |server, session| {
             let method = "notifications/initialized";
-        responder::on_notification(&on_initialized, &server, &session, method, None);
+            responder::on_notification(&on_initialized, &server, &session, method, None);
         }));
     registry
 }

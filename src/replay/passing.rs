@@ -155,7 +155,9 @@ pub async fn forward(
             () = ctx.cancelled() => return cancelled(),
         };
         let Some(back) = back else {
-            return Err(ErrorObject::internal("the upstream server closed the connection"));
+            return Err(ErrorObject::internal(
+                "the upstream server closed the connection",
+            ));
         };
         match back {
             Back::Answer(answer) => {
@@ -248,12 +250,20 @@ impl Writing<'_> {
     /// Writes a frame the server sent.
     fn sent(&self, message: &Message) {
         let recorder = &self.writer.recorder;
-        recorder.record(&self.meta.1, message.to_json(), FrameSummary::of_message(message));
+        recorder.record(
+            &self.meta.1,
+            message.to_json(),
+            FrameSummary::of_message(message),
+        );
     }
 
     /// Writes a request the server sent the client; returns its id in the episode.
     fn ask(&self, method: &str, params: Option<Value>) -> RequestId {
-        let id = RequestId::String(format!("{}-{}", self.conn, self.writer.next.fetch_add(1, Ordering::Relaxed)));
+        let id = RequestId::String(format!(
+            "{}-{}",
+            self.conn,
+            self.writer.next.fetch_add(1, Ordering::Relaxed)
+        ));
         self.sent(&Message::request(id.clone(), method, params));
         id
     }
@@ -262,7 +272,11 @@ impl Writing<'_> {
     fn answered(&self, id: RequestId, answer: &Result<Value, ErrorObject>) {
         let message = outcome(id, answer);
         let recorder = &self.writer.recorder;
-        recorder.record(&self.meta.0, message.to_json(), FrameSummary::of_message(&message));
+        recorder.record(
+            &self.meta.0,
+            message.to_json(),
+            FrameSummary::of_message(&message),
+        );
     }
 
     /// Writes the request's answer.

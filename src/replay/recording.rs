@@ -85,8 +85,19 @@ pub struct Trigger {
     pub conn: Arc<str>,
     /// The notification's method.
     pub method: String,
+    /// Its params as recorded.
+    pub params: Option<Value>,
     /// What followed it.
     pub after: Vec<Step>,
+}
+
+/// A frame the client sent, in the order sent ([`Recording::client`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientFrame {
+    /// A request: this episode.
+    Request(usize),
+    /// A notification: this trigger.
+    Notification(usize),
 }
 
 /// Every episode and trigger of a recording, in recorded order.
@@ -98,6 +109,9 @@ pub struct Recording {
     pub episodes: Vec<Episode>,
     /// The client notifications, in recorded order.
     pub triggers: Vec<Trigger>,
+    /// The client's requests and notifications together, in recorded order (what `verify`
+    /// sends again).
+    pub client: Vec<ClientFrame>,
     /// The protocol revisions the recording's exchanges were served under.
     pub revisions: Vec<Revision>,
 }
@@ -195,14 +209,17 @@ impl Recording {
                         conn.open.insert(id, index);
                     }
                     conn.begun.push(index);
+                    self.client.push(ClientFrame::Request(index));
                 }
                 (Some("in"), "notification") => {
                     let index = self.triggers.len();
                     self.triggers.push(Trigger {
                         conn: conn_key.as_str().into(),
                         method: msg["method"].as_str().unwrap_or("").to_string(),
+                        params: msg.get("params").cloned(),
                         after: Vec::new(),
                     });
+                    self.client.push(ClientFrame::Notification(index));
                     conn.last = Some((Owner::AfterTrigger(index), t));
                 }
                 (Some("in"), "response" | "error") => {

@@ -60,7 +60,7 @@ pub enum Passes {
     Everything,
     /// Those the recording has no answer for (`new_episodes`), each written to the recording
     /// as a new episode.
-    Unmatched(EpisodeWriter),
+    Unmatched(Box<EpisodeWriter>),
 }
 
 /// What a replay has given out so far.
@@ -342,22 +342,28 @@ impl Replay {
         params: Map<String, Value>,
     ) -> Result<Value, ErrorObject> {
         let answer = match &self.upstream {
-            Some(up @ Upstreaming { passes: Passes::Everything, .. }) => {
-                self.pass(up, &ctx, params, None).await
-            }
-            Some(up @ Upstreaming { passes: Passes::Unmatched(writer), .. }) => {
-                match self.replay(&ctx, params.clone()).await {
-                    Err(e) if e.code == NOT_RECORDED => {
-                        self.pass(up, &ctx, params, Some(writer)).await
-                    }
-                    other => other,
-                }
-            }
+            Some(
+                up @ Upstreaming {
+                    passes: Passes::Everything,
+                    ..
+                },
+            ) => self.pass(up, &ctx, params, None).await,
+            Some(
+                up @ Upstreaming {
+                    passes: Passes::Unmatched(writer),
+                    ..
+                },
+            ) => match self.replay(&ctx, params.clone()).await {
+                Err(e) if e.code == NOT_RECORDED => self.pass(up, &ctx, params, Some(writer)).await,
+                other => other,
+            },
             None => self.replay(&ctx, params).await,
         };
         if ctx.method == "initialize" {
             let revision = match &answer {
-                Ok(result) => result["protocolVersion"].as_str().and_then(|v| v.parse().ok()),
+                Ok(result) => result["protocolVersion"]
+                    .as_str()
+                    .and_then(|v| v.parse().ok()),
                 Err(_) => None,
             };
             if let Some(revision) = revision {

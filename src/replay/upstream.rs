@@ -6,6 +6,7 @@
 
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::lock::lock;
+use base64::Engine;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
@@ -129,8 +130,11 @@ impl Upstream {
                     .stderr(Stdio::inherit())
                     .kill_on_drop(true)
                     .spawn()
-                    .map_err(|e| format!("the upstream command {:?} did not start: {e}", words[0]))?;
-                let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+                    .map_err(|e| {
+                        format!("the upstream command {:?} did not start: {e}", words[0])
+                    })?;
+                let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take())
+                else {
                     return Err("the upstream command has no stdin or stdout".into());
                 };
                 let (lines, mut to_write) = mpsc::unbounded_channel::<String>();
@@ -146,7 +150,8 @@ impl Upstream {
                     // The writer ends with the connection: the child sees EOF and exits; the
                     // child handle, owned here, kills it if it does not.
                     drop(stdin);
-                    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), child.wait()).await;
+                    let _ =
+                        tokio::time::timeout(std::time::Duration::from_secs(2), child.wait()).await;
                 });
                 let reading = calls.clone();
                 tokio::spawn(async move {
@@ -279,8 +284,18 @@ impl Upstream {
         if let Some(s) = lock(session).clone() {
             request = request.header("mcp-session-id", s);
         }
-        if let Some(v) = lock(revision).clone() {
-            request = request.header("mcp-protocol-version", v);
+        match routing(&frame) {
+            // A stateless request names its revision, method and target in headers too.
+            Some(headers) => {
+                for (name, value) in headers {
+                    request = request.header(name, value);
+                }
+            }
+            None => {
+                if let Some(v) = lock(revision).clone() {
+                    request = request.header("mcp-protocol-version", v);
+                }
+            }
         }
         let body = Full::new(Bytes::from(frame.to_string()));
         let request = match request.body(body) {
@@ -304,7 +319,9 @@ impl Upstream {
         let mut pending = String::new();
         let mut whole = Vec::new();
         while let Some(Ok(chunk)) = body.frame().await {
-            let Ok(data) = chunk.into_data() else { continue };
+            let Ok(data) = chunk.into_data() else {
+                continue;
+            };
             if !sse {
                 whole.extend_from_slice(&data);
                 continue;
@@ -374,6 +391,37 @@ fn deliver(calls: &Mutex<Calls>, message: Value, to: Option<&mpsc::UnboundedSend
     if let Some(tx) = target {
         let _ = tx.send(back);
     }
+}
+
+/// The routing headers of a stateless request (`frame` carries the 2026-07-28 envelope in its
+/// `_meta`): `MCP-Protocol-Version`, `Mcp-Method` and, for the methods that name a target,
+/// `Mcp-Name` (base64-wrapped when not plain ASCII); `None` for any other frame.
+fn routing(frame: &Value) -> Option<Vec<(&'static str, String)>> {
+    let method = frame["method"].as_str()?;
+    let params = &frame["params"];
+    let version = params["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str()?;
+    let mut headers = vec![
+        ("mcp-protocol-version", version.to_string()),
+        ("mcp-method", method.to_string()),
+    ];
+    let named = match method {
+        "tools/call" | "prompts/get" => "name",
+        "resources/read" => "uri",
+        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
+        _ => return Some(headers),
+    };
+    if let Some(name) = params[named].as_str() {
+        let plain = name.bytes().all(|b| b.is_ascii_graphic() || b == b' ');
+        let value = match plain {
+            true => name.to_string(),
+            false => format!(
+                "=?base64?{}?=",
+                base64::engine::general_purpose::STANDARD.encode(name)
+            ),
+        };
+        headers.push(("mcp-name", value));
+    }
+    Some(headers)
 }
 
 /// The next whole SSE event's data in `buffer`, and what follows it (`\n` or `\r\n` lines).

@@ -45,7 +45,6 @@ def greet_user(name: str, style: str = "friendly") -> str:
 
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--http":
-        mcp.settings.port = int(sys.argv[2])
-        mcp.run("streamable-http")
+        mcp.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         mcp.run("stdio")
