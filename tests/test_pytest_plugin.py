@@ -78,3 +78,51 @@ def test_plugin_fixtures_marker_and_failure_records(pytester: pytest.Pytester) -
     (saved,) = records.glob("*.jsonl")
     assert "test_failing" in saved.name
     assert '"method":"initialize"' in saved.read_text()
+
+
+REPLAYED_TESTS = """
+import pytest
+from mcp import Client
+
+pytestmark = pytest.mark.anyio
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+async def test_echo(everything_mcp_replay):
+    async with Client(everything_mcp_replay.http_url, mode="legacy") as client:
+        r = await client.call_tool("echo", {"message": "hi"})
+        assert r.content[0].text == "Echo: hi"
+
+@pytest.mark.everything_mcp_replay("sums", json_response=True)
+async def test_named(everything_mcp_replay):
+    async with Client(everything_mcp_replay.http_url) as client:
+        r = await client.call_tool("get-sum", {"a": 1, "b": 2})
+        assert r.content[0].text == "The sum of 1 and 2 is 3."
+"""
+
+
+def test_replay_fixture_records_once_then_replays(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_replayed=REPLAYED_TESTS)
+    # Record mode none (the default) and no recording: the test errors, saying how to record it.
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(["*no recording *test_echo.jsonl: record it with --everything-mcp-record-mode=once*"])
+
+    result = pytester.runpytest("-p", "no:cacheprovider", "--everything-mcp-record-mode=once")
+    result.assert_outcomes(passed=2)
+    folder = pytester.path / "recordings" / "test_replayed"
+    echo, sums = folder / "test_echo.jsonl", folder / "sums.jsonl"
+    recorded = echo.read_text()
+    assert [json.loads(line)["method"] for line in recorded.splitlines()][:2] == ["initialize", "initialize"]
+    assert '"Echo: hi"' in recorded and '"The sum of 1 and 2 is 3."' in sums.read_text()
+
+    # Replayed: nothing asked of a real server, nothing written.
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    assert echo.read_text() == recorded
+    # Once more with `once`: the recordings exist, so they are replayed, not made anew.
+    result = pytester.runpytest("-p", "no:cacheprovider", "--everything-mcp-record-mode=once")
+    result.assert_outcomes(passed=2)
+    assert echo.read_text() == recorded

@@ -14,6 +14,7 @@ from collections import Counter
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from mcp import Client, MCPError, StdioServerParameters, types
 
@@ -242,7 +243,7 @@ def test_bad_recordings_and_options_are_config_errors(tmp_path: pathlib.Path) ->
         Server.from_recording(handshake(tmp_path), ignore=["params"])
     with pytest.raises(ConfigError, match='replay order "sideways" is not one of "any", "recorded"'):
         Server.from_recording(handshake(tmp_path), order="sideways")
-    with pytest.raises(ConfigError, match="No such file"):
+    with pytest.raises(ConfigError, match="does not exist yet, and no upstream was given to record it from"):
         Server.from_recording(tmp_path / "missing.jsonl")
 
 
@@ -293,3 +294,40 @@ def test_python_m_without_files_is_a_usage_error() -> None:
         [sys.executable, "-m", "everything_mcp", "replay"], capture_output=True, text=True, timeout=WAIT
     )
     assert done.returncode == 2 and "<FILE>" in done.stderr
+
+
+async def test_the_cli_replays_over_http_with_the_control_api(tmp_path: pathlib.Path, cli_cmd: list[str]) -> None:
+    recording = tmp_path / "session.jsonl"
+    with Server(record=recording) as srv:
+        await script(srv, "http", "auto")
+    proc = subprocess.Popen(
+        [*cli_cmd, "replay", str(recording), "--http", "--port", "0"],
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    try:
+        announced = json.loads(proc.stderr.readline())
+        base = announced["base_url"]
+        with anyio.fail_after(WAIT):
+            async with httpx.AsyncClient(base_url=base, timeout=WAIT) as http:
+                rule = {
+                    "match": {"method": "tools/call", "name": "get-sum"},
+                    "action": {"error": {"code": -32000, "message": "boom"}},
+                }
+                assert (await http.post("/_control/faults", json=rule)).status_code == 201
+                async with Client(announced["url"], sampling_callback=Seen().sample) as client:
+                    assert texts(await client.call_tool("echo", {"message": "hi"})) == ["Echo: hi"]
+                    with pytest.raises(MCPError, match="boom"):
+                        await client.call_tool("get-sum", {"a": 2, "b": 3.5})
+                    with pytest.raises(MCPError) as raised:
+                        await client.call_tool("echo", {"message": "other"})
+                    assert raised.value.error.code == NOT_RECORDED
+                traffic = (await http.get("/_control/traffic")).text.splitlines()
+                assert any('"Echo: hi"' in line for line in traffic)
+                assert (await http.get("/_lab/")).status_code == 200
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=WAIT) == 0
+        proc.stderr.close()

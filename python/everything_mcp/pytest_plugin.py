@@ -7,6 +7,12 @@ Fixtures:
   ``@pytest.mark.everything_mcp(catalogs=[...], json_response=True, ...)``.
 - ``everything_mcp_factory``: ``everything_mcp_factory(**options)`` starts any number of servers,
   all stopped after the test.
+- ``everything_mcp_replay``: a server replaying this test's recording
+  (``recordings/<module>/<test>.jsonl`` beside the test file; name it with
+  ``@pytest.mark.everything_mcp_replay("name")``), recorded from the ``everything`` catalog (or the
+  marker's ``upstream=``) when the record mode says so: ``--everything-mcp-record-mode`` (or the
+  ``everything_mcp_record_mode`` ini option) ``none`` (the default), ``once``, ``new_episodes`` or
+  ``all``, as in VCR.
 
 On a failing test the traffic of every server the test used is added to the report, and with
 ``--everything-mcp-records DIR`` (or the ``everything_mcp_records`` ini option) saved there as JSONL;
@@ -18,6 +24,8 @@ Fixtures are synchronous, so they work in sync, pytest-asyncio and anyio tests a
 from __future__ import annotations
 
 import re
+import shlex
+import sys
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +38,10 @@ if TYPE_CHECKING:
     from .options import Options
     from .server import Server
 
-__all__ = ["everything_mcp", "everything_mcp_factory"]
+__all__ = ["everything_mcp", "everything_mcp_factory", "everything_mcp_replay"]
+
+RECORD_MODES = ("none", "once", "new_episodes", "all")
+"""The record modes of ``everything_mcp_replay`` (VCR's): when the real server is asked."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -49,6 +60,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write the HTML report (checks and sequence diagram) of failing tests' MCP traffic in DIR",
     )
     parser.addini("everything_mcp_report", "directory for the HTML reports of failing tests", default="")
+    group.addoption(
+        "--everything-mcp-record-mode",
+        choices=RECORD_MODES,
+        default=None,
+        help="when everything_mcp_replay records from the real server: none (default; replay only), once"
+        " (recordings that do not exist yet), new_episodes (what a recording lacks), all (every recording anew)",
+    )
+    parser.addini("everything_mcp_record_mode", "the record mode of everything_mcp_replay", default="none")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -56,6 +75,12 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "everything_mcp(**options): options for the everything_mcp fixture (everything_mcp.options.Options:"
         " Server and start_http arguments)",
+    )
+    config.addinivalue_line(
+        "markers",
+        "everything_mcp_replay(name=None, *, upstream=None, ignore=None, order=None, repeat=None, **options):"
+        " the recording the everything_mcp_replay fixture replays (recordings/<module>/<name>.jsonl), the"
+        " real server it is recorded from (default: the everything catalog), its matching, server options",
     )
 
 
@@ -145,3 +170,35 @@ def everything_mcp(request: pytest.FixtureRequest, everything_mcp_factory: Calla
     marker = request.node.get_closest_marker("everything_mcp")
     options = dict(marker.kwargs) if marker else {}
     return everything_mcp_factory(**options)
+
+
+@pytest.fixture
+def everything_mcp_replay(request: pytest.FixtureRequest) -> Iterator[Server]:
+    """A server replaying this test's recording over HTTP (``.http_url``), recorded first when
+    the record mode asks (docs/replay.md#pytest)."""
+    from . import _core
+    from .server import Server
+
+    marker = request.node.get_closest_marker("everything_mcp_replay")
+    options: dict[str, Any] = dict(marker.kwargs) if marker else {}
+    name = str(marker.args[0]) if marker and marker.args else request.node.name
+    module = Path(str(request.node.path))
+    path = module.parent / "recordings" / module.stem / (re.sub(r"[^A-Za-z0-9_.-]+", "_", name) + ".jsonl")
+    config = request.config
+    mode = config.getoption("--everything-mcp-record-mode") or config.getini("everything_mcp_record_mode") or "none"
+    if mode not in RECORD_MODES:
+        raise pytest.UsageError(f"everything_mcp_record_mode {mode!r} is not one of {', '.join(RECORD_MODES)}")
+    if mode == "none" and not path.exists():
+        pytest.fail(
+            f"no recording {path}: record it with --everything-mcp-record-mode=once (it is then replayed)",
+            pytrace=False,
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    upstream = options.pop("upstream", None) or shlex.join([sys.executable, "-m", "everything_mcp", "stdio"])
+    matching = {k: options.pop(k) for k in ("ignore", "order", "repeat") if k in options}
+    http = {k: options.pop(k) for k in list(options) if k in _core.HTTP_OPTIONS}
+    srv = Server.from_recording(path, upstream=upstream, record_mode=mode, **matching, **options)
+    srv.start_http(**http)
+    request.node.stash.setdefault(_SERVERS, []).append(srv)
+    yield srv
+    srv.stop()

@@ -28,11 +28,14 @@ pub enum Target {
 }
 
 impl Target {
-    /// `http://…` or `https://…` is a URL; anything else a command line, split as a shell
-    /// splits words (quotes group, no expansion).
+    /// `http://…` is a URL; anything else a command line, split as a shell splits words
+    /// (quotes group, no expansion). `https://` is refused: the client has no TLS.
     pub fn parse(text: &str) -> Result<Self, String> {
-        if text.starts_with("http://") || text.starts_with("https://") {
+        if text.starts_with("http://") {
             return Ok(Self::Url(text.to_string()));
+        }
+        if text.starts_with("https://") {
+            return Err(format!("{text}: https upstreams are not supported; use http:// (a local server or a tunnel)"));
         }
         let words = split_words(text)?;
         if words.is_empty() {
@@ -499,6 +502,7 @@ mod tests {
             Target::Url("http://127.0.0.1:1/mcp".into())
         );
         assert!(Target::parse("'open").is_err());
+        assert!(Target::parse("https://example.test/mcp").is_err());
         assert!(Target::parse("  ").is_err());
     }
 

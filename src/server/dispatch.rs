@@ -349,6 +349,8 @@ impl Server {
             ));
         };
         let is = |m: ClientRequest| req.method == m.as_str();
+        // A responder's `initialize` answered at once is answered in frame order too.
+        let handshake = matches!(route, Route::Respond(_)) && is(ClientRequest::Initialize);
         // Answered in frame order, before anything that follows them is decided.
         match route {
             Route::Respond(_) if is(ClientRequest::Initialize) => {
@@ -381,16 +383,22 @@ impl Server {
             return reply(Message::error(Some(req.id), e));
         }
         match begin(conn, &req) {
-            Ok(begun) => Work::Task(self.serve(
-                Some(conn),
-                (conn.clone(), Declared::Connection),
-                sink.clone(),
-                req,
-                route,
-                params,
-                begun,
-                None,
-            )),
+            Ok(begun) => {
+                let served = self.serve(
+                    Some(conn),
+                    (conn.clone(), Declared::Connection),
+                    sink.clone(),
+                    req,
+                    route,
+                    params,
+                    begun,
+                    None,
+                );
+                if handshake {
+                    return answered_at_once(served);
+                }
+                Work::Task(served)
+            }
             Err(refused) => reply(Message::error(None, refused)),
         }
     }
@@ -443,6 +451,18 @@ impl Server {
                 }
             }
         }
+    }
+}
+
+/// `served` polled once: its answer now, when it has one (a replayed `initialize`: the client's
+/// next frame, its `initialized`, is then decided after it, as with any server), else the
+/// future to spawn (one passed to a real server).
+fn answered_at_once(mut served: super::handler::BoxFuture<Option<Outgoing>>) -> Work {
+    let mut cx = std::task::Context::from_waker(futures::task::noop_waker_ref());
+    match served.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(Some(out)) => Work::Reply(out),
+        std::task::Poll::Ready(None) => Work::Nothing,
+        std::task::Poll::Pending => Work::Task(served),
     }
 }
 

@@ -6,7 +6,6 @@ serves stdio; with `--http PORT`, Streamable HTTP at `/mcp`)."""
 from __future__ import annotations
 
 import sys
-
 import warnings
 
 from mcp.server.mcpserver import Context, MCPServer
