@@ -401,3 +401,123 @@ fn outcome(msg: &Value) -> Result<Value, ErrorObject> {
 fn id_key(id: &Value) -> Option<String> {
     RequestId::from_value(id).map(|_| id.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A record as the recorder writes it (the members the loader reads).
+    fn record(seq: u64, t: u64, dir: &str, kind: &str, stream: Option<&str>, msg: Value) -> String {
+        json!({
+            "v": 2, "seq": seq, "t_ns": t, "dir": dir, "transport": "http", "conn": "s1",
+            "stream": stream, "kind": kind, "method": msg["method"], "id": msg["id"], "msg": msg,
+            "revision": "2025-11-25",
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn frames_are_filed_with_the_request_whose_stream_they_went_on() {
+        let lines = [
+            record(
+                1,
+                0,
+                "in",
+                "request",
+                None,
+                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "slow"}}),
+            ),
+            record(
+                2,
+                10,
+                "in",
+                "request",
+                None,
+                json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "fast"}}),
+            ),
+            // On request 1's stream, though request 2 began last.
+            record(
+                3,
+                20,
+                "out",
+                "notification",
+                Some("1"),
+                json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "one"}}),
+            ),
+            record(
+                4,
+                30,
+                "out",
+                "request",
+                Some("1"),
+                json!({"jsonrpc": "2.0", "id": 0, "method": "roots/list"}),
+            ),
+            record(
+                5,
+                40,
+                "in",
+                "response",
+                None,
+                json!({"jsonrpc": "2.0", "id": 0, "result": {"roots": []}}),
+            ),
+            record(
+                6,
+                50,
+                "out",
+                "response",
+                Some("2"),
+                json!({"jsonrpc": "2.0", "id": 2, "result": {"content": []}}),
+            ),
+            record(
+                7,
+                60,
+                "out",
+                "response",
+                Some("1"),
+                json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "done"}]}}),
+            ),
+            // The standalone stream, after request 1 was answered: follows that answer, 1 ms on.
+            record(
+                8,
+                1_000_060,
+                "out",
+                "notification",
+                Some("0"),
+                json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+            ),
+        ];
+        let dir = std::env::temp_dir().join(format!("replay-recording-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("r.jsonl");
+        std::fs::write(&file, lines.join("\n")).unwrap();
+        let recording = Recording::load(std::slice::from_ref(&file)).unwrap();
+        let [slow, fast] = &recording.episodes[..] else {
+            panic!("two episodes")
+        };
+        assert_eq!(slow.request["params"]["name"], "slow");
+        assert_eq!(slow.steps.len(), 2);
+        assert!(
+            matches!(&slow.steps[0].sent, Sent::Notify { method, .. } if method == "notifications/message")
+        );
+        let Sent::Ask { method, answer, .. } = &slow.steps[1].sent else {
+            panic!("an ask")
+        };
+        assert_eq!(method, "roots/list");
+        assert_eq!(answer, &Some(Ok(json!({"roots": []}))));
+        assert_eq!(
+            slow.answer,
+            Some(Ok(json!({"content": [{"type": "text", "text": "done"}]})))
+        );
+        assert!(fast.steps.is_empty() && fast.after.is_empty());
+        assert_eq!(slow.after.len(), 1);
+        assert!(slow.after[0].standalone);
+        assert_eq!(slow.after[0].delay, Duration::from_millis(1));
+        assert_eq!(recording.revisions, vec![Revision::V2025_11_25]);
+        assert_eq!(
+            recording.client,
+            vec![ClientFrame::Request(0), ClientFrame::Request(1)]
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
