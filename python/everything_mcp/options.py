@@ -36,6 +36,7 @@ class ServerOptions(TypedDict, total=False):
     catalogs: Sequence[str] | None
     record: str | os.PathLike[str] | None
     replay: ReplayOptions | None
+    dialect: str | None
     revisions: Sequence[str] | None
     era: str | None
     page_size: int | None

@@ -57,6 +57,12 @@ pub struct ServerFlags {
           hide_default_value = true)]
     #[serde(skip)]
     pub log_level: String,
+    /// speak like this peer where peers differ: python-sdk, typescript-sdk, reference
+    /// (docs/dialects.md)
+    #[arg(long, value_name = "NAME",
+          value_parser = PossibleValuesParser::new(crate::protocol::Dialect::NAMES))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<String>,
     /// accept only this protocol revision, repeatable (default: all)
     #[arg(long = "revision", value_name = "REV", action = ArgAction::Append,
           value_parser = PossibleValuesParser::new(Revision::ALL.map(|r| r.as_str())))]

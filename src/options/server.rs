@@ -37,6 +37,9 @@ pub struct ServerOptions {
     pub catalogs: Vec<String>,
     /// Also append every frame in and out to this JSON-lines file.
     pub record: Option<PathBuf>,
+    /// Speak like this peer where peers differ (`python-sdk`, `typescript-sdk`, `reference`;
+    /// docs/dialects.md); unset: the spec, as this server reads it.
+    pub dialect: Option<String>,
     /// Answer from recorded traffic instead of the catalogs ([`ReplayOptions`]): unset, the
     /// catalogs serve.
     pub replay: Option<ReplayOptions>,
@@ -98,6 +101,7 @@ impl Default for ServerOptions {
         Self {
             catalogs: CATALOGS.iter().map(|c| c.to_string()).collect(),
             record: server.record_path,
+            dialect: None,
             replay: None,
             revisions: server.revisions.iter().map(|r| r.as_str().into()).collect(),
             era: server.era.as_str().into(),
@@ -194,6 +198,12 @@ impl ServerOptions {
             task_ttl: self.task_ttl.duration("task_ttl")?,
             task_poll_interval: self.task_poll_interval.duration("task_poll_interval")?,
             clock: crate::clock::ClockKind::parse(&self.clock).map_err(Error::Config)?,
+            dialect: self
+                .dialect
+                .as_deref()
+                .map(crate::protocol::Dialect::parse)
+                .transpose()
+                .map_err(Error::Config)?,
         })
     }
 

@@ -3,6 +3,7 @@
 //! handler.
 
 pub mod capabilities;
+pub mod dialect;
 pub mod envelope;
 pub mod era;
 pub mod frame;
@@ -13,6 +14,7 @@ pub mod method_names;
 pub mod revision;
 pub mod shape;
 
+pub use dialect::Dialect;
 pub use era::{Era, EraChoice};
 pub use logging::{LogFilter, LogLevel};
 pub use revision::Revision;

@@ -65,6 +65,9 @@ pub struct ServerConfig {
     /// Which clock every timer of the server runs on: the real one, or a manual one that a
     /// test advances (`Server(clock="manual")`, `--clock manual`).
     pub clock: crate::clock::ClockKind,
+    /// The peer this server speaks like where peers differ (`--dialect`, docs/dialects.md);
+    /// `None`: the spec, as this server reads it.
+    pub dialect: Option<crate::protocol::Dialect>,
 }
 
 impl Default for ServerConfig {
@@ -84,6 +87,7 @@ impl Default for ServerConfig {
             task_ttl: TTL,
             task_poll_interval: POLL_INTERVAL,
             clock: crate::clock::ClockKind::Real,
+            dialect: None,
         }
     }
 }

@@ -38,7 +38,14 @@ pub async fn get(
     let arguments = optional_object(params, "arguments")?;
     // Messages in the reference server's (TypeScript SDK) words, which clients compare.
     let registry = server.registry();
+    let dialect = server
+        .config
+        .dialect
+        .filter(|_| ctx.scope.revision.has_handshake());
     let Some(prompt) = registry.prompts.get(name).cloned() else {
+        if let Some(dialect) = dialect {
+            return Err(dialect.unknown_prompt(name));
+        }
         return Err(match registry.dialect {
             Some(d) => (d.unknown_prompt)(name),
             None => ErrorObject::new(

@@ -67,6 +67,13 @@ pub async fn read(
     } else {
         // SEP-2164: the stateless era standardizes on -32602 (with the URI in `data`); the
         // handshake era keeps the -32002 its clients know.
+        if let Some(dialect) = server
+            .config
+            .dialect
+            .filter(|_| ctx.scope.revision.has_handshake())
+        {
+            return Err(dialect.unknown_resource(&uri));
+        }
         let code = if ctx.scope.revision.has_handshake() {
             RESOURCE_NOT_FOUND
         } else {

@@ -42,7 +42,12 @@ pub async fn call(
         .tools
         .get(name)
         .filter(|t| t.visible_to(&capabilities, ctx.scope.revision.has_handshake()));
+    let handshake = ctx.scope.revision.has_handshake();
+    let dialect = server.config.dialect.filter(|_| handshake);
     let Some(tool) = tool else {
+        if let Some(dialect) = dialect {
+            return dialect.unknown_tool(name);
+        }
         return Err(match registry.dialect {
             Some(d) => (d.unknown_tool)(name),
             None => ErrorObject::invalid_params(format!("Unknown tool: {name}")),
@@ -93,7 +98,14 @@ pub async fn call(
         }
         Decision::Call => {}
     }
-    run(&tool.handler, ctx, arguments, name).await
+    let result = run(&tool.handler, ctx, arguments, name).await;
+    match (result, dialect) {
+        (Ok(Value::Object(mut result)), Some(d)) if d.says_is_error_false() => {
+            result.entry("isError").or_insert(Value::Bool(false));
+            Ok(Value::Object(result))
+        }
+        (result, _) => result,
+    }
 }
 
 /// Runs a tool's handler and shapes its answer: a `CallToolResult` for the revision (no

@@ -80,9 +80,33 @@ impl Service<Request> for Front {
 }
 
 impl Front {
-    /// A request past the guards: through the transport seam while it is armed, behind CORS for
-    /// a browser, else straight to the routes.
+    /// A request past the guards, its answer in the server's dialect when that changes HTTP
+    /// answers (`super::dialect`).
     fn serve(&mut self, request: Request) -> FrontFuture {
+        match self
+            .state
+            .server
+            .config
+            .dialect
+            .filter(|d| super::dialect::rewrites(*d))
+        {
+            None => self.route(request),
+            Some(dialect) => {
+                let served = self.route(request);
+                Either::Right(Box::pin(async move {
+                    let response = match served {
+                        Either::Left(f) => f.await?,
+                        Either::Right(f) => f.await?,
+                    };
+                    Ok(super::dialect::spoken(dialect, response))
+                }))
+            }
+        }
+    }
+
+    /// Through the transport seam while it is armed, behind CORS for a browser, else straight
+    /// to the routes.
+    fn route(&mut self, request: Request) -> FrontFuture {
         if self.state.server.seams.armed() {
             return Either::Right(Box::pin(through_transport_seam(self.clone(), request)));
         }

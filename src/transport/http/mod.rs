@@ -7,6 +7,7 @@ pub mod auth;
 pub mod body;
 pub mod config;
 pub mod control;
+pub mod dialect;
 pub mod front;
 pub mod guard;
 pub mod headers;

@@ -66,7 +66,7 @@ fn find_session(
         .get(id)
         .filter(|s| s.kind == SessionKind::Streamable)
     else {
-        return fail(session_gone(id));
+        return fail(session_gone(state, id));
     };
     if let Some(version) = header_str(headers, &VERSION_HEADER) {
         let revisions = &state.server.config.revisions;
@@ -91,11 +91,19 @@ fn find_session(
     Ok(session)
 }
 
-/// The refusal for an unknown or ended session: `404` with `-32001`, as the SDKs answer.
-fn session_gone(id: &str) -> Refusal {
+/// The refusal for an unknown or ended session: `404` with `-32001`, as the SDKs answer (a
+/// dialect may say another status: the reference's `400`).
+fn session_gone(state: &HttpState, id: &str) -> Refusal {
+    let status = state
+        .server
+        .config
+        .dialect
+        .map_or(StatusCode::NOT_FOUND, |d| {
+            StatusCode::from_u16(d.unknown_session_status()).unwrap_or(StatusCode::NOT_FOUND)
+        });
     Refusal {
         code: -32001,
-        ..Refusal::new(StatusCode::NOT_FOUND, format!("Session not found: {id}"))
+        ..Refusal::new(status, format!("Session not found: {id}"))
     }
 }
 
@@ -259,7 +267,7 @@ async fn serve_request(
             state,
             &Method::POST,
             headers,
-            session_gone(&session.core.id),
+            session_gone(state, &session.core.id),
             b"",
         );
     };
@@ -462,7 +470,13 @@ pub async fn get(state: &Arc<HttpState>, headers: &HeaderMap) -> Response {
             );
             refuse(state, m, headers, r, b"")
         }
-        Attach::Unknown => refuse(state, m, headers, session_gone(&session.core.id), b""),
+        Attach::Unknown => refuse(
+            state,
+            m,
+            headers,
+            session_gone(state, &session.core.id),
+            b"",
+        ),
         Attach::Attached { replay, rx, conn } => {
             record_exchange(
                 state,

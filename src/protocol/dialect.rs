@@ -1,0 +1,134 @@
+//! Dialects: the servers a client will really meet differ on points the spec leaves open or that
+//! their SDKs get wrong. A server given a [`Dialect`] speaks like that peer on each point below,
+//! and like the spec (this server's own choice) everywhere else. Each point was measured against
+//! the real peer (docs/dialects.md, `tests/test_dialects.py`).
+
+use crate::jsonrpc::{code, ErrorObject};
+use serde_json::{json, Value};
+
+/// A peer to speak like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// A server written with the official Python SDK (`mcp` 2.x, `MCPServer`).
+    PythonSdk,
+    /// A server written with the official TypeScript SDK (`@modelcontextprotocol/sdk` 1.x,
+    /// `McpServer`).
+    TypescriptSdk,
+    /// The reference server (`@modelcontextprotocol/server-everything`): the TypeScript SDK's
+    /// answers, and its own transport wiring.
+    Reference,
+}
+
+impl Dialect {
+    /// Every dialect's name, as `--dialect` takes it.
+    pub const NAMES: [&'static str; 3] = ["python-sdk", "typescript-sdk", "reference"];
+
+    /// The dialect named `name`.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        match name {
+            "python-sdk" => Ok(Self::PythonSdk),
+            "typescript-sdk" => Ok(Self::TypescriptSdk),
+            "reference" => Ok(Self::Reference),
+            other => Err(format!(
+                "unknown dialect {other:?}; known: {}",
+                Self::NAMES.join(", ")
+            )),
+        }
+    }
+
+    /// Its name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::PythonSdk => "python-sdk",
+            Self::TypescriptSdk => "typescript-sdk",
+            Self::Reference => "reference",
+        }
+    }
+
+    /// Whether SSE lines end with CRLF (the Python SDK's `sse-starlette`) rather than LF.
+    pub const fn sse_crlf(self) -> bool {
+        matches!(self, Self::PythonSdk)
+    }
+
+    /// Whether SSE events carry ids and a stream starts with a priming event (resumability):
+    /// only with an event store, which neither SDK configures by default; the reference does.
+    pub const fn sse_event_ids(self) -> bool {
+        matches!(self, Self::Reference)
+    }
+
+    /// The SSE keep-alive comment: `: ping` (Python SDK) or `: keepalive` (this server's,
+    /// the TypeScript SDK's keep-alive helper's).
+    pub const fn sse_keepalive(self) -> &'static str {
+        match self {
+            Self::PythonSdk => ": ping",
+            Self::TypescriptSdk | Self::Reference => ": keepalive",
+        }
+    }
+
+    /// The answer to `tools/call` of an unknown tool (handshake era): both SDKs answer a result
+    /// with `isError: true`, in their own words.
+    pub fn unknown_tool(self, name: &str) -> Result<Value, ErrorObject> {
+        let text = match self {
+            Self::PythonSdk => format!("Unknown tool: {name}"),
+            Self::TypescriptSdk | Self::Reference => {
+                format!("MCP error -32602: Tool {name} not found")
+            }
+        };
+        Ok(json!({ "content": [{ "type": "text", "text": text }], "isError": true }))
+    }
+
+    /// The error for `prompts/get` of an unknown prompt (handshake era): the Python SDK's has
+    /// code `0`.
+    pub fn unknown_prompt(self, name: &str) -> ErrorObject {
+        match self {
+            Self::PythonSdk => ErrorObject::new(0, format!("Unknown prompt: {name}")),
+            Self::TypescriptSdk | Self::Reference => ErrorObject::new(
+                code::INVALID_PARAMS,
+                format!("MCP error -32602: Prompt {name} not found"),
+            ),
+        }
+    }
+
+    /// The error for `resources/read` of an unknown resource (handshake era): `-32602` from
+    /// both SDKs (the spec's `-32002` from neither), with the URI in `data` from Python's.
+    pub fn unknown_resource(self, uri: &str) -> ErrorObject {
+        match self {
+            Self::PythonSdk => {
+                ErrorObject::new(code::INVALID_PARAMS, format!("Unknown resource: {uri}"))
+                    .with_data(json!({ "uri": uri }))
+            }
+            Self::TypescriptSdk | Self::Reference => ErrorObject::new(
+                code::INVALID_PARAMS,
+                format!("MCP error -32602: Resource {uri} not found"),
+            ),
+        }
+    }
+
+    /// Whether a successful tool result says `isError: false` (the Python SDK always does;
+    /// the TypeScript SDK leaves it out).
+    pub const fn says_is_error_false(self) -> bool {
+        matches!(self, Self::PythonSdk)
+    }
+
+    /// The HTTP status of a request naming a session the server does not know: the reference
+    /// answers `400` where the spec says `404`.
+    pub const fn unknown_session_status(self) -> u16 {
+        match self {
+            Self::Reference => 400,
+            Self::PythonSdk | Self::TypescriptSdk => 404,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for name in Dialect::NAMES {
+            assert_eq!(Dialect::parse(name).unwrap().as_str(), name);
+        }
+        assert!(Dialect::parse("go-sdk").unwrap_err().contains("python-sdk"));
+    }
+}

@@ -1,0 +1,218 @@
+"""Dialects: `dialect=` makes the server speak like a peer on each point where peers differ. Each
+point is asserted here against the peer's own behaviour, captured live from the real peer: a
+server written with the official Python SDK (tests/peers/python_sdk_server.py), one written with
+the official TypeScript SDK (tests/peers/typescript_sdk_server.mjs, on the SDK the reference's
+install brings) and the reference server itself; the official Python client then sees the same."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pathlib
+import queue
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from mcp import Client, MCPError
+
+from everything_mcp import ConfigError, Server
+
+from conftest import WAIT, texts
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PEERS = pathlib.Path(__file__).parent / "peers"
+NODE_MODULES = ROOT / ".cache" / "reference" / "node_modules"
+REFERENCE = NODE_MODULES / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+HAVE_NODE_PEERS = shutil.which("node") is not None and REFERENCE.exists()
+needs_node = pytest.mark.skipif(
+    not HAVE_NODE_PEERS,
+    reason="the reference's install (.cache/reference: `python -m bench.side_by_side --install`) or node is missing",
+)
+
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def peer(command: list[str], ready: str, env: dict[str, str] | None = None) -> Iterator[None]:
+    """A peer server process, once its stderr says `ready`."""
+    proc = subprocess.Popen(
+        command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr or []], daemon=True).start()
+    try:
+        while ready not in lines.get(timeout=WAIT):
+            pass
+        yield
+    finally:
+        proc.terminate()
+        proc.wait(timeout=WAIT)
+
+
+@contextlib.contextmanager
+def python_sdk() -> Iterator[str]:
+    port = free_port()
+    with peer([sys.executable, str(PEERS / "python_sdk_server.py"), "--http", str(port)], "Uvicorn running on"):
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+@contextlib.contextmanager
+def typescript_sdk() -> Iterator[str]:
+    port = free_port()
+    env = {**os.environ, "PEER_NODE_MODULES": str(NODE_MODULES)}
+    with peer(["node", str(PEERS / "typescript_sdk_server.mjs"), "--http", str(port)], "listening on", env):
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+@contextlib.contextmanager
+def reference() -> Iterator[str]:
+    port = free_port()
+    env = {**os.environ, "PORT": str(port)}
+    with peer(["node", str(REFERENCE), "streamableHttp"], str(port), env):
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+@contextlib.contextmanager
+def ours(dialect: str) -> Iterator[str]:
+    with Server(dialect=dialect) as srv:
+        yield srv.start_http()
+
+
+class Session:
+    """A handshake-era Streamable HTTP session, frame by frame: each answer's raw body and its
+    JSON-RPC message (from a JSON body or the SSE stream's `data:` line)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.http = httpx.Client(timeout=WAIT)
+        first = self.http.post(url, json=INIT, headers=HEADERS)
+        self.init = first
+        self.headers = {**HEADERS, "mcp-protocol-version": "2025-11-25"}
+        if "mcp-session-id" in first.headers:
+            self.headers["mcp-session-id"] = first.headers["mcp-session-id"]
+        self.http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=self.headers)
+
+    def call(self, method: str, params: dict[str, Any]) -> tuple[httpx.Response, dict[str, Any]]:
+        r = self.http.post(
+            self.url, json={"jsonrpc": "2.0", "id": 7, "method": method, "params": params}, headers=self.headers
+        )
+        return r, message(r)
+
+
+def message(r: httpx.Response) -> dict[str, Any]:
+    if r.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:].strip() for line in r.text.splitlines() if line.startswith("data:") and line[5:].strip()]
+        return dict(json.loads(data[-1]))
+    return dict(r.json())
+
+
+def framing(body: bytes) -> bytes:
+    """An SSE body with each `data:` line's JSON replaced by `{}`: the bytes around the frames."""
+    out = []
+    for line in body.split(b"\n"):
+        out.append(b"data: {}\r" if line.startswith(b"data: {") and line.endswith(b"\r") else line)
+        if line.startswith(b"data: {") and not line.endswith(b"\r"):
+            out[-1] = b"data: {}"
+    return b"\n".join(out)
+
+
+def test_python_sdk_sse_bytes_and_answers() -> None:
+    with python_sdk() as url:
+        theirs = Session(url)
+        their_tool = theirs.call("tools/call", {"name": "nope", "arguments": {}})[1]
+        their_prompt = theirs.call("prompts/get", {"name": "nope"})[1]
+        their_resource = theirs.call("resources/read", {"uri": "nope://x"})[1]
+        their_ok = theirs.call("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})[1]
+    with ours("python-sdk") as url:
+        mine = Session(url)
+        # SSE: CRLF line ends, `event: message` and one `data:` line, no event id, no priming event.
+        assert framing(mine.init.content) == framing(theirs.init.content) == b"event: message\r\ndata: {}\r\n\r\n"
+        assert mine.call("tools/call", {"name": "nope", "arguments": {}})[1]["result"] == their_tool["result"]
+        assert their_tool["result"] == {"content": [{"text": "Unknown tool: nope", "type": "text"}], "isError": True}
+        assert mine.call("prompts/get", {"name": "nope"})[1]["error"] == their_prompt["error"]
+        assert their_prompt["error"] == {"code": 0, "message": "Unknown prompt: nope"}
+        assert mine.call("resources/read", {"uri": "nope://x"})[1]["error"] == their_resource["error"]
+        # A successful result says isError: false, as every Python SDK result does.
+        assert their_ok["result"]["isError"] is False
+        ok = mine.call("tools/call", {"name": "echo", "arguments": {"message": "hi"}})[1]
+        assert ok["result"]["isError"] is False
+
+
+@needs_node
+def test_typescript_sdk_answers() -> None:
+    with typescript_sdk() as url:
+        theirs = Session(url)
+        their_tool = theirs.call("tools/call", {"name": "nope", "arguments": {}})[1]
+        their_prompt = theirs.call("prompts/get", {"name": "nope"})[1]
+        their_resource = theirs.call("resources/read", {"uri": "nope://x"})[1]
+        their_ok = theirs.call("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})[1]
+    with ours("typescript-sdk") as url:
+        mine = Session(url)
+        # SSE: LF line ends, no event id, no priming event.
+        assert framing(mine.init.content) == framing(theirs.init.content) == b"event: message\ndata: {}\n\n"
+        assert mine.call("tools/call", {"name": "nope", "arguments": {}})[1]["result"] == their_tool["result"]
+        assert their_tool["result"]["content"][0]["text"] == "MCP error -32602: Tool nope not found"
+        assert mine.call("prompts/get", {"name": "nope"})[1]["error"] == their_prompt["error"]
+        assert mine.call("resources/read", {"uri": "nope://x"})[1]["error"] == their_resource["error"]
+        assert "isError" not in their_ok["result"]
+        assert "isError" not in mine.call("tools/call", {"name": "echo", "arguments": {"message": "hi"}})[1]["result"]
+
+
+@needs_node
+def test_reference_unknown_session_status() -> None:
+    ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
+    unknown = {**HEADERS, "mcp-session-id": "no-such-session", "mcp-protocol-version": "2025-11-25"}
+    with reference() as url:
+        theirs = httpx.post(url, json=ping, headers=unknown, timeout=WAIT)
+    with ours("reference") as url:
+        mine = httpx.post(url, json=ping, headers=unknown, timeout=WAIT)
+    with ours("python-sdk") as url:
+        spec = httpx.post(url, json=ping, headers=unknown, timeout=WAIT)
+    assert theirs.status_code == mine.status_code == 400
+    assert spec.status_code == 404
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("dialect", "text"),
+    [("python-sdk", "Unknown tool: nope"), ("typescript-sdk", "MCP error -32602: Tool nope not found")],
+)
+async def test_the_official_client_sees_the_dialect(dialect: str, text: str) -> None:
+    with Server(dialect=dialect) as srv:
+        url = srv.start_http()
+        with anyio.fail_after(WAIT):
+            async with Client(url, mode="legacy") as client:
+                r = await client.call_tool("nope", {})
+                assert r.is_error is True and texts(r) == [text]
+                with pytest.raises(MCPError):
+                    await client.get_prompt("nope")
+            # The stateless era keeps this server's own answers.
+            async with Client(url) as client:
+                with pytest.raises(MCPError, match="nope"):
+                    await client.call_tool("nope", {})
+
+
+def test_an_unknown_dialect_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match='unknown dialect "go-sdk"; known: python-sdk, typescript-sdk, reference'):
+        Server(dialect="go-sdk")
