@@ -11,6 +11,7 @@ import json
 import os
 import pathlib
 import queue
+import re
 import shutil
 import socket
 import subprocess
@@ -127,6 +128,11 @@ def message(r: httpx.Response) -> dict[str, Any]:
     return dict(r.json())
 
 
+def frames(r: httpx.Response) -> list[dict[str, Any]]:
+    """Every JSON-RPC message of an SSE answer, in order (member order kept)."""
+    return [json.loads(line[5:]) for line in r.text.splitlines() if line.startswith("data:") and line[5:].strip()]
+
+
 def framing(body: bytes) -> bytes:
     """An SSE body with each `data:` line's JSON replaced by `{}`: the bytes around the frames."""
     out = []
@@ -167,6 +173,7 @@ def test_typescript_sdk_answers() -> None:
         their_prompt = theirs.call("prompts/get", {"name": "nope"})[1]
         their_resource = theirs.call("resources/read", {"uri": "nope://x"})[1]
         their_ok = theirs.call("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})[1]
+        counted = theirs.call("tools/call", {"name": "count", "arguments": {"steps": 1}, "_meta": {"progressToken": 5}})
     with ours("typescript-sdk") as url:
         mine = Session(url)
         # SSE: LF line ends, no event id, no priming event.
@@ -177,16 +184,39 @@ def test_typescript_sdk_answers() -> None:
         assert mine.call("resources/read", {"uri": "nope://x"})[1]["error"] == their_resource["error"]
         assert "isError" not in their_ok["result"]
         assert "isError" not in mine.call("tools/call", {"name": "echo", "arguments": {"message": "hi"}})[1]["result"]
+        # Member order: the SDK spreads the message, then adds jsonrpc and id.
+        progress = {"name": "trigger-long-running-operation", "arguments": {"duration": 0.01, "steps": 1}}
+        ran = mine.call("tools/call", {**progress, "_meta": {"progressToken": 5}})
+        their_order = [list(m) for m in frames(counted[0])]
+        assert their_order == [["method", "params", "jsonrpc"], ["result", "jsonrpc", "id"]]
+        assert [list(m) for m in frames(ran[0])] == their_order
+        assert list(their_prompt) == list(mine.call("prompts/get", {"name": "nope"})[1]) == ["jsonrpc", "id", "error"]
+
+
+def ids_named(body: bytes) -> bytes:
+    """An SSE body's framing with every event id written `X`."""
+    return re.sub(rb"(?m)^id: .*$", b"id: X", framing(body))
 
 
 @needs_node
-def test_reference_unknown_session_status() -> None:
+def test_reference_sse_and_unknown_session_status() -> None:
     ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
     unknown = {**HEADERS, "mcp-session-id": "no-such-session", "mcp-protocol-version": "2025-11-25"}
+    echo = {"name": "echo", "arguments": {"message": "x"}}
     with reference() as url:
         theirs = httpx.post(url, json=ping, headers=unknown, timeout=WAIT)
+        their_session = Session(url)
+        their_echo = their_session.call("tools/call", echo)[0]
     with ours("reference") as url:
         mine = httpx.post(url, json=ping, headers=unknown, timeout=WAIT)
+        my_session = Session(url)
+        my_echo = my_session.call("tools/call", echo)[0]
+    # A priming event with an id and no retry, then the answer with its id; the TypeScript SDK's
+    # member order; the same bytes but for the ids.
+    assert ids_named(their_echo.content) == b"id: X\ndata: \n\nevent: message\nid: X\ndata: {}\n\n"
+    assert ids_named(my_echo.content) == ids_named(their_echo.content)
+    assert my_echo.content.split(b"data: ")[-1] == their_echo.content.split(b"data: ")[-1]
+    assert ids_named(my_session.init.content) == ids_named(their_session.init.content)
     with ours("python-sdk") as url:
         spec = httpx.post(url, json=ping, headers=unknown, timeout=WAIT)
     assert theirs.status_code == mine.status_code == 400

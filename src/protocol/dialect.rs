@@ -50,10 +50,56 @@ impl Dialect {
         matches!(self, Self::PythonSdk)
     }
 
+    /// A message's wire text as this peer writes it, when that differs from this server's
+    /// (`{"jsonrpc", "id", …}`): the TypeScript SDK spreads the message before adding
+    /// `jsonrpc` and `id`, so a response is `{"result", "jsonrpc", "id"}`, a notification
+    /// `{"method", "params", "jsonrpc"}`, a request `{"method", "params", "jsonrpc", "id"}`
+    /// (an error stays `{"jsonrpc", "id", "error"}`). The members' own text is kept.
+    pub fn written(self, text: &str) -> Option<String> {
+        if matches!(self, Self::PythonSdk) || !text.starts_with('{') {
+            return None;
+        }
+        let members: std::collections::HashMap<&str, &serde_json::value::RawValue> =
+            serde_json::from_str(text).ok()?;
+        let order: &[&str] = if members.contains_key("result") {
+            &["result", "jsonrpc", "id"]
+        } else if members.contains_key("error") {
+            return None;
+        } else if members.contains_key("id") {
+            &["method", "params", "jsonrpc", "id"]
+        } else {
+            &["method", "params", "jsonrpc"]
+        };
+        if members.keys().any(|k| !order.contains(k)) {
+            return None;
+        }
+        let mut out = String::with_capacity(text.len());
+        out.push('{');
+        for name in order {
+            if let Some(raw) = members.get(name) {
+                if out.len() > 1 {
+                    out.push(',');
+                }
+                out.push('"');
+                out.push_str(name);
+                out.push_str("\":");
+                out.push_str(raw.get());
+            }
+        }
+        out.push('}');
+        Some(out)
+    }
+
     /// Whether SSE events carry ids and a stream starts with a priming event (resumability):
     /// only with an event store, which neither SDK configures by default; the reference does.
     pub const fn sse_event_ids(self) -> bool {
         matches!(self, Self::Reference)
+    }
+
+    /// Whether a priming event carries the reconnection delay (`retry:`): the reference's
+    /// carries none.
+    pub const fn sse_retry(self) -> bool {
+        !matches!(self, Self::Reference)
     }
 
     /// The SSE keep-alive comment: `: ping` (Python SDK) or `: keepalive` (this server's,
@@ -130,5 +176,25 @@ mod tests {
             assert_eq!(Dialect::parse(name).unwrap().as_str(), name);
         }
         assert!(Dialect::parse("go-sdk").unwrap_err().contains("python-sdk"));
+    }
+
+    #[test]
+    fn the_typescript_sdk_member_order() {
+        let ts = Dialect::TypescriptSdk;
+        assert_eq!(
+            ts.written(r#"{"jsonrpc":"2.0","id":1,"result":{"a":1e21}}"#).unwrap(),
+            r#"{"result":{"a":1e21},"jsonrpc":"2.0","id":1}"#
+        );
+        assert_eq!(
+            ts.written(r#"{"jsonrpc":"2.0","method":"notifications/x"}"#).unwrap(),
+            r#"{"method":"notifications/x","jsonrpc":"2.0"}"#
+        );
+        assert_eq!(
+            ts.written(r#"{"jsonrpc":"2.0","id":"s","method":"roots/list","params":{}}"#).unwrap(),
+            r#"{"method":"roots/list","params":{},"jsonrpc":"2.0","id":"s"}"#
+        );
+        assert_eq!(ts.written(r#"{"jsonrpc":"2.0","id":1,"error":{}}"#), None);
+        assert_eq!(Dialect::PythonSdk.written(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#), None);
+        assert_eq!(ts.written("[]"), None);
     }
 }

@@ -104,6 +104,7 @@ impl Server {
             config.revisions.iter().any(|r| !r.has_handshake()),
         );
         let clock = crate::clock::Clock::new(config.clock);
+        let dialect = config.dialect;
         let state_key = request_state::Key::random(clock.clone());
         Ok(Arc::new(Self {
             config,
@@ -117,6 +118,7 @@ impl Server {
             wire: Arc::new(seams::Wire {
                 recorder: recorder.clone(),
                 seams: seams.clone(),
+                dialect,
             }),
             recorder,
             faults: crate::faults::Faults::new(seams.clone()),

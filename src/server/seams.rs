@@ -495,6 +495,9 @@ pub struct Wire {
     pub recorder: Arc<crate::traffic::Recorder>,
     /// The server's seams.
     pub seams: Arc<Seams>,
+    /// The peer whose way of writing a message every frame takes (the TypeScript SDK's member
+    /// order), if any.
+    pub dialect: Option<crate::protocol::Dialect>,
 }
 
 impl Wire {
@@ -503,6 +506,7 @@ impl Wire {
         Arc::new(Self {
             recorder,
             seams: Arc::default(),
+            dialect: None,
         })
     }
 }

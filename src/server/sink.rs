@@ -200,6 +200,10 @@ impl Sink {
     /// Passes an encoded frame through the outbound seam, then records it and hands it to the
     /// outlet, under the recorder's lock.
     fn deliver(&self, (text, parsed): (Arc<str>, FrameSummary)) -> bool {
+        let text = match self.wire.dialect.and_then(|d| d.written(&text)) {
+            Some(written) => Arc::from(written),
+            None => text,
+        };
         let verdict = self.outbound_seam(&text, &parsed);
         match verdict.outbound {
             Outbound::Pass => self.hand_over(text, parsed),

@@ -1,6 +1,7 @@
 //! How a dialect changes an HTTP answer on its way out (`--dialect`, docs/dialects.md): the
 //! SDKs' SSE streams (with no event store, their default) carry no event ids and no priming
-//! event; the Python SDK's end their lines with CRLF and keep alive with `: ping`.
+//! event; the Python SDK's end their lines with CRLF and keep alive with `: ping`; the
+//! reference's priming event has no `retry:`.
 
 use crate::protocol::Dialect;
 use axum::body::{Body, Bytes};
@@ -28,7 +29,7 @@ pub fn spoken(dialect: Dialect, response: Response) -> Response {
 
 /// Whether `dialect` writes SSE bodies otherwise than this server.
 pub fn rewrites(dialect: Dialect) -> bool {
-    dialect.sse_crlf() || !dialect.sse_event_ids()
+    dialect.sse_crlf() || !dialect.sse_event_ids() || !dialect.sse_retry()
 }
 
 /// One chunk of an SSE body (whole events and comments, as this server writes them) in the
@@ -36,7 +37,7 @@ pub fn rewrites(dialect: Dialect) -> bool {
 /// empty), the keep-alive comment the dialect's, CRLF line ends.
 fn rewrite(chunk: &Bytes, dialect: Dialect) -> Bytes {
     let end = if dialect.sse_crlf() { "\r\n" } else { "\n" };
-    let ids = dialect.sse_event_ids();
+    let (ids, retry) = (dialect.sse_event_ids(), dialect.sse_retry());
     let text = String::from_utf8_lossy(chunk);
     let mut out = String::with_capacity(text.len() + 16);
     for block in text.split_terminator("\n\n") {
@@ -48,7 +49,7 @@ fn rewrite(chunk: &Bytes, dialect: Dialect) -> Bytes {
         }
         let lines: Vec<&str> = block
             .lines()
-            .filter(|l| ids || (!l.starts_with("id:") && !l.starts_with("retry:")))
+            .filter(|l| (ids || !l.starts_with("id:")) && ((ids && retry) || !l.starts_with("retry:")))
             .collect();
         if !ids && lines.iter().all(|l| *l == "data: " || *l == "data:") {
             continue;
@@ -78,6 +79,10 @@ mod tests {
         assert_eq!(
             &rewrite(&chunk, Dialect::TypescriptSdk)[..],
             b"event: message\ndata: {}\n\n: keepalive\n\n"
+        );
+        assert_eq!(
+            &rewrite(&chunk, Dialect::Reference)[..],
+            b"id: 1-1\ndata: \n\nevent: message\nid: 1-2\ndata: {}\n\n: keepalive\n\n"
         );
     }
 }
