@@ -246,3 +246,64 @@ async def test_the_official_client_sees_the_dialect(dialect: str, text: str) -> 
 def test_an_unknown_dialect_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match='unknown dialect "go-sdk"; known: python-sdk, typescript-sdk, reference'):
         Server(dialect="go-sdk")
+
+
+def test_universal_mcp_sdk_over_http() -> None:
+    """The kit as its README describes it (it is not published, so it cannot run here)."""
+    with Server(dialect="universal-mcp-sdk") as srv:
+        url = srv.start_http()
+        http = httpx.Client(timeout=WAIT)
+        json_only = {"content-type": "application/json"}
+
+        def post(body: dict[str, Any]) -> httpx.Response:
+            return http.post(url, json={"jsonrpc": "2.0", **body}, headers=json_only)
+
+        init = post({"id": 1, "method": "initialize", "params": {}})
+        assert init.status_code == 200 and init.headers["content-type"] == "application/json"
+        assert "mcp-session-id" not in init.headers
+        assert init.json()["result"]["protocolVersion"] == "2024-11-05"
+        assert init.headers["access-control-allow-origin"] == "*"
+        # No session: each POST stands alone; a notification is 204 with no body.
+        initialized = post({"method": "initialized"})
+        assert (initialized.status_code, initialized.content) == (204, b"")
+        assert "echo" in [t["name"] for t in post({"id": 2, "method": "tools/list"}).json()["result"]["tools"]]
+
+        def failure(arguments: dict[str, Any], name: str = "echo") -> dict[str, Any]:
+            return dict(
+                post({"id": 3, "method": "tools/call", "params": {"name": name, "arguments": arguments}}).json()
+            )
+
+        assert failure({})["result"] == {
+            "content": [{"type": "text", "text": "[Error] [echo] Error: Missing required argument: message"}],
+            "isError": True,
+        }
+        assert failure({}, "nope")["result"]["content"][0]["text"] == "[Error] [nope] Error: Unknown tool: nope"
+        # Only the top-level `required` is checked: a number where a string is declared passes.
+        assert failure({"message": 5})["result"] == {"content": [{"type": "text", "text": "Echo: "}]}
+        assert post({"id": 4, "method": "prompts/list"}).json()["error"]["code"] == -32601
+        described = http.get(url)
+        assert described.status_code == 200 and described.json()["protocolVersion"] == "2024-11-05"
+        assert http.get(f"{srv.base_url}/").json() == {"status": "ok"}
+        preflight = http.options(url, headers={"origin": "http://app.test", "access-control-request-method": "POST"})
+        assert preflight.status_code == 204 and preflight.headers["access-control-allow-origin"] == "*"
+        # Only 2024-11-05: a 2026 request has no era to be served in.
+        with pytest.raises(ConfigError, match="speaks 2024-11-05 only"):
+            Server(dialect="universal-mcp-sdk", revisions=["2025-11-25"])
+        with pytest.raises(ConfigError, match=r"era stateless serves none of the allowed revisions \(2024-11-05\)"):
+            Server(dialect="universal-mcp-sdk", era="stateless")
+
+
+@pytest.mark.anyio
+async def test_universal_mcp_sdk_with_the_official_client() -> None:
+    with Server(dialect="universal-mcp-sdk") as srv:
+        url = srv.start_http()
+        with anyio.fail_after(WAIT):
+            async with Client(url, mode="legacy") as client:
+                assert client.protocol_version == "2024-11-05"
+                assert texts(await client.call_tool("echo", {"message": "hi"})) == ["Echo: hi"]
+                r = await client.call_tool("nope", {})
+                assert r.is_error is True and texts(r) == ["[Error] [nope] Error: Unknown tool: nope"]
+        # stdio: the same bodies, `initialize` with `{}` taken.
+        conn = srv.connect()
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}))
+        assert json.loads(conn.recv(timeout=WAIT) or "{}")["result"]["protocolVersion"] == "2024-11-05"

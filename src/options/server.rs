@@ -183,6 +183,24 @@ impl ServerOptions {
                     .map_err(|e| Error::Config(e.to_string()))
             })
             .collect::<Result<_, _>>()?;
+        let dialect = self
+            .dialect
+            .as_deref()
+            .map(crate::protocol::Dialect::parse)
+            .transpose()
+            .map_err(Error::Config)?;
+        // A peer that speaks one revision only: that one, if these options allow it.
+        let mut revisions: Vec<Revision> = revisions;
+        if let Some(only) = dialect.and_then(|d| d.only_revision()) {
+            revisions.retain(|r| *r == only);
+            if revisions.is_empty() {
+                return Err(Error::Config(format!(
+                    "the dialect {} speaks {} only, which these options do not allow",
+                    self.dialect.as_deref().unwrap_or_default(),
+                    only.as_str()
+                )));
+            }
+        }
         Ok(ServerConfig {
             name: self.name.clone(),
             title,
@@ -198,12 +216,7 @@ impl ServerOptions {
             task_ttl: self.task_ttl.duration("task_ttl")?,
             task_poll_interval: self.task_poll_interval.duration("task_poll_interval")?,
             clock: crate::clock::ClockKind::parse(&self.clock).map_err(Error::Config)?,
-            dialect: self
-                .dialect
-                .as_deref()
-                .map(crate::protocol::Dialect::parse)
-                .transpose()
-                .map_err(Error::Config)?,
+            dialect,
         })
     }
 

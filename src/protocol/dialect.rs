@@ -17,11 +17,20 @@ pub enum Dialect {
     /// The reference server (`@modelcontextprotocol/server-everything`): the TypeScript SDK's
     /// answers, and its own transport wiring.
     Reference,
+    /// A minimal hand-rolled kit (the seed-001 "universal-mcp-sdk", as its README describes
+    /// it): 2024-11-05 only, no sessions and no SSE, tool and resource failures as `isError`
+    /// results, only a schema's top-level `required` checked.
+    UniversalMcpSdk,
 }
 
 impl Dialect {
     /// Every dialect's name, as `--dialect` takes it.
-    pub const NAMES: [&'static str; 3] = ["python-sdk", "typescript-sdk", "reference"];
+    pub const NAMES: [&'static str; 4] = [
+        "python-sdk",
+        "typescript-sdk",
+        "reference",
+        "universal-mcp-sdk",
+    ];
 
     /// The dialect named `name`.
     pub fn parse(name: &str) -> Result<Self, String> {
@@ -29,6 +38,7 @@ impl Dialect {
             "python-sdk" => Ok(Self::PythonSdk),
             "typescript-sdk" => Ok(Self::TypescriptSdk),
             "reference" => Ok(Self::Reference),
+            "universal-mcp-sdk" => Ok(Self::UniversalMcpSdk),
             other => Err(format!(
                 "unknown dialect {other:?}; known: {}",
                 Self::NAMES.join(", ")
@@ -42,6 +52,7 @@ impl Dialect {
             Self::PythonSdk => "python-sdk",
             Self::TypescriptSdk => "typescript-sdk",
             Self::Reference => "reference",
+            Self::UniversalMcpSdk => "universal-mcp-sdk",
         }
     }
 
@@ -56,7 +67,7 @@ impl Dialect {
     /// `{"method", "params", "jsonrpc"}`, a request `{"method", "params", "jsonrpc", "id"}`
     /// (an error stays `{"jsonrpc", "id", "error"}`). The members' own text is kept.
     pub fn written(self, text: &str) -> Option<String> {
-        if matches!(self, Self::PythonSdk) || !text.starts_with('{') {
+        if !matches!(self, Self::TypescriptSdk | Self::Reference) || !text.starts_with('{') {
             return None;
         }
         let members: std::collections::HashMap<&str, &serde_json::value::RawValue> =
@@ -90,6 +101,59 @@ impl Dialect {
         Some(out)
     }
 
+    /// The one revision this peer speaks, if it speaks only one (the kit: 2024-11-05).
+    pub const fn only_revision(self) -> Option<crate::protocol::Revision> {
+        match self {
+            Self::UniversalMcpSdk => Some(crate::protocol::Revision::V2024_11_05),
+            _ => None,
+        }
+    }
+
+    /// Whether this is the kit's HTTP front: no sessions (every POST stands alone), JSON
+    /// answers only, a notification answered `204`, `GET /mcp` a description of the server,
+    /// `GET /` a health document, CORS `*` with `OPTIONS` answered `204`.
+    pub const fn sessionless_http(self) -> bool {
+        matches!(self, Self::UniversalMcpSdk)
+    }
+
+    /// Whether `method` is served: the kit knows `initialize`, `ping`, `tools/list`,
+    /// `tools/call`, `resources/list` and `resources/read` (and what a server registers);
+    /// anything else is `-32601`.
+    pub fn serves(self, method: &str) -> bool {
+        !matches!(self, Self::UniversalMcpSdk)
+            || matches!(
+                method,
+                "initialize"
+                    | "ping"
+                    | "tools/list"
+                    | "tools/call"
+                    | "resources/list"
+                    | "resources/read"
+            )
+    }
+
+    /// The text of a failed tool or resource (its handler failed, it is unknown, a required
+    /// argument is missing), when the peer words it its own way: the kit's
+    /// `[Error] [<tool>] Error: <message>`.
+    pub fn failure(self, name: &str, message: &str) -> String {
+        match self {
+            Self::UniversalMcpSdk => format!("[Error] [{name}] Error: {message}"),
+            _ => message.to_string(),
+        }
+    }
+
+    /// Whether tool arguments are checked only against the schema's top-level `required` (the
+    /// kit), rather than validated against the whole schema.
+    pub const fn checks_only_required(self) -> bool {
+        matches!(self, Self::UniversalMcpSdk)
+    }
+
+    /// Whether `initialize` may leave out its params' members (the kit takes `{}`), and the
+    /// bare notification name `initialized` counts as `notifications/initialized`.
+    pub const fn lenient_handshake(self) -> bool {
+        matches!(self, Self::UniversalMcpSdk)
+    }
+
     /// Whether SSE events carry ids and a stream starts with a priming event (resumability):
     /// only with an event store, which neither SDK configures by default; the reference does.
     pub const fn sse_event_ids(self) -> bool {
@@ -107,7 +171,7 @@ impl Dialect {
     pub const fn sse_keepalive(self) -> &'static str {
         match self {
             Self::PythonSdk => ": ping",
-            Self::TypescriptSdk | Self::Reference => ": keepalive",
+            Self::TypescriptSdk | Self::Reference | Self::UniversalMcpSdk => ": keepalive",
         }
     }
 
@@ -119,6 +183,7 @@ impl Dialect {
             Self::TypescriptSdk | Self::Reference => {
                 format!("MCP error -32602: Tool {name} not found")
             }
+            Self::UniversalMcpSdk => self.failure(name, &format!("Unknown tool: {name}")),
         };
         Ok(json!({ "content": [{ "type": "text", "text": text }], "isError": true }))
     }
@@ -128,17 +193,18 @@ impl Dialect {
     pub fn unknown_prompt(self, name: &str) -> ErrorObject {
         match self {
             Self::PythonSdk => ErrorObject::new(0, format!("Unknown prompt: {name}")),
-            Self::TypescriptSdk | Self::Reference => ErrorObject::new(
+            Self::TypescriptSdk | Self::Reference | Self::UniversalMcpSdk => ErrorObject::new(
                 code::INVALID_PARAMS,
                 format!("MCP error -32602: Prompt {name} not found"),
             ),
         }
     }
 
-    /// The error for `resources/read` of an unknown resource (handshake era): `-32602` from
-    /// both SDKs (the spec's `-32002` from neither), with the URI in `data` from Python's.
-    pub fn unknown_resource(self, uri: &str) -> ErrorObject {
-        match self {
+    /// The answer to `resources/read` of an unknown resource (handshake era): `-32602` from
+    /// both SDKs (the spec's `-32002` from neither), with the URI in `data` from Python's; an
+    /// `isError` result from the kit.
+    pub fn unknown_resource(self, uri: &str) -> Result<Value, ErrorObject> {
+        Err(match self {
             Self::PythonSdk => {
                 ErrorObject::new(code::INVALID_PARAMS, format!("Unknown resource: {uri}"))
                     .with_data(json!({ "uri": uri }))
@@ -147,7 +213,13 @@ impl Dialect {
                 code::INVALID_PARAMS,
                 format!("MCP error -32602: Resource {uri} not found"),
             ),
-        }
+            Self::UniversalMcpSdk => {
+                let text = self.failure(uri, &format!("Resource not found: {uri}"));
+                return Ok(
+                    json!({ "content": [{ "type": "text", "text": text }], "isError": true }),
+                );
+            }
+        })
     }
 
     /// Whether a successful tool result says `isError: false` (the Python SDK always does;
@@ -161,7 +233,7 @@ impl Dialect {
     pub const fn unknown_session_status(self) -> u16 {
         match self {
             Self::Reference => 400,
-            Self::PythonSdk | Self::TypescriptSdk => 404,
+            Self::PythonSdk | Self::TypescriptSdk | Self::UniversalMcpSdk => 404,
         }
     }
 }
@@ -182,19 +254,25 @@ mod tests {
     fn the_typescript_sdk_member_order() {
         let ts = Dialect::TypescriptSdk;
         assert_eq!(
-            ts.written(r#"{"jsonrpc":"2.0","id":1,"result":{"a":1e21}}"#).unwrap(),
+            ts.written(r#"{"jsonrpc":"2.0","id":1,"result":{"a":1e21}}"#)
+                .unwrap(),
             r#"{"result":{"a":1e21},"jsonrpc":"2.0","id":1}"#
         );
         assert_eq!(
-            ts.written(r#"{"jsonrpc":"2.0","method":"notifications/x"}"#).unwrap(),
+            ts.written(r#"{"jsonrpc":"2.0","method":"notifications/x"}"#)
+                .unwrap(),
             r#"{"method":"notifications/x","jsonrpc":"2.0"}"#
         );
         assert_eq!(
-            ts.written(r#"{"jsonrpc":"2.0","id":"s","method":"roots/list","params":{}}"#).unwrap(),
+            ts.written(r#"{"jsonrpc":"2.0","id":"s","method":"roots/list","params":{}}"#)
+                .unwrap(),
             r#"{"method":"roots/list","params":{},"jsonrpc":"2.0","id":"s"}"#
         );
         assert_eq!(ts.written(r#"{"jsonrpc":"2.0","id":1,"error":{}}"#), None);
-        assert_eq!(Dialect::PythonSdk.written(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#), None);
+        assert_eq!(
+            Dialect::PythonSdk.written(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            None
+        );
         assert_eq!(ts.written("[]"), None);
     }
 }

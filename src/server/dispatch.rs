@@ -339,8 +339,11 @@ impl Server {
             );
             return reply(Message::error(Some(req.id), e));
         }
+        let dialect = self.config.dialect;
         let Some(route) = route.filter(|r| match r {
-            Route::Builtin(m) => m.in_handshake_era(),
+            Route::Builtin(m) => {
+                m.in_handshake_era() && dialect.is_none_or(|d| d.serves(m.as_str()))
+            }
             Route::Custom(_) | Route::Respond(_) => true,
         }) else {
             return reply(Message::error(
@@ -405,7 +408,12 @@ impl Server {
 
     /// Handles a client notification (never answered).
     fn handle_notification(self: &Arc<Self>, session: &Arc<Session>, n: Notification) {
-        match NotificationMethod::parse(&n.method) {
+        let lenient = self.config.dialect.is_some_and(|d| d.lenient_handshake());
+        let method = match n.method.as_str() {
+            "initialized" if lenient => Some(NotificationMethod::Initialized),
+            other => NotificationMethod::parse(other),
+        };
+        match method {
             Some(NotificationMethod::Initialized) => {
                 let changed = session.update(|s| {
                     let was = s.phase;

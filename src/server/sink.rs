@@ -144,7 +144,7 @@ impl Sink {
     /// its text: what the outbound seam made of it (frames it replaced it with are the body
     /// line after line; a dropped one is an empty body).
     pub fn record_only(&self, out: &Outgoing) -> Arc<str> {
-        let (text, parsed) = out.encode();
+        let (text, parsed) = self.spoken(out.encode());
         let verdict = self.outbound_seam(&text, &parsed);
         match verdict.outbound {
             Outbound::Pass => {
@@ -199,11 +199,8 @@ impl Sink {
 
     /// Passes an encoded frame through the outbound seam, then records it and hands it to the
     /// outlet, under the recorder's lock.
-    fn deliver(&self, (text, parsed): (Arc<str>, FrameSummary)) -> bool {
-        let text = match self.wire.dialect.and_then(|d| d.written(&text)) {
-            Some(written) => Arc::from(written),
-            None => text,
-        };
+    fn deliver(&self, encoded: (Arc<str>, FrameSummary)) -> bool {
+        let (text, parsed) = self.spoken(encoded);
         let verdict = self.outbound_seam(&text, &parsed);
         match verdict.outbound {
             Outbound::Pass => self.hand_over(text, parsed),
@@ -221,6 +218,14 @@ impl Sink {
                     .collect();
                 sent.into_iter().all(|s| s)
             }
+        }
+    }
+
+    /// An encoded frame as the server's dialect writes it (the TypeScript SDK's member order).
+    fn spoken(&self, (text, parsed): (Arc<str>, FrameSummary)) -> (Arc<str>, FrameSummary) {
+        match self.wire.dialect.and_then(|d| d.written(&text)) {
+            Some(written) => (Arc::from(written), parsed),
+            None => (text, parsed),
         }
     }
 

@@ -60,6 +60,22 @@ pub fn initialize(
             state.revision.map_or("?", |r| r.as_str())
         )));
     }
+    // A peer that takes `initialize` with `{}` (the kit): what is missing is its own.
+    let filled;
+    let params = match server.config.dialect.filter(|d| d.lenient_handshake()) {
+        Some(_) => {
+            let mut p = params.clone();
+            p.entry("protocolVersion")
+                .or_insert_with(|| Revision::V2024_11_05.as_str().into());
+            p.entry("capabilities")
+                .or_insert_with(|| Value::Object(Map::new()));
+            p.entry("clientInfo")
+                .or_insert_with(|| serde_json::json!({ "name": "unknown", "version": "0" }));
+            filled = p;
+            &filled
+        }
+        None => params,
+    };
     let requested = super::params::required_str(params, "protocolVersion")?;
     let capabilities = Value::Object(super::params::required_object(params, "capabilities")?);
     let client_info = super::params::required_object(params, "clientInfo")?;

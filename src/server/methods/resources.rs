@@ -72,7 +72,7 @@ pub async fn read(
             .dialect
             .filter(|_| ctx.scope.revision.has_handshake())
         {
-            return Err(dialect.unknown_resource(&uri));
+            return dialect.unknown_resource(&uri);
         }
         let code = if ctx.scope.revision.has_handshake() {
             RESOURCE_NOT_FOUND

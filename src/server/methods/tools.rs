@@ -57,10 +57,26 @@ pub async fn call(
     let validator = tool.validator.get().map_err(|e| {
         ErrorObject::internal(format!("tool {name:?} has an invalid inputSchema: {e}"))
     })?;
-    let problems: Vec<String> = validator
-        .iter_errors(&instance)
-        .map(|e| describe_violation(&e))
-        .collect();
+    if let Some(d) = dialect.filter(|d| d.checks_only_required()) {
+        // Only the top-level `required` names, as the peer checks them.
+        let missing = tool.definition["inputSchema"]["required"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .find(|r| instance.get(*r).is_none());
+        if let Some(missing) = missing {
+            let text = d.failure(name, &format!("Missing required argument: {missing}"));
+            return Ok(error_result(text));
+        }
+    }
+    let problems: Vec<String> = match dialect.filter(|d| d.checks_only_required()) {
+        Some(_) => Vec::new(),
+        None => validator
+            .iter_errors(&instance)
+            .map(|e| describe_violation(&e))
+            .collect(),
+    };
     if !problems.is_empty() {
         return Ok(error_result(format!(
             "MCP error -32602: Input validation error: Invalid arguments for tool {name}: {}",
@@ -102,6 +118,19 @@ pub async fn call(
     match (result, dialect) {
         (Ok(Value::Object(mut result)), Some(d)) if d.says_is_error_false() => {
             result.entry("isError").or_insert(Value::Bool(false));
+            Ok(Value::Object(result))
+        }
+        // A failure in the peer's words.
+        (Ok(Value::Object(mut result)), Some(d))
+            if result.get("isError") == Some(&Value::Bool(true)) =>
+        {
+            if let Some(Value::String(text)) = result
+                .get_mut("content")
+                .and_then(|c| c.get_mut(0))
+                .and_then(|c| c.get_mut("text"))
+            {
+                *text = d.failure(name, text);
+            }
             Ok(Value::Object(result))
         }
         (result, _) => result,

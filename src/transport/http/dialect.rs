@@ -49,7 +49,9 @@ fn rewrite(chunk: &Bytes, dialect: Dialect) -> Bytes {
         }
         let lines: Vec<&str> = block
             .lines()
-            .filter(|l| (ids || !l.starts_with("id:")) && ((ids && retry) || !l.starts_with("retry:")))
+            .filter(|l| {
+                (ids || !l.starts_with("id:")) && ((ids && retry) || !l.starts_with("retry:"))
+            })
             .collect();
         if !ids && lines.iter().all(|l| *l == "data: " || *l == "data:") {
             continue;

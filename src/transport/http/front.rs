@@ -110,7 +110,14 @@ impl Front {
         if self.state.server.seams.armed() {
             return Either::Right(Box::pin(through_transport_seam(self.clone(), request)));
         }
-        if request.headers().contains_key(header::ORIGIN) {
+        // The kit's front answers CORS itself (`*`, its preflights `204`).
+        let kit = self
+            .state
+            .server
+            .config
+            .dialect
+            .is_some_and(|d| d.sessionless_http());
+        if request.headers().contains_key(header::ORIGIN) && !kit {
             let cors = self.cors.layer(self.routes.clone());
             return Either::Right(Box::pin(cors.oneshot(request)));
         }
@@ -195,7 +202,16 @@ async fn through_transport_seam(
 fn refuse(state: &Arc<HttpState>, request: &Request) -> Option<Response> {
     let headers = request.headers();
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
-    let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
+    // The kit's front allows any origin (its CORS is `*`); the Host check stays.
+    let kit = state
+        .server
+        .config
+        .dialect
+        .is_some_and(|d| d.sessionless_http());
+    let origin = headers
+        .get(header::ORIGIN)
+        .and_then(|v| v.to_str().ok())
+        .filter(|_| !kit);
     let reason = state.config.allow.refusal(host, origin)?;
     let path = request.uri().path();
     let transport = transport_of(path);

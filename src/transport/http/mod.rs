@@ -11,6 +11,7 @@ pub mod dialect;
 pub mod front;
 pub mod guard;
 pub mod headers;
+pub mod kit;
 pub mod lab;
 pub mod legacy_sse;
 pub mod mcp;

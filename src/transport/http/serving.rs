@@ -30,17 +30,26 @@ pub fn app(state: Arc<HttpState>) -> Router {
         .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
         .allow_headers(AllowHeaders::mirror_request())
         .expose_headers(mcp_headers);
-    let mut routes = Router::new()
-        .route(
-            "/mcp",
-            get(super::mcp::get)
-                .post(super::mcp::post)
-                .delete(super::mcp::delete),
-        )
-        .route("/sse", get(super::legacy_sse::get))
-        .route("/message", axum::routing::post(super::legacy_sse::post))
-        .route("/health", get(health))
-        .with_state(state.clone());
+    let kit = state
+        .server
+        .config
+        .dialect
+        .is_some_and(|d| d.sessionless_http());
+    let mut routes = if kit {
+        super::kit::routes(state.clone())
+    } else {
+        Router::new()
+            .route(
+                "/mcp",
+                get(super::mcp::get)
+                    .post(super::mcp::post)
+                    .delete(super::mcp::delete),
+            )
+            .route("/sse", get(super::legacy_sse::get))
+            .route("/message", axum::routing::post(super::legacy_sse::post))
+            .route("/health", get(health))
+            .with_state(state.clone())
+    };
     if state.config.auth.mode == super::auth::AuthMode::Oauth {
         routes = routes.merge(super::auth::routes(state.clone()));
     }
