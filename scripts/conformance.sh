@@ -94,13 +94,13 @@ else
   grep -E "^(✓|✗|Total)" "$log/authorization.log" || true
 fi
 
-# The control API from another language, and the auth lab's OAuth flow: Node's test runner and
-# the official TypeScript SDK client (the reference server's own dependency, installed below)
-# script a CLI server.
+# The control API from another language, the auth lab's OAuth flow and the dialects as the
+# TypeScript client sees them: Node's test runner and the official TypeScript SDK client (the
+# reference server's own dependency, installed below) script a CLI server.
 ts_client() {
-  echo "== the TypeScript client: the control API and the auth lab's OAuth flow (node --test tests/ts/)"
+  echo "== the TypeScript client: the control API, the auth lab's OAuth flow, dialects (node --test tests/ts/)"
   if ! MCP_SDK_DIR="$PWD/.cache/reference/node_modules/@modelcontextprotocol/sdk" EVERYTHING_MCP_PYTHON="$PYTHON" \
-    node --experimental-strip-types --no-warnings --test tests/ts/control_api.test.ts tests/ts/auth_flow.test.ts \
+    node --experimental-strip-types --no-warnings --test tests/ts/control_api.test.ts tests/ts/auth_flow.test.ts tests/ts/dialects.test.ts \
     >"$log/ts-client.log" 2>&1; then
     failed=1
     echo "TypeScript client tests: FAILED"
