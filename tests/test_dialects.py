@@ -165,6 +165,30 @@ def test_python_sdk_sse_bytes_and_answers() -> None:
         assert ok["result"]["isError"] is False
 
 
+def test_python_sdk_reads_the_era_from_the_header_alone() -> None:
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": envelope}}
+    with python_sdk() as url:
+        theirs = httpx.post(url, json=body, headers=HEADERS, timeout=WAIT)
+    with ours("python-sdk") as url:
+        mine = httpx.post(url, json=body, headers=HEADERS, timeout=WAIT)
+    with ours("typescript-sdk") as url:
+        by_body = httpx.post(url, json=body, headers=HEADERS, timeout=WAIT)
+    assert theirs.status_code == mine.status_code == 400
+    assert (
+        mine.content
+        == theirs.content
+        == (b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Bad Request: Missing session ID"}}')
+    )
+    assert re.fullmatch("[0-9a-f]{32}", mine.headers["mcp-session-id"])
+    assert re.fullmatch("[0-9a-f]{32}", theirs.headers["mcp-session-id"])
+    # Elsewhere the envelope decides, and the missing header is the spec's -32020.
+    assert by_body.status_code == 400 and by_body.json()["error"]["code"] == -32020
+
+
 @needs_node
 def test_typescript_sdk_answers() -> None:
     with typescript_sdk() as url:

@@ -101,10 +101,17 @@ impl Dialect {
         Some(out)
     }
 
+    /// Whether a request's era is read from its `MCP-Protocol-Version` header alone (the Python
+    /// SDK): a POST carrying the 2026-07-28 envelope without that header takes the handshake
+    /// era's path, and without a session it is `400 Bad Request: Missing session ID`.
+    pub const fn era_by_header(self) -> bool {
+        matches!(self, Self::PythonSdk)
+    }
+
     /// The one revision this peer speaks, if it speaks only one (the kit: 2024-11-05).
-    pub const fn only_revision(self) -> Option<crate::protocol::Revision> {
+    pub const fn only_revision(self) -> Option<super::revision::Revision> {
         match self {
-            Self::UniversalMcpSdk => Some(crate::protocol::Revision::V2024_11_05),
+            Self::UniversalMcpSdk => Some(super::revision::Revision::V2024_11_05),
             _ => None,
         }
     }

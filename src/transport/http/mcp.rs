@@ -81,6 +81,25 @@ pub async fn post(
         ended: CancellationToken::new(),
     };
     let decoded = state.server.decode(Origin::Alone(&alone), &body);
+    let by_header = state
+        .server
+        .config
+        .dialect
+        .is_some_and(|d| d.era_by_header());
+    if by_header && version.is_none() && decoded.era() == Era::Stateless {
+        // The Python SDK reads the era from the header alone: an envelope without it is a
+        // handshake-era request without a session, refused with a session id minted for it.
+        let refusal = Refusal {
+            code: crate::jsonrpc::code::INVALID_REQUEST,
+            ..Refusal::new(StatusCode::BAD_REQUEST, "Bad Request: Missing session ID")
+        };
+        let mut response = streamable::refuse(&state, m, &headers, refusal, &body);
+        let minted = uuid::Uuid::new_v4().simple().to_string();
+        if let Ok(value) = axum::http::HeaderValue::from_str(&minted) {
+            response.headers_mut().insert(SESSION_HEADER.clone(), value);
+        }
+        return response;
+    }
     match decoded.era() {
         Era::Stateless => stateless::post(&state, &headers, peer, alone, decoded).await,
         Era::Handshake => streamable::initialize(&state, &headers, &body, decoded).await,
