@@ -331,3 +331,36 @@ async def test_universal_mcp_sdk_with_the_official_client() -> None:
         conn = srv.connect()
         conn.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}))
         assert json.loads(conn.recv(timeout=WAIT) or "{}")["result"]["protocolVersion"] == "2024-11-05"
+
+
+@needs_node
+@pytest.mark.parametrize("toggled", [True, False], ids=["a timer runs", "no timer"])
+def test_the_reference_outlives_its_stdin_while_a_timer_runs(toggled: bool, cli_cmd: list[str]) -> None:
+    init = {**INIT, "params": {**INIT["params"], "protocolVersion": "2025-06-18"}}
+    frames = [init, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    if toggled:
+        frames.append(
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "toggle-simulated-logging"}}
+        )
+    for command in (["node", str(REFERENCE), "stdio"], [*cli_cmd, "stdio", "--dialect", "reference"]):
+        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            for frame in frames:
+                proc.stdin.write(json.dumps(frame).encode() + b"\n")
+                proc.stdin.flush()
+            answered: set[Any] = set()
+            while answered != ({1, 2} if toggled else {1}):
+                answered.add(json.loads(proc.stdout.readline()).get("id"))
+                answered.discard(None)
+            proc.stdin.close()
+            if toggled:
+                # Still running after its stdin ended: no exit within a second.
+                with pytest.raises(subprocess.TimeoutExpired):
+                    proc.wait(timeout=1.0)
+            else:
+                assert proc.wait(timeout=WAIT) == 0, command
+        finally:
+            proc.kill()
+            proc.wait(timeout=WAIT)
+            proc.stdout.close()

@@ -108,6 +108,13 @@ impl Dialect {
         matches!(self, Self::PythonSdk)
     }
 
+    /// Whether a stdio server outlives its stdin while a timer of its runs (a logging or
+    /// subscription toggle): the reference has no stdin EOF handler, and its intervals keep
+    /// the process alive until a signal ends it.
+    pub const fn outlives_stdin_with_timers(self) -> bool {
+        matches!(self, Self::Reference)
+    }
+
     /// The one revision this peer speaks, if it speaks only one (the kit: 2024-11-05).
     pub const fn only_revision(self) -> Option<super::revision::Revision> {
         match self {

@@ -62,6 +62,31 @@ impl SessionState {
     }
 }
 
+/// How many of a catalog's timers run for a connection (a session extension: the catalog
+/// counts them as it starts and stops them), for a dialect whose peer stays alive while one
+/// runs (the reference, after its stdin ends).
+#[derive(Default)]
+pub struct RunningTimers(std::sync::atomic::AtomicUsize);
+
+impl RunningTimers {
+    /// One more runs.
+    pub fn started(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// One stopped.
+    pub fn stopped(&self) {
+        let _ = self
+            .0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+    }
+
+    /// Whether any runs.
+    pub fn any(&self) -> bool {
+        self.0.load(Ordering::Relaxed) > 0
+    }
+}
+
 /// A request the server sent to the client, waiting for its response.
 struct PendingRequest {
     /// Completed with the client's result or error.

@@ -36,6 +36,23 @@ pub enum Inbound {
     },
 }
 
+/// At the end of a stdio client's input: a server whose dialect's peer outlives its stdin while
+/// a timer of its runs (the reference) goes on serving those timers until `shutdown`.
+async fn outlive_input(server: &Server, session: &Session, shutdown: &CancellationToken) {
+    let outlives = server
+        .config
+        .dialect
+        .is_some_and(|d| d.outlives_stdin_with_timers());
+    if outlives
+        && session.transport == crate::traffic::TransportKind::Stdio
+        && session
+            .extension::<crate::server::session::RunningTimers>()
+            .any()
+    {
+        shutdown.cancelled().await;
+    }
+}
+
 /// Serves one connection: feeds every frame of `frames` to the server until the stream ends
 /// (the client closed) or `shutdown` fires, then lets in-flight requests finish for at most
 /// [`CLOSE_GRACE`], cancels the rest and closes the session.
@@ -55,7 +72,10 @@ pub async fn drive<S>(
             () = shutdown.cancelled() => break,
             inbound = frames.next() => match inbound {
                 Some(i) => i,
-                None => break,
+                None => {
+                    outlive_input(&server, &session, &shutdown).await;
+                    break;
+                }
             },
         };
         let work = match inbound {

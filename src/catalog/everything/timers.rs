@@ -9,6 +9,7 @@ use crate::protocol::method_names::NotificationMethod;
 use crate::server::context::RequestContext;
 use crate::server::handler::{tool_fn, HandlerError};
 use crate::server::registry::Tool;
+use crate::server::session::RunningTimers;
 use crate::server::session::Session;
 use serde_json::{json, Map, Value};
 use std::sync::Mutex;
@@ -40,10 +41,13 @@ impl Toggle {
         tick: impl Fn(&Session) + Send + 'static,
     ) -> bool {
         let mut running = crate::lock::lock(&self.0);
+        let counted = ctx.session.extension::<RunningTimers>();
         if let Some(stop) = running.take() {
             stop.cancel();
+            counted.stopped();
             return false;
         }
+        counted.started();
         let stop = ctx.session.closed.child_token();
         *running = Some(stop.clone());
         drop(running);
