@@ -143,13 +143,20 @@ def framing(body: bytes) -> bytes:
     return b"\n".join(out)
 
 
+def probe(session: Session) -> tuple[dict[str, Any], ...]:
+    """A peer's answers on the points: an unknown tool, prompt and resource, a successful call."""
+    return (
+        session.call("tools/call", {"name": "nope", "arguments": {}})[1],
+        session.call("prompts/get", {"name": "nope"})[1],
+        session.call("resources/read", {"uri": "nope://x"})[1],
+        session.call("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})[1],
+    )
+
+
 def test_python_sdk_sse_bytes_and_answers() -> None:
     with python_sdk() as url:
         theirs = Session(url)
-        their_tool = theirs.call("tools/call", {"name": "nope", "arguments": {}})[1]
-        their_prompt = theirs.call("prompts/get", {"name": "nope"})[1]
-        their_resource = theirs.call("resources/read", {"uri": "nope://x"})[1]
-        their_ok = theirs.call("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})[1]
+        their_tool, their_prompt, their_resource, their_ok = probe(theirs)
     with ours("python-sdk") as url:
         mine = Session(url)
         # SSE: CRLF line ends, `event: message` and one `data:` line, no event id, no priming event.
@@ -193,10 +200,7 @@ def test_python_sdk_reads_the_era_from_the_header_alone() -> None:
 def test_typescript_sdk_answers() -> None:
     with typescript_sdk() as url:
         theirs = Session(url)
-        their_tool = theirs.call("tools/call", {"name": "nope", "arguments": {}})[1]
-        their_prompt = theirs.call("prompts/get", {"name": "nope"})[1]
-        their_resource = theirs.call("resources/read", {"uri": "nope://x"})[1]
-        their_ok = theirs.call("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})[1]
+        their_tool, their_prompt, their_resource, their_ok = probe(theirs)
         counted = theirs.call("tools/call", {"name": "count", "arguments": {"steps": 1}, "_meta": {"progressToken": 5}})
     with ours("typescript-sdk") as url:
         mine = Session(url)
