@@ -142,6 +142,8 @@ async def test_a_fault_rule_applies_to_a_replayed_answer(tmp_path: pathlib.Path)
                 replay.faults.clear()
                 assert texts(await client.call_tool("echo", {"message": "hi"})) == ["Echo: hi"]
                 assert texts(await client.call_tool("get-sum", {"a": 2, "b": 3.5})) == ["The sum of 2 and 3.5 is 5.5."]
+        # The report reads a replaying server's traffic as any other's.
+        assert replay.report().client().name == "mcp"
 
 
 def raw_lines(path: pathlib.Path) -> list[dict[str, Any]]:
@@ -331,3 +333,24 @@ async def test_the_cli_replays_over_http_with_the_control_api(tmp_path: pathlib.
         proc.terminate()
         assert proc.wait(timeout=WAIT) == 0
         proc.stderr.close()
+
+
+async def test_a_session_over_legacy_sse_replays_over_legacy_sse(tmp_path: pathlib.Path) -> None:
+    from mcp.client.sse import sse_client
+
+    async def session(srv: Server) -> list[Any]:
+        srv.start_http()
+        seen = Seen()
+        with anyio.fail_after(WAIT):
+            transport = sse_client(srv.sse_url or "", timeout=WAIT)
+            async with Client(transport, mode="legacy", sampling_callback=seen.sample) as client:
+                echo = texts(await client.call_tool("echo", {"message": "hi"}))
+                sampled = texts(await client.call_tool("trigger-sampling-request", {"prompt": "x", "maxTokens": 9}))
+        return [echo, sampled, seen.sampled]
+
+    recording = tmp_path / "sse.jsonl"
+    with Server(record=recording) as srv:
+        recorded = await session(srv)
+    assert {r.transport for r in load_records(recording) if r.kind != "http"} == {"sse"}
+    with Server.from_recording(recording) as replay:
+        assert await session(replay) == recorded
