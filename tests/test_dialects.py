@@ -265,10 +265,15 @@ async def test_the_official_client_sees_the_dialect(dialect: str, text: str) -> 
                 assert r.is_error is True and texts(r) == [text]
                 with pytest.raises(MCPError):
                     await client.get_prompt("nope")
-            # The stateless era keeps this server's own answers.
+            # The stateless era: the Python SDK answers so there too; the TypeScript SDK installed
+            # here predates the era, so this server's own answer stands.
             async with Client(url) as client:
-                with pytest.raises(MCPError, match="nope"):
-                    await client.call_tool("nope", {})
+                if dialect == "python-sdk":
+                    r = await client.call_tool("nope", {})
+                    assert r.is_error is True and texts(r) == [text]
+                else:
+                    with pytest.raises(MCPError, match="nope"):
+                        await client.call_tool("nope", {})
 
 
 def test_an_unknown_dialect_is_a_config_error() -> None:
@@ -368,3 +373,52 @@ def test_the_reference_outlives_its_stdin_while_a_timer_runs(toggled: bool, cli_
             proc.kill()
             proc.wait(timeout=WAIT)
             proc.stdout.close()
+
+
+def test_python_sdk_stateless_answers_and_http_refusals() -> None:
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    modern = {**HEADERS, "mcp-protocol-version": "2026-07-28"}
+
+    def stateless(url: str, method: str, params: dict[str, Any]) -> httpx.Response:
+        named = params.get("name") or params.get("uri")
+        headers = {**modern, "mcp-method": method, **({"mcp-name": named} if named else {})}
+        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": envelope}}
+        return httpx.post(url, json=body, headers=headers, timeout=WAIT)
+
+    def answers(url: str) -> list[Any]:
+        got: list[Any] = []
+        for method, params in [
+            ("tools/call", {"name": "nope", "arguments": {}}),
+            ("prompts/get", {"name": "nope"}),
+            ("resources/read", {"uri": "nope://x"}),
+            ("foo/bar", {}),
+        ]:
+            r = stateless(url, method, params)
+            message = r.json()
+            result = message.get("result")
+            if result is not None:
+                result = {k: v for k, v in result.items() if k not in ("_meta", "resultType")}
+            got.append((r.status_code, result, message.get("error")))
+        got.append(Session(url).call("foo/bar", {})[1]["error"])
+        accept = httpx.post(url, content=b"{}", headers={**HEADERS, "accept": "application/json"}, timeout=WAIT)
+        got.append((accept.status_code, accept.json()))
+        plain = httpx.post(url, content=b"{}", headers={**HEADERS, "content-type": "text/plain"}, timeout=WAIT)
+        got.append(
+            (plain.status_code, plain.text, plain.headers.get("content-type", "").startswith("application/json"))
+        )
+        deleted = httpx.delete(url, headers={"mcp-protocol-version": "2026-07-28"}, timeout=WAIT)
+        got.append((deleted.status_code, deleted.headers.get("allow"), deleted.content))
+        return got
+
+    with python_sdk() as url:
+        theirs = answers(url)
+    with ours("python-sdk") as url:
+        mine = answers(url)
+    assert mine == theirs
+    assert theirs[1] == (200, None, {"code": -32603, "message": "Internal server error"})
+    assert theirs[3] == (404, None, {"code": -32601, "message": "Method not found", "data": "foo/bar"})
+    assert theirs[-2] == (400, "Invalid Content-Type header", False)
+    assert theirs[-1] == (405, "POST", b"")

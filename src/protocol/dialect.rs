@@ -101,6 +101,49 @@ impl Dialect {
         Some(out)
     }
 
+    /// Whether this peer's answers apply to requests of the stateless era too (measured there:
+    /// the Python SDK's; the TypeScript SDK installed here predates the era).
+    pub const fn answers_stateless(self) -> bool {
+        matches!(self, Self::PythonSdk)
+    }
+
+    /// The error for an unknown method, when the peer words it its own way: the Python SDK's
+    /// `Method not found` with the method as `data`.
+    pub fn method_not_found(self, method: &str) -> Option<ErrorObject> {
+        match self {
+            Self::PythonSdk => Some(
+                ErrorObject::new(code::METHOD_NOT_FOUND, "Method not found")
+                    .with_data(json!(method)),
+            ),
+            _ => None,
+        }
+    }
+
+    /// The JSON-RPC code of the `406` for an `Accept` without both types: `-32600` from the
+    /// Python SDK (this server's transport errors are `-32000`, as the TypeScript SDK's).
+    pub const fn not_acceptable_code(self) -> i64 {
+        match self {
+            Self::PythonSdk => code::INVALID_REQUEST,
+            _ => -32000,
+        }
+    }
+
+    /// The answer to a POST whose `Content-Type` is not JSON, when the peer gives its own: the
+    /// Python SDK's `400` with the plain text `Invalid Content-Type header` (this server's is
+    /// the TypeScript SDK's `415` JSON-RPC error).
+    pub const fn wrong_content_type(self) -> Option<(u16, &'static str)> {
+        match self {
+            Self::PythonSdk => Some((400, "Invalid Content-Type header")),
+            _ => None,
+        }
+    }
+
+    /// Whether the `405` to a GET or DELETE naming the 2026-07-28 revision has an empty body
+    /// (the Python SDK's) rather than a JSON-RPC error.
+    pub const fn bare_405(self) -> bool {
+        matches!(self, Self::PythonSdk)
+    }
+
     /// Whether a request's era is read from its `MCP-Protocol-Version` header alone (the Python
     /// SDK): a POST carrying the 2026-07-28 envelope without that header takes the handshake
     /// era's path, and without a session it is `400 Bad Request: Missing session ID`.
@@ -202,10 +245,13 @@ impl Dialect {
         Ok(json!({ "content": [{ "type": "text", "text": text }], "isError": true }))
     }
 
-    /// The error for `prompts/get` of an unknown prompt (handshake era): the Python SDK's has
-    /// code `0`.
-    pub fn unknown_prompt(self, name: &str) -> ErrorObject {
+    /// The error for `prompts/get` of an unknown prompt: the Python SDK's has code `0` (and in
+    /// the stateless era it is `-32603 Internal server error`, an SDK bug).
+    pub fn unknown_prompt(self, name: &str, handshake: bool) -> ErrorObject {
         match self {
+            Self::PythonSdk if !handshake => {
+                ErrorObject::new(code::INTERNAL_ERROR, "Internal server error")
+            }
             Self::PythonSdk => ErrorObject::new(0, format!("Unknown prompt: {name}")),
             Self::TypescriptSdk | Self::Reference | Self::UniversalMcpSdk => ErrorObject::new(
                 code::INVALID_PARAMS,

@@ -42,6 +42,14 @@ impl Server {
         }
     }
 
+    /// The `-32601` for `method`, in the server's dialect's words when it has its own.
+    pub fn method_not_found(&self, method: &str) -> ErrorObject {
+        self.config
+            .dialect
+            .and_then(|d| d.method_not_found(method))
+            .unwrap_or_else(|| ErrorObject::method_not_found(method))
+    }
+
     /// Whether a handshake-era client may call `method` here (anything else is `-32601`).
     pub fn knows_handshake_method(&self, method: &str) -> bool {
         match ClientRequest::parse(method) {
@@ -348,7 +356,7 @@ impl Server {
         }) else {
             return reply(Message::error(
                 Some(req.id),
-                ErrorObject::method_not_found(&req.method),
+                self.method_not_found(&req.method),
             ));
         };
         let is = |m: ClientRequest| req.method == m.as_str();

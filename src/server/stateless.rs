@@ -56,7 +56,7 @@ impl Server {
             other => other,
         };
         let Some(route) = route else {
-            return reply(ErrorObject::method_not_found(&req.method));
+            return reply(self.method_not_found(&req.method));
         };
         let envelope = match exchange.envelope {
             Some(Ok(e)) => e,

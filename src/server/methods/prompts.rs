@@ -38,13 +38,14 @@ pub async fn get(
     let arguments = optional_object(params, "arguments")?;
     // Messages in the reference server's (TypeScript SDK) words, which clients compare.
     let registry = server.registry();
+    let handshake = ctx.scope.revision.has_handshake();
     let dialect = server
         .config
         .dialect
-        .filter(|_| ctx.scope.revision.has_handshake());
+        .filter(|d| handshake || d.answers_stateless());
     let Some(prompt) = registry.prompts.get(name).cloned() else {
         if let Some(dialect) = dialect {
-            return Err(dialect.unknown_prompt(name));
+            return Err(dialect.unknown_prompt(name, handshake));
         }
         return Err(match registry.dialect {
             Some(d) => (d.unknown_prompt)(name),

@@ -67,11 +67,9 @@ pub async fn read(
     } else {
         // SEP-2164: the stateless era standardizes on -32602 (with the URI in `data`); the
         // handshake era keeps the -32002 its clients know.
-        if let Some(dialect) = server
-            .config
-            .dialect
-            .filter(|_| ctx.scope.revision.has_handshake())
-        {
+        let handshake = ctx.scope.revision.has_handshake();
+        let dialect = server.config.dialect;
+        if let Some(dialect) = dialect.filter(|d| handshake || d.answers_stateless()) {
             return dialect.unknown_resource(&uri);
         }
         let code = if ctx.scope.revision.has_handshake() {

@@ -43,7 +43,10 @@ pub async fn call(
         .get(name)
         .filter(|t| t.visible_to(&capabilities, ctx.scope.revision.has_handshake()));
     let handshake = ctx.scope.revision.has_handshake();
-    let dialect = server.config.dialect.filter(|_| handshake);
+    let dialect = server
+        .config
+        .dialect
+        .filter(|d| handshake || d.answers_stateless());
     let Some(tool) = tool else {
         if let Some(dialect) = dialect {
             return dialect.unknown_tool(name);

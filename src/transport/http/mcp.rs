@@ -31,18 +31,28 @@ pub async fn post(
     let (parts, body) = request.into_parts();
     let headers = parts.headers;
     let m = &Method::POST;
+    let dialect = state.server.config.dialect;
     if !accepts(&headers, &["application/json", "text/event-stream"]) {
-        let r = Refusal::new(
-            StatusCode::NOT_ACCEPTABLE,
-            "Not Acceptable: Client must accept both application/json and text/event-stream",
-        );
+        let r = Refusal {
+            code: dialect.map_or(-32000, |d| d.not_acceptable_code()),
+            ..Refusal::new(
+                StatusCode::NOT_ACCEPTABLE,
+                "Not Acceptable: Client must accept both application/json and text/event-stream",
+            )
+        };
         return streamable::refuse(&state, m, &headers, r, b"");
     }
     if !is_json(&headers) {
-        let r = Refusal::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Unsupported Media Type: Content-Type must be application/json",
-        );
+        let r = match dialect.and_then(|d| d.wrong_content_type()) {
+            Some((status, text)) => {
+                let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
+                Refusal::new(status, text).plain(text)
+            }
+            None => Refusal::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Unsupported Media Type: Content-Type must be application/json",
+            ),
+        };
         return streamable::refuse(&state, m, &headers, r, b"");
     }
     let limit = state.server.config.max_message_bytes;

@@ -119,6 +119,9 @@ pub struct Refusal {
     pub challenge: Option<String>,
     /// The fault rule that shaped the refusal, if one did (both records carry its mark).
     pub mark: Option<Arc<crate::traffic::FaultMark>>,
+    /// The body as plain text instead of a JSON-RPC error (empty: no body), as a dialect's
+    /// peer answers (the Python SDK's `Invalid Content-Type header`, its bare `405`).
+    pub plain: Option<&'static str>,
 }
 impl Refusal {
     /// A refusal with the generic transport error code `-32000`.
@@ -130,7 +133,14 @@ impl Refusal {
             id: None,
             challenge: None,
             mark: None,
+            plain: None,
         }
+    }
+
+    /// The same refusal with `text` as its plain body (empty: none).
+    pub fn plain(mut self, text: &'static str) -> Self {
+        self.plain = Some(text);
+        self
     }
 
     /// The same refusal with this authorization challenge, marked by the rule that shaped it.
@@ -166,8 +176,10 @@ impl Refusal {
         let parsed = FrameSummary::http_exchange(Some(self.message.clone()))
             .text_exact(matches!(text, Cow::Borrowed(_)));
         state.server.recorder.record(&meta_in, &*text, parsed);
-        let reply = json!({ "jsonrpc": "2.0", "id": self.id, "error": { "code": self.code, "message": self.message } });
-        let out = reply.to_string();
+        let out = match self.plain {
+            Some(text) => text.to_string(),
+            None => json!({ "jsonrpc": "2.0", "id": self.id, "error": { "code": self.code, "message": self.message } }).to_string(),
+        };
         let mut answered = HttpMeta::status(self.status.as_u16());
         if let Some(challenge) = &self.challenge {
             let mut recorded = RecordedHeaders::with_capacity(challenge.len());
@@ -176,17 +188,29 @@ impl Refusal {
         }
         let mut meta_out = FrameMeta::outbound(transport, conn).with_http(Some(Arc::new(answered)));
         meta_out.fault = self.mark;
-        let parsed = FrameSummary::error_response(self.id);
+        let parsed = match self.plain {
+            Some(_) => FrameSummary::http_exchange(Some(self.message.clone())),
+            None => FrameSummary::error_response(self.id),
+        };
         state
             .server
             .recorder
             .record(&meta_out, out.as_str(), parsed);
-        let mut response = (
-            self.status,
-            [(header::CONTENT_TYPE, "application/json")],
-            out,
-        )
-            .into_response();
+        let mut response = match self.plain {
+            Some("") => self.status.into_response(),
+            Some(_) => (
+                self.status,
+                [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                out,
+            )
+                .into_response(),
+            None => (
+                self.status,
+                [(header::CONTENT_TYPE, "application/json")],
+                out,
+            )
+                .into_response(),
+        };
         if let Some(value) = self
             .challenge
             .and_then(|c| axum::http::HeaderValue::from_str(&c).ok())

@@ -62,7 +62,10 @@ pub fn refuse_non_post(
     } else {
         format!("Method not allowed: {method} has no meaning in protocol revision 2026-07-28; send requests with POST")
     };
-    let refusal = Refusal::new(StatusCode::METHOD_NOT_ALLOWED, message);
+    let mut refusal = Refusal::new(StatusCode::METHOD_NOT_ALLOWED, message);
+    if state.server.config.dialect.is_some_and(|d| d.bare_405()) {
+        refusal = refusal.plain("");
+    }
     // Recorded under no connection: the era has none, and a session header is ignored.
     let mut response = refusal.respond(
         state,
