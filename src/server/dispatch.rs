@@ -25,8 +25,10 @@ impl Server {
     /// What serves `method`: a built-in MCP request (one an extension brings only while the
     /// registry declares it) or a registered custom method; `None` means `-32601`.
     pub fn route(&self, method: &str) -> Option<Route> {
-        if let Some(responder) = &self.registry().responder {
-            return Some(Route::Respond(responder.clone()));
+        if self.responds {
+            if let Some(responder) = &self.registry().responder {
+                return Some(Route::Respond(responder.clone()));
+            }
         }
         match ClientRequest::parse(method) {
             Some(builtin) => match builtin.extension() {

@@ -114,6 +114,7 @@ impl Server {
             stateless_meta,
             eras,
             gates: Default::default(),
+            responds: registry.responder.is_some(),
             registry: RwLock::new(Arc::new(registry)),
             wire: Arc::new(seams::Wire {
                 recorder: recorder.clone(),

@@ -37,6 +37,10 @@ pub struct Server {
     /// What it offers. Readers take a snapshot (`Arc` clone) so a handler never holds a lock;
     /// writers replace the snapshot (registration is rare, reads are per request).
     pub(super) registry: RwLock<Arc<Registry>>,
+    /// Whether its registry has a responder (a replay; set when the server is made, and kept by
+    /// every later snapshot): the dispatcher asks this, not the registry, for each request, so
+    /// a server without one does not take a registry snapshot just to find none.
+    pub(super) responds: bool,
     /// Every frame in and out.
     pub recorder: Arc<Recorder>,
     /// Where fault rules and the like plug in (inbound, outbound, transport); none by default.

@@ -57,3 +57,14 @@ pub async fn read_body(body: Body, limit: usize) -> Result<axum::body::Bytes, Bo
     }
     Ok(buf.into())
 }
+
+/// Reads a body that is refused anyway (up to `limit` bytes; its first bytes past it), so the
+/// refusal is answered once the body is read: answered with the body unread, the connection
+/// closes after the answer, and a client that sent its next request on it first sees it
+/// dropped ("server disconnected without sending a response", now and then under load).
+pub async fn read_refused(body: Body, limit: usize) -> Vec<u8> {
+    match read_body(body, limit).await {
+        Ok(bytes) => bytes.to_vec(),
+        Err(refusal) => refusal.prefix,
+    }
+}

@@ -3,7 +3,7 @@
 //! messages (202 `Accepted`), whose answers arrive on the stream. The session ends when the
 //! stream closes. An unknown session id is a 404 at once (the reference server hangs).
 
-use super::body::read_body;
+use super::body::{read_body, read_refused};
 use super::negotiation::is_json;
 use super::recording::{record_exchange, Refusal};
 use super::sessions::{HttpSession, SessionKind};
@@ -100,14 +100,13 @@ pub async fn post(
     let refuse = |refusal: Refusal, body: &[u8]| {
         refusal.respond(&state, TransportKind::Sse, id, request, body)
     };
+    let limit = state.server.config.max_message_bytes;
     let Some(id) = id else {
-        return refuse(
-            Refusal::new(
-                StatusCode::BAD_REQUEST,
-                "Bad Request: the sessionId query parameter is required",
-            ),
-            b"",
+        let r = Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: the sessionId query parameter is required",
         );
+        return refuse(r, &read_refused(body, limit).await);
     };
     let Some(session) = state
         .sessions
@@ -118,18 +117,15 @@ pub async fn post(
             StatusCode::NOT_FOUND,
             format!("Session not found: {id} (open one with GET /sse)"),
         );
-        return refuse(r, b"");
+        return refuse(r, &read_refused(body, limit).await);
     };
     if !is_json(&headers) {
-        return refuse(
-            Refusal::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "Unsupported Media Type: Content-Type must be application/json",
-            ),
-            b"",
+        let r = Refusal::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Unsupported Media Type: Content-Type must be application/json",
         );
+        return refuse(r, &read_refused(body, limit).await);
     }
-    let limit = state.server.config.max_message_bytes;
     let body = match read_body(body, limit).await {
         Ok(b) => b,
         Err(refusal) => return refuse(refusal.into_refusal(limit), &refusal.prefix),

@@ -7,7 +7,7 @@
 //! [`Server::decode`]: crate::server::Server::decode
 //! [`Server::era_of_header`]: crate::server::Server::era_of_header
 
-use super::body::read_body;
+use super::body::{read_body, read_refused};
 use super::negotiation::{accepts, header_str, is_json, version_header, SESSION_HEADER};
 use super::peer::Peer;
 use super::recording::Refusal;
@@ -40,7 +40,8 @@ pub async fn post(
                 "Not Acceptable: Client must accept both application/json and text/event-stream",
             )
         };
-        return streamable::refuse(&state, m, &headers, r, b"");
+        let limit = state.server.config.max_message_bytes;
+        return streamable::refuse(&state, m, &headers, r, &read_refused(body, limit).await);
     }
     if !is_json(&headers) {
         let r = match dialect.and_then(|d| d.wrong_content_type()) {
@@ -53,7 +54,8 @@ pub async fn post(
                 "Unsupported Media Type: Content-Type must be application/json",
             ),
         };
-        return streamable::refuse(&state, m, &headers, r, b"");
+        let limit = state.server.config.max_message_bytes;
+        return streamable::refuse(&state, m, &headers, r, &read_refused(body, limit).await);
     }
     let limit = state.server.config.max_message_bytes;
     let body = match read_body(body, limit).await {
