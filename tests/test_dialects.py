@@ -344,14 +344,15 @@ async def test_universal_mcp_sdk_with_the_official_client() -> None:
 
 @needs_node
 @pytest.mark.parametrize("toggled", [True, False], ids=["a timer runs", "no timer"])
-def test_the_reference_outlives_its_stdin_while_a_timer_runs(toggled: bool, cli_cmd: list[str]) -> None:
+def test_the_reference_outlives_its_stdin_while_a_timer_runs(toggled: bool) -> None:
     init = {**INIT, "params": {**INIT["params"], "protocolVersion": "2025-06-18"}}
     frames = [init, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
     if toggled:
         frames.append(
             {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "toggle-simulated-logging"}}
         )
-    for command in (["node", str(REFERENCE), "stdio"], [*cli_cmd, "stdio", "--dialect", "reference"]):
+    ours_cmd = [sys.executable, "-m", "everything_mcp", "stdio", "--dialect", "reference"]
+    for command in (["node", str(REFERENCE), "stdio"], ours_cmd):
         proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         assert proc.stdin is not None and proc.stdout is not None
         try:
