@@ -165,12 +165,20 @@ def build_rust_tools(profile: str = "release") -> None:
 
 
 def build_native(profile: str = "release") -> None:
-    """Builds the native `everything-mcp` (the package's crate) with `profile`."""
+    """Builds the native `everything-mcp` (the package's crate) with `profile`, unless
+    `$EVERYTHING_MCP_BINARY` names one already built (the test command's, from its wheel: building
+    it again cost the smoke run 16 s, `cargo test --features python` having rebuilt it with the
+    binding's feature in between)."""
+    if os.environ.get("EVERYTHING_MCP_BINARY"):
+        return
     subprocess.run(["cargo", "build", "--profile", profile, "-q", "--bin", "everything-mcp"], check=True, cwd=ROOT)
 
 
 def native_binary(profile: str = "release") -> Path:
-    """The native `everything-mcp` built by `build_native(profile)`."""
+    """The native `everything-mcp` built by `build_native(profile)` (or `$EVERYTHING_MCP_BINARY`)."""
+    given = os.environ.get("EVERYTHING_MCP_BINARY")
+    if given:
+        return Path(given)
     return ROOT / "target" / ("debug" if profile == "dev" else profile) / "everything-mcp"
 
 
@@ -1477,7 +1485,10 @@ def main(argv: list[str] | None = None) -> int:
         print("bench: building bench/rust (loadgen, bare-axum)", file=sys.stderr)
         build_rust_tools(sizes.rust_profile)
         if "ours-native" in wanted:
-            print(f"bench: building the native everything-mcp ({sizes.rust_profile} profile)", file=sys.stderr)
+            if os.environ.get("EVERYTHING_MCP_BINARY"):
+                print(f"bench: the native everything-mcp at {native_binary()}", file=sys.stderr)
+            else:
+                print(f"bench: building the native everything-mcp ({sizes.rust_profile} profile)", file=sys.stderr)
             build_native(sizes.rust_profile)
         if "reference" in wanted and not ensure_reference():
             print("bench: the reference server could not be installed; skipping it", file=sys.stderr)
