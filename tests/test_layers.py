@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     (
         "server state",
         [
+            "server::limits",
             "server::config",
             "server::sink",
             "server::outgoing",

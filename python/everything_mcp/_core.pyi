@@ -163,6 +163,8 @@ class Server:
         """Recorded frames with seq > since, each one JSON text."""
     def traffic_read(self, since: int = 0) -> tuple[list[str], int]:
         """Recorded frames with seq > since, and how many after since the memory bound dropped."""
+    def limit_hits(self) -> list[tuple[str, int]]:
+        """How often each bound refused or dropped something, by the option that sets it."""
     def traffic_stats(self) -> dict[str, int | None]:
         """kept, kept_bytes, dropped, dropped_total, keep_traffic, keep_traffic_bytes."""
     def traffic_count(self) -> int:

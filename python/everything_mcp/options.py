@@ -43,6 +43,9 @@ class ServerOptions(TypedDict, total=False):
     max_message_bytes: int | None
     keep_traffic: int | None
     keep_traffic_bytes: int | None
+    max_pending_requests: int | None
+    max_tasks: int | None
+    max_listen_streams: int | None
     name: str | None
     title: str | None
     version: str | None
@@ -69,6 +72,11 @@ class HttpOptions(TypedDict, total=False):
     max_sessions: int | None
     session_idle_timeout: float | None
     event_store_capacity: int | None
+    event_store_bytes: int | None
+    stream_buffer_bytes: int | None
+    max_streams_per_session: int | None
+    max_streams: int | None
+    control_read_bytes: int | None
     sse_retry: float | None
     keepalive: float | None
     standalone_stream: bool | None

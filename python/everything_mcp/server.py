@@ -112,6 +112,14 @@ class Server(ServerAuthoring, ServerControls, ServerOutbound):
         return url
 
     @property
+    def limit_hits(self) -> dict[str, int]:
+        """How often each bound on what clients can make the server hold refused or dropped
+        something since it started, by the option that sets it (``max_tasks``,
+        ``stream_buffer_bytes``, ``event_store_bytes``, ...; docs/reliability.md). A bound that
+        bites is counted here, never silent."""
+        return dict(self._core.limit_hits())
+
+    @property
     def base_url(self) -> str | None:
         """``http://host:port`` of the HTTP listener, or None before :meth:`start_http`."""
         return self._core.base_url()

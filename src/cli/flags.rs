@@ -81,6 +81,19 @@ pub struct ServerFlags {
     #[arg(long, value_name = "N", value_parser = count)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_message_bytes: Option<usize>,
+    /// most server-to-client requests awaiting an answer per connection (default: 1024); one
+    /// more fails at once, naming this option
+    #[arg(long, value_name = "N", value_parser = count)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_pending_requests: Option<usize>,
+    /// most tasks kept at once (default: 10000); a task-augmented call beyond it is refused
+    #[arg(long, value_name = "N", value_parser = count)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tasks: Option<usize>,
+    /// most open subscriptions/listen streams in all (default: 1024)
+    #[arg(long, value_name = "N", value_parser = count)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_listen_streams: Option<usize>,
     /// serverInfo.name
     #[arg(long = "server-name", value_name = "NAME")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -217,6 +230,28 @@ pub struct HttpFlags {
     #[arg(long = "event-store", value_name = "N", value_parser = count)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub event_store_capacity: Option<usize>,
+    /// and no more than BYTES of them per session (default: 16 MiB)
+    #[arg(long, value_name = "BYTES", value_parser = count)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_store_bytes: Option<usize>,
+    /// bytes an SSE stream's reader may fall behind before the stream is dropped (default:
+    /// 16 MiB)
+    #[arg(long, value_name = "BYTES", value_parser = count)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_buffer_bytes: Option<usize>,
+    /// most live SSE streams per session (default: 256); one more gets 503
+    #[arg(long, value_name = "N", value_parser = count)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_streams_per_session: Option<usize>,
+    /// most live SSE streams in all (default: 10000); one more gets 503
+    #[arg(long, value_name = "N", value_parser = count)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_streams: Option<usize>,
+    /// most bytes of records one control API traffic read answers (default: 16 MiB); the rest
+    /// with the next since
+    #[arg(long, value_name = "BYTES", value_parser = count)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control_read_bytes: Option<usize>,
     /// the reconnection delay sent with each POST stream's first event, in seconds
     #[arg(long, value_name = "SECONDS", value_parser = seconds,
           allow_negative_numbers = true)]

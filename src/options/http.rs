@@ -35,6 +35,18 @@ pub struct HttpOptions {
     pub session_idle_timeout: Seconds,
     /// SSE events kept per session for `Last-Event-ID` resumption (oldest dropped first).
     pub event_store_capacity: usize,
+    /// Bytes of SSE events kept per session for resumption (oldest dropped first, counted).
+    pub event_store_bytes: usize,
+    /// Bytes an SSE stream's reader may fall behind before the stream is dropped (counted; a
+    /// Streamable HTTP client resumes it with `Last-Event-ID`).
+    pub stream_buffer_bytes: usize,
+    /// Live SSE streams per session; one more gets 503 naming this option.
+    pub max_streams_per_session: usize,
+    /// Live SSE streams of the listener in all; one more gets 503 naming this option.
+    pub max_streams: usize,
+    /// Most bytes of records one control API traffic read answers; the rest is read with the
+    /// next `since`.
+    pub control_read_bytes: usize,
     /// The `retry` (reconnection delay) sent with each POST stream's priming event.
     pub sse_retry: Seconds,
     /// Interval of `: keepalive` comments on open SSE streams (at least 10 ms).
@@ -91,6 +103,11 @@ impl Default for HttpOptions {
             // 0 means never, as the option takes it.
             session_idle_timeout: http.session_idle_timeout.map_or(Seconds(0.0), Seconds::of),
             event_store_capacity: http.event_store_capacity,
+            event_store_bytes: http.event_store_bytes,
+            stream_buffer_bytes: http.stream_buffer_bytes,
+            max_streams_per_session: http.max_streams_per_session,
+            max_streams: http.max_streams,
+            control_read_bytes: http.control_read_bytes,
             sse_retry: Seconds::of(http.sse_retry),
             keepalive: Seconds::of(http.keepalive),
             standalone_stream: http.standalone_stream,
@@ -129,6 +146,11 @@ impl HttpOptions {
             max_sessions: self.max_sessions,
             session_idle_timeout: (!idle.is_zero()).then_some(idle),
             event_store_capacity: self.event_store_capacity,
+            event_store_bytes: self.event_store_bytes,
+            stream_buffer_bytes: self.stream_buffer_bytes,
+            max_streams_per_session: self.max_streams_per_session,
+            max_streams: self.max_streams,
+            control_read_bytes: self.control_read_bytes,
             sse_retry: self.sse_retry.duration("sse_retry")?,
             keepalive: self.keepalive.duration("keepalive")?.max(MIN_KEEPALIVE),
             standalone_stream: self.standalone_stream,

@@ -59,6 +59,13 @@ pub struct ServerOptions {
     /// Most bytes of traffic records kept in memory, oldest dropped first (the record file gets
     /// every one); unset: no byte limit.
     pub keep_traffic_bytes: Option<usize>,
+    /// Server → client requests awaiting an answer per connection; one more fails at once
+    /// (`-32603` naming this option), counted in `GET /_control/limits`.
+    pub max_pending_requests: usize,
+    /// Tasks kept at once; a task-augmented call beyond it gets `-32603` naming this option.
+    pub max_tasks: usize,
+    /// Open `subscriptions/listen` streams in all; one more gets `-32603` naming this option.
+    pub max_listen_streams: usize,
     /// `serverInfo.name`.
     pub name: String,
     /// `serverInfo.title`; unset: ours while `name` is ours too, none for a custom name.
@@ -109,6 +116,9 @@ impl Default for ServerOptions {
             max_message_bytes: server.max_message_bytes,
             keep_traffic: server.keep_traffic,
             keep_traffic_bytes: server.keep_traffic_bytes,
+            max_pending_requests: server.limits.max_pending_requests,
+            max_tasks: server.limits.max_tasks,
+            max_listen_streams: server.limits.max_listen_streams,
             name: server.name,
             // Ours only while the name is: `server_config` fills it in.
             title: None,
@@ -217,6 +227,11 @@ impl ServerOptions {
             task_poll_interval: self.task_poll_interval.duration("task_poll_interval")?,
             clock: crate::clock::ClockKind::parse(&self.clock).map_err(Error::Config)?,
             dialect,
+            limits: crate::server::limits::Limits {
+                max_pending_requests: self.max_pending_requests,
+                max_tasks: self.max_tasks,
+                max_listen_streams: self.max_listen_streams,
+            },
         })
     }
 

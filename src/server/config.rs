@@ -68,6 +68,9 @@ pub struct ServerConfig {
     /// The peer this server speaks like where peers differ (`--dialect`, docs/dialects.md);
     /// `None`: the spec, as this server reads it.
     pub dialect: Option<crate::protocol::Dialect>,
+    /// Bounds on what clients can make the core hold (pending requests to clients, tasks,
+    /// listen streams), each refusal counted in [`crate::server::Server::limit_hits`].
+    pub limits: super::limits::Limits,
 }
 
 impl Default for ServerConfig {
@@ -88,6 +91,7 @@ impl Default for ServerConfig {
             task_poll_interval: POLL_INTERVAL,
             clock: crate::clock::ClockKind::Real,
             dialect: None,
+            limits: Default::default(),
         }
     }
 }

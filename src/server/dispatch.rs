@@ -197,6 +197,7 @@ impl Server {
         http: Option<Arc<HttpMeta>>,
     ) -> Work {
         let limit = self.config.max_message_bytes;
+        self.limit_hits.hit(super::limits::Limit::MessageBytes);
         let error = ErrorObject::invalid_request(format!(
             "message of {size} bytes exceeds the {limit}-byte limit"
         ));

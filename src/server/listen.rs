@@ -7,6 +7,7 @@
 //! when the server ends it gracefully ([`Server::end_listeners`]), with the listen result.
 //! The open streams, their filters and who hears a broadcast are `listeners.rs`.
 
+use super::limits::{refused, Limit};
 use super::listeners::{Filter, Listener};
 use super::methods::params::required_object;
 use super::model::{RequestContext, Server};
@@ -87,6 +88,15 @@ pub async fn listen(
     params: &Map<String, Value>,
 ) -> Result<Value, ErrorObject> {
     let filter = Filter::parse(params)?;
+    let max = server.config.limits.max_listen_streams;
+    if server.listeners.count() >= max {
+        server.limit_hits.hit(Limit::ListenStreams);
+        return Err(refused(
+            Limit::ListenStreams,
+            max,
+            "Too many listen streams are open",
+        ));
+    }
     if !filter.task_ids.is_empty() && !super::tasks::client_declares_extension(&ctx) {
         return Err(super::tasks::extension_required(
             "Listening to tasks (notifications.taskIds)",

@@ -16,6 +16,7 @@ pub mod dispatch;
 pub mod exchange;
 pub mod frontmatter;
 pub mod handler;
+pub mod limits;
 pub mod listen;
 pub mod listeners;
 pub mod methods;
@@ -106,6 +107,8 @@ impl Server {
         let clock = crate::clock::Clock::new(config.clock);
         let dialect = config.dialect;
         let state_key = request_state::Key::random(clock.clone());
+        let limit_hits = Arc::new(limits::LimitHits::default());
+        let core_limits = config.limits;
         Ok(Arc::new(Self {
             config,
             tasks: tasks::store::TaskStore::new(clock.clone()),
@@ -120,12 +123,15 @@ impl Server {
                 recorder: recorder.clone(),
                 seams: seams.clone(),
                 dialect,
+                limits: core_limits,
+                hits: limit_hits.clone(),
             }),
             recorder,
             faults: crate::faults::Faults::new(seams.clone()),
             seams,
             sessions: Mutex::default(),
             listeners: listeners::Listeners::default(),
+            limit_hits,
             next_conn: AtomicU64::new(1),
             state_key,
             report: Default::default(),

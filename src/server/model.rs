@@ -52,6 +52,9 @@ pub struct Server {
     pub(super) wire: Arc<Wire>,
     /// Live sessions, for broadcasts (`list_changed`, `resources/updated`).
     pub(super) sessions: Mutex<crate::fast_map::FastMap<Arc<str>, Weak<Session>>>,
+    /// How often each bound refused or dropped something ([`super::limits`]): shown by `GET
+    /// /_control/limits` and `srv.limits`, so a bound that bites is never silent.
+    pub limit_hits: Arc<super::limits::LimitHits>,
     /// Open `subscriptions/listen` streams (the stateless era's broadcast audience).
     pub(super) listeners: Listeners,
     /// Numbers connection ids (`stdio-1`, `memory-2`, ...).

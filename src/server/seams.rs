@@ -498,6 +498,11 @@ pub struct Wire {
     /// The peer whose way of writing a message every frame takes (the TypeScript SDK's member
     /// order), if any.
     pub dialect: Option<crate::protocol::Dialect>,
+    /// The server's bounds, read where a sink's owner is about to hold something more (a
+    /// session's requests to its client).
+    pub limits: super::limits::Limits,
+    /// Where those bounds count what they refuse (the server's `limit_hits`).
+    pub hits: Arc<super::limits::LimitHits>,
 }
 
 impl Wire {
@@ -507,6 +512,8 @@ impl Wire {
             recorder,
             seams: Arc::default(),
             dialect: None,
+            limits: Default::default(),
+            hits: Arc::default(),
         })
     }
 }

@@ -4,6 +4,7 @@
 //! `initialize` settled (revision, the client's declarations). What a single request is served
 //! under is its [`super::scope::Scope`].
 
+use super::limits::{self, Limit};
 use super::scope::{log_message, Declarations};
 use super::sink::Sink;
 use crate::jsonrpc::{ErrorObject, Message, RequestId};
@@ -257,7 +258,19 @@ impl Session {
     ) -> Result<Value, ErrorObject> {
         let id = RequestId::from(self.next_request_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
-        lock(&self.pending).insert(id.clone(), PendingRequest { reply: tx });
+        {
+            let mut pending = lock(&self.pending);
+            let max = sink.wire().limits.max_pending_requests;
+            if pending.len() >= max {
+                sink.wire().hits.hit(Limit::PendingRequests);
+                return Err(limits::refused(
+                    Limit::PendingRequests,
+                    max,
+                    "Too many requests to the client await an answer",
+                ));
+            }
+            pending.insert(id.clone(), PendingRequest { reply: tx });
+        }
         let _forget = ForgetPending {
             pending: &self.pending,
             id: id.clone(),

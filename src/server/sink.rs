@@ -112,6 +112,11 @@ impl Sink {
         self
     }
 
+    /// The server's wire: its bounds and where they count (a session's requests to its client).
+    pub fn wire(&self) -> &Wire {
+        &self.wire
+    }
+
     /// The revision this sink's frames are recorded as belonging to, if it was tagged with one.
     pub fn revision(&self) -> Option<Revision> {
         self.meta.revision

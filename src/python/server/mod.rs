@@ -134,6 +134,12 @@ impl PyServer {
         traffic::stats(self, py)
     }
 
+    /// How often each bound refused or dropped something since the server started, by the
+    /// option that sets it (`max_tasks`, `stream_buffer_bytes`, ...; docs/reliability.md).
+    fn limit_hits(&self) -> Vec<(&'static str, u64)> {
+        self.core.limit_hits.snapshot()
+    }
+
     /// How many frames were recorded so far.
     fn traffic_count(&self) -> u64 {
         self.core.recorder.len()

@@ -7,6 +7,7 @@ use crate::jsonrpc::ErrorObject;
 use crate::protocol::shape::Shape;
 use crate::server::context::RequestContext;
 use crate::server::handler::{error_result, HandlerError, ToolFn};
+use crate::server::limits::{refused, Limit};
 use crate::server::model::Server;
 use crate::server::tasks::{self, Decision};
 use serde_json::{Map, Value};
@@ -91,6 +92,13 @@ pub async fn call(
     };
     let mut ctx = ctx;
     let decision = tasks::decide(&ctx, name, tool.task_support, params.get("task"));
+    if matches!(decision, Decision::Task) {
+        let max = server.config.limits.max_tasks;
+        if server.tasks.len() >= max {
+            server.limit_hits.hit(Limit::Tasks);
+            return Err(refused(Limit::Tasks, max, "Too many tasks are kept"));
+        }
+    }
     if let (Decision::Task, Some(gate)) = (&decision, server.gates.get(name)) {
         // A test's gate holds the task instead of running the handler (even one that starts
         // its own task: the gate is what the test wants to drive).

@@ -2,6 +2,7 @@
 //! broken off.
 
 use super::recording::Refusal;
+use crate::server::limits::{Limit, LimitHits};
 use axum::body::Body;
 use axum::http::StatusCode;
 
@@ -13,9 +14,10 @@ pub struct BodyRefusal {
     pub too_large: bool,
 }
 impl BodyRefusal {
-    /// The refusal to answer with.
-    pub fn into_refusal(&self, limit: usize) -> Refusal {
+    /// The refusal to answer with (one too large is counted in `hits`).
+    pub fn into_refusal(&self, limit: usize, hits: &LimitHits) -> Refusal {
         if self.too_large {
+            hits.hit(Limit::MessageBytes);
             Refusal::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 format!("Payload Too Large: request body exceeds the {limit}-byte limit"),

@@ -5,12 +5,15 @@
 
 use super::body::{read_body, read_refused};
 use super::negotiation::is_json;
+use super::outbox::{outbox, Outbox, Refused};
 use super::recording::{record_exchange, Refusal};
 use super::sessions::{HttpSession, SessionKind};
 use super::sse;
 use super::state::HttpState;
 use crate::server::dispatch::Work;
 use crate::server::exchange::Origin;
+use crate::server::limits::{Limit, LimitHits};
+use crate::server::sink::{Outlet, Undeliverable};
 use crate::traffic::{HttpMeta, TransportKind};
 use axum::body::Body;
 use axum::extract::{Query, State};
@@ -19,7 +22,30 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use std::collections::HashMap;
 use std::sync::Arc;
-use tokio::sync::mpsc;
+
+/// The outlet of a legacy SSE session: its one stream's send buffer. A reader that falls
+/// `stream_buffer_bytes` behind loses the stream, and with it the session (legacy SSE cannot
+/// resume), counted as `stream_buffer_bytes` in the server's limit hits.
+struct BoundedOutlet {
+    /// The stream's send buffer.
+    tx: Outbox<Arc<str>>,
+    /// The server's limit hits.
+    hits: Arc<LimitHits>,
+}
+
+impl Outlet for BoundedOutlet {
+    fn deliver(&self, frame: Arc<str>) -> Result<Option<Arc<str>>, Undeliverable> {
+        match self.tx.send(frame) {
+            Ok(()) => Ok(None),
+            Err(refused) => {
+                if refused == Refused::Overflow {
+                    self.hits.hit(Limit::StreamBufferBytes);
+                }
+                Err(Undeliverable)
+            }
+        }
+    }
+}
 
 /// Ends the session when the `GET /sse` response is dropped (the client went away).
 struct EndOnDrop {
@@ -36,16 +62,23 @@ impl Drop for EndOnDrop {
 /// `GET /sse`: a new session; the first event names its message endpoint.
 pub async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Response {
     let request = (&Method::GET, "/sse", &headers);
-    let (tx, rx) = mpsc::unbounded_channel::<Arc<str>>();
-    let core = state.server.open_session(TransportKind::Sse, Arc::new(tx));
+    let (tx, rx) = outbox::<Arc<str>>(state.config.stream_buffer_bytes);
+    let outlet = BoundedOutlet {
+        tx,
+        hits: state.server.limit_hits.clone(),
+    };
+    let core = state
+        .server
+        .open_session(TransportKind::Sse, Arc::new(outlet));
     let session = HttpSession::new(
         core.clone(),
         SessionKind::LegacySse,
-        0,
+        state.stream_bounds(0),
         state.server.clock.clone(),
     );
     if !state.sessions.insert(session, state.config.max_sessions) {
         state.server.close_session(&core);
+        state.server.limit_hits.hit(Limit::Sessions);
         let message = format!(
             "Service Unavailable: too many sessions (limit {})",
             state.config.max_sessions
@@ -128,7 +161,12 @@ pub async fn post(
     }
     let body = match read_body(body, limit).await {
         Ok(b) => b,
-        Err(refusal) => return refuse(refusal.into_refusal(limit), &refusal.prefix),
+        Err(refusal) => {
+            return refuse(
+                refusal.into_refusal(limit, &state.server.limit_hits),
+                &refusal.prefix,
+            )
+        }
     };
     session.touch();
     let origin = Origin::Connection(&session.core);

@@ -65,7 +65,7 @@ pub async fn post(
                 &state,
                 m,
                 &headers,
-                refusal.into_refusal(limit),
+                refusal.into_refusal(limit, &state.server.limit_hits),
                 &refusal.prefix,
             )
         }

@@ -16,6 +16,7 @@ pub mod lab;
 pub mod legacy_sse;
 pub mod mcp;
 pub mod negotiation;
+pub mod outbox;
 pub mod peer;
 pub mod recording;
 pub mod scripted;

@@ -21,6 +21,8 @@ pub struct HttpState {
     canned: Mutex<CannedItems>,
     /// The auth lab, when the MCP endpoints are protected (`None`: they are open).
     pub auth: Option<Arc<super::auth::lab::AuthLab>>,
+    /// Live SSE streams of every session, against `max_streams`.
+    pub streams: Arc<super::sessions::StreamCount>,
 }
 
 /// The canned items a control API registered, by kind, in order.
@@ -39,12 +41,26 @@ impl HttpState {
         let auth = super::auth::lab::AuthLab::new(config.auth.clone(), server.clock.clone());
         Arc::new(Self {
             server,
-            config,
             sessions: SessionTable::default(),
             shutdown,
             canned: Mutex::default(),
             auth,
+            streams: Arc::new(super::sessions::StreamCount::new(config.max_streams)),
+            config,
         })
+    }
+
+    /// What the streams of a new session may hold: `events` kept for resumption (none for
+    /// legacy SSE), the rest as configured.
+    pub fn stream_bounds(&self, events: usize) -> super::sessions::StreamBounds {
+        super::sessions::StreamBounds {
+            events,
+            event_bytes: self.config.event_store_bytes,
+            buffer_bytes: self.config.stream_buffer_bytes,
+            per_session: self.config.max_streams_per_session,
+            total: self.streams.clone(),
+            hits: self.server.limit_hits.clone(),
+        }
     }
 
     /// The canned items this listener's control API registered.

@@ -5,6 +5,7 @@
 use super::negotiation::{
     accepts, header_str, header_value, LAST_EVENT_ID, SESSION_HEADER, VERSION_HEADER,
 };
+use super::outbox::Inbox;
 use super::recording::{http_meta, http_meta_reusing, record_exchange, Refusal};
 use super::sessions::{
     parse_event_id, Attach, HttpSession, SessionKind, SseEvent, StreamOutlet, STANDALONE,
@@ -16,6 +17,7 @@ use crate::protocol::method_names::ClientRequest;
 use crate::protocol::Revision;
 use crate::server::dispatch::Work;
 use crate::server::exchange::{Decoded, Origin};
+use crate::server::limits::Limit;
 use crate::server::sink::{Outgoing, Sink};
 use crate::traffic::TransportKind;
 use axum::body::{Body, Bytes};
@@ -24,7 +26,6 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use std::sync::Arc;
 use std::task::Poll;
-use tokio::sync::mpsc;
 
 const PATH: &str = "/mcp";
 
@@ -173,7 +174,7 @@ pub async fn initialize(
             body,
         );
     }
-    let capacity = state.config.event_store_capacity;
+    let bounds = state.stream_bounds(state.config.event_store_capacity);
     let server = state.server.clone();
     let session = Arc::new_cyclic(|weak| {
         let standalone = StreamOutlet {
@@ -182,18 +183,14 @@ pub async fn initialize(
             holds: state.config.standalone_stream,
         };
         let core = server.open_session(TransportKind::Http, Arc::new(standalone));
-        HttpSession::new_inner(
-            core,
-            SessionKind::Streamable,
-            capacity,
-            server.clock.clone(),
-        )
+        HttpSession::new_inner(core, SessionKind::Streamable, bounds, server.clock.clone())
     });
     if !state
         .sessions
         .insert(session.clone(), state.config.max_sessions)
     {
         state.server.close_session(&session.core);
+        state.server.limit_hits.hit(Limit::Sessions);
         let message = format!(
             "Service Unavailable: too many sessions (limit {}); end one with DELETE or let it expire",
             state.config.max_sessions
@@ -262,14 +259,30 @@ async fn serve_request(
         }
         return json_reply(session, StatusCode::OK, out, session_header);
     }
-    let Some((stream, rx, priming_id)) = session.open_post_stream() else {
-        return refuse(
-            state,
-            &Method::POST,
-            headers,
-            session_gone(state, &session.core.id),
-            b"",
-        );
+    let (stream, rx, priming_id) = match session.open_post_stream() {
+        Ok(opened) => opened,
+        Err(Attach::Refused(limit, max)) => {
+            let refusal = Refusal {
+                id: decoded.request().map(|r| r.id.clone()),
+                ..stream_refused(limit, max)
+            };
+            return refuse(
+                state,
+                &Method::POST,
+                headers,
+                refusal,
+                decoded.text().as_bytes(),
+            );
+        }
+        Err(_) => {
+            return refuse(
+                state,
+                &Method::POST,
+                headers,
+                session_gone(state, &session.core.id),
+                b"",
+            )
+        }
     };
     let outlet = StreamOutlet {
         session: Arc::downgrade(session),
@@ -346,12 +359,23 @@ async fn serve_request(
 }
 
 /// The SSE body of a stream that has ended: `first`, then every event left in `rx`.
-fn complete_stream(first: Option<Bytes>, mut rx: mpsc::UnboundedReceiver<SseEvent>) -> Bytes {
+fn complete_stream(first: Option<Bytes>, mut rx: Inbox<SseEvent>) -> Bytes {
     let mut events: Vec<Bytes> = first.into_iter().collect();
-    while let Ok(e) = rx.try_recv() {
+    while let Some(e) = rx.try_recv() {
         events.push(sse::message(e.id.as_deref(), &e.data));
     }
     sse::concat(events)
+}
+
+/// The 503 of a stream a bound on live streams refused, naming the option that raises it.
+fn stream_refused(limit: Limit, max: usize) -> Refusal {
+    Refusal::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!(
+            "Service Unavailable: too many open SSE streams (limit {max}, {}); wait for one to end",
+            limit.option()
+        ),
+    )
 }
 
 /// Whether an `initialize` answer is an error (then no session is issued).
@@ -385,7 +409,7 @@ fn json_reply(
 fn sse_response(
     state: &HttpState,
     first: Vec<Bytes>,
-    rx: mpsc::UnboundedReceiver<SseEvent>,
+    rx: Inbox<SseEvent>,
     detach: Option<DetachGuard>,
 ) -> Response {
     let mut rx = rx;
@@ -477,6 +501,7 @@ pub async fn get(state: &Arc<HttpState>, headers: &HeaderMap) -> Response {
             session_gone(state, &session.core.id),
             b"",
         ),
+        Attach::Refused(limit, max) => refuse(state, m, headers, stream_refused(limit, max), b""),
         Attach::Attached { replay, rx, conn } => {
             record_exchange(
                 state,

@@ -246,13 +246,9 @@ pub async fn step_up(
         Err(refused) => {
             let transport = transport_of(parts.uri.path());
             let request = (&parts.method, parts.uri.path(), &parts.headers);
-            return Err(refused.into_refusal(limit).respond(
-                state,
-                transport,
-                None,
-                request,
-                &refused.prefix,
-            ));
+            return Err(refused
+                .into_refusal(limit, &state.server.limit_hits)
+                .respond(state, transport, None, request, &refused.prefix));
         }
     };
     let missing = needed_scopes(lab, &bytes)

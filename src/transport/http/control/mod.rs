@@ -11,6 +11,7 @@ mod auth;
 mod canned;
 mod clock;
 mod faults;
+mod limits;
 mod notify;
 mod reply;
 mod report;
@@ -50,6 +51,7 @@ const ENDPOINTS: &[&str] = &[
     "GET /_control/traffic?since=SEQ",
     "GET /_control/traffic/stream?since=SEQ",
     "GET /_control/traffic/stats",
+    "GET /_control/limits",
     "GET /_control/report",
     "GET /_control/triggers",
     "POST /_control/triggers/{name}",
@@ -95,6 +97,7 @@ pub fn routes(state: Arc<HttpState>) -> Router {
         .route("/_control/traffic", get(traffic::traffic))
         .route("/_control/traffic/stream", get(traffic::stream))
         .route("/_control/traffic/stats", get(traffic::stats))
+        .route("/_control/limits", get(limits::limits))
         .route("/_control/report", get(report::report))
         .route("/_control/triggers", get(triggers::list))
         .route("/_control/triggers/{name}", post(triggers::fire))

@@ -40,11 +40,12 @@ pub async fn traffic(
         return bad("since", "must be a record's seq (a whole number)");
     };
     let read = state.server.recorder.read_since(since);
-    let mut lines = String::new();
-    for record in &read.records {
-        lines.push_str(&record.to_json());
-        lines.push('\n');
-    }
+    let (lines, through) = bounded_lines(&read, state.config.control_read_bytes, |r| {
+        let mut line = r.to_json();
+        line.push('\n');
+        line
+    });
+    let lines: String = lines.concat();
     (
         StatusCode::OK,
         [
@@ -55,12 +56,36 @@ pub async fn traffic(
             ),
             (
                 header::HeaderName::from_static(THROUGH_HEADER),
-                read.through.to_string(),
+                through.to_string(),
             ),
         ],
         lines,
     )
         .into_response()
+}
+
+/// The records of `read` written by `write`, as many as fit in `max_bytes` (at least one), and
+/// the seq they account through: the last one written, so a reader's next `since` (or the
+/// stream's next read) takes the rest. Bounds what one answer holds in memory whatever the
+/// records kept (`control_read_bytes`).
+fn bounded_lines<T: AsRef<[u8]>>(
+    read: &crate::traffic::Since,
+    max_bytes: usize,
+    write: impl Fn(&crate::traffic::Record) -> T,
+) -> (Vec<T>, u64) {
+    let mut out = Vec::new();
+    let mut bytes = 0;
+    let mut last = None;
+    for record in &read.records {
+        let line = write(record);
+        bytes += line.as_ref().len();
+        if let Some(last) = last.filter(|_| bytes > max_bytes) {
+            return (out, last);
+        }
+        out.push(line);
+        last = Some(record.seq);
+    }
+    (out, read.through)
 }
 
 /// `GET /_control/traffic/stats`: what the memory holds and what its bound dropped
@@ -99,6 +124,7 @@ pub async fn stream(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     let server = state.server.clone();
+    let read_bytes = state.config.control_read_bytes;
     let events = futures::stream::unfold(resumed.unwrap_or(since), move |after| {
         let server = server.clone();
         async move {
@@ -114,12 +140,11 @@ pub async fn stream(
                         let id = through.to_string();
                         events.push(sse::event(Some("dropped"), Some(&id), None, &missed));
                     }
-                    events.extend(
-                        read.records
-                            .iter()
-                            .map(|r| sse::message(Some(&r.seq.to_string()), &r.to_json())),
-                    );
-                    return Some((sse::concat(events), read.through));
+                    let (records, through) = bounded_lines(&read, read_bytes, |r| {
+                        sse::message(Some(&r.seq.to_string()), &r.to_json())
+                    });
+                    events.extend(records);
+                    return Some((sse::concat(events), through));
                 }
                 // `through` is at least the newest seq when nothing was read: one read of the
                 // recorder, so a record committed since is waited for by nobody twice.

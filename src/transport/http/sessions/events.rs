@@ -16,6 +16,12 @@ pub struct SseEvent {
     pub data: Arc<str>,
 }
 
+impl super::super::outbox::Weighed for SseEvent {
+    fn weight(&self) -> usize {
+        self.data.len()
+    }
+}
+
 /// The SSE event id of event `n` of stream `stream`: `<stream>-<n>`. Written digit by digit
 /// rather than with `format!`: a POST names two events (the priming one and the answer), and
 /// the formatting machinery cost about 500 instructions each (callgrind).

@@ -8,9 +8,10 @@
 //!
 //! One module per concept: [`table`] (the live sessions), [`session`] (one of them),
 //! [`streams`] (its streams: open, attach, detach, and each event handed to its live
-//! connection), [`store`] (the events kept for replay), [`events`] (stream and event ids, what a
+//! connection), [`bounds`] (what they may hold), [`store`] (the events kept for replay), [`events`] (stream and event ids, what a
 //! live SSE response receives), [`outlet`] (how a sink reaches a stream).
 
+mod bounds;
 mod events;
 mod outlet;
 mod session;
@@ -20,6 +21,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
+pub use bounds::{StreamBounds, StreamCount};
 pub use events::{parse_event_id, SseEvent, STANDALONE};
 pub use outlet::StreamOutlet;
 pub use session::{HttpSession, SessionKind};

@@ -1,6 +1,8 @@
 //! One HTTP session: a core [`Session`] with its transport, its SSE streams (each call takes
 //! the streams' lock for one step of [`Streams`]) and how long it has been idle.
 
+use super::super::outbox::Inbox;
+use super::bounds::StreamBounds;
 use super::events::SseEvent;
 use super::streams::{Attach, Streams};
 use crate::clock::Clock;
@@ -10,7 +12,6 @@ use crate::server::sink::Held;
 use crate::traffic::HttpMeta;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-use tokio::sync::mpsc;
 
 /// Which transport a session belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,17 +41,27 @@ pub struct HttpSession {
 }
 
 impl HttpSession {
-    /// A session whose event store keeps at most `capacity` events, idle on `clock`.
-    pub fn new(core: Arc<Session>, kind: SessionKind, capacity: usize, clock: Clock) -> Arc<Self> {
-        Arc::new(Self::new_inner(core, kind, capacity, clock))
+    /// A session whose streams stay within `bounds`, idle on `clock`.
+    pub fn new(
+        core: Arc<Session>,
+        kind: SessionKind,
+        bounds: StreamBounds,
+        clock: Clock,
+    ) -> Arc<Self> {
+        Arc::new(Self::new_inner(core, kind, bounds, clock))
     }
 
     /// The same, unwrapped (for `Arc::new_cyclic`, when the session's own outlet needs it).
-    pub fn new_inner(core: Arc<Session>, kind: SessionKind, capacity: usize, clock: Clock) -> Self {
+    pub fn new_inner(
+        core: Arc<Session>,
+        kind: SessionKind,
+        bounds: StreamBounds,
+        clock: Clock,
+    ) -> Self {
         Self {
             core,
             kind,
-            streams: Mutex::new(Streams::new(capacity)),
+            streams: Mutex::new(Streams::new(bounds)),
             last_active: Mutex::new(clock.now()),
             clock,
             last_post_meta: Mutex::default(),
@@ -74,8 +85,9 @@ impl HttpSession {
     }
 
     /// Opens a new POST stream with a live connection; returns its id, the receiver, and the
-    /// id of a priming event (reserved, never replayed). `None` once the session ended.
-    pub fn open_post_stream(&self) -> Option<(u64, mpsc::UnboundedReceiver<SseEvent>, Arc<str>)> {
+    /// id of a priming event (reserved, never replayed). [`Attach::Unknown`] once the session
+    /// ended, [`Attach::Refused`] at a bound on live streams.
+    pub fn open_post_stream(&self) -> Result<(u64, Inbox<SseEvent>, Arc<str>), Attach> {
         lock(&self.streams).open_post_stream()
     }
 

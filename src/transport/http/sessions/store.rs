@@ -1,14 +1,17 @@
 //! One session's event store: its most recent events, kept for a GET that resumes a stream
 //! with `Last-Event-ID` and for standalone events no GET has received yet, bounded in count
-//! (the session's capacity) and in bytes ([`STORE_MAX_BYTES`]).
+//! (`event_store_capacity`) and in bytes (`event_store_bytes`, [`STORE_MAX_BYTES`] unless
+//! configured); each event let go of is counted (`Limit::EventStore`).
 
 use super::events::{event_id, SseEvent};
+use crate::server::limits::{Limit, LimitHits};
 use crate::server::sink::Held;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-/// Most bytes of event data one session keeps for replay, whatever the event count: the
-/// oldest events go first, and a single event larger than this is not kept at all.
+/// Most bytes of event data one session keeps for replay unless configured
+/// (`event_store_bytes`), whatever the event count: the oldest events go first, and a single
+/// event larger than the bound is not kept at all.
 pub const STORE_MAX_BYTES: usize = 16 * 1024 * 1024;
 
 /// One event kept for replay.
@@ -31,24 +34,30 @@ pub(super) struct EventStore {
     pub(super) events: VecDeque<Stored>,
     /// Bound of `events`.
     capacity: usize,
-    /// Bytes of event data in `events` (bounded by [`STORE_MAX_BYTES`]).
+    /// Bytes of event data in `events`.
     pub(super) bytes: usize,
+    /// Bound of `bytes`.
+    max_bytes: usize,
+    /// Where the events let go of are counted.
+    hits: Arc<LimitHits>,
 }
 
 impl EventStore {
-    /// An empty store that keeps at most `capacity` events.
-    pub(super) fn new(capacity: usize) -> Self {
+    /// An empty store that keeps at most `capacity` events and `max_bytes` bytes of them.
+    pub(super) fn new(capacity: usize, max_bytes: usize, hits: Arc<LimitHits>) -> Self {
         Self {
             events: VecDeque::new(),
             capacity,
             bytes: 0,
+            max_bytes,
+            hits,
         }
     }
 
     /// Whether an event of `len` bytes would be kept: a store of capacity 0 keeps none, and
-    /// none keeps an event larger than [`STORE_MAX_BYTES`].
+    /// none keeps an event larger than its byte bound.
     pub(super) fn keeps(&self, len: usize) -> bool {
-        self.capacity > 0 && len <= STORE_MAX_BYTES
+        self.capacity > 0 && len <= self.max_bytes
     }
 
     /// Keeps event `n` of `stream`, the oldest events going first to stay within both bounds.
@@ -63,13 +72,17 @@ impl EventStore {
         mut held: Option<Held>,
     ) -> Option<Held> {
         if !self.keeps(data.len()) {
+            if self.capacity > 0 {
+                self.hits.hit(Limit::EventStore);
+            }
             return held;
         }
-        while self.events.len() >= self.capacity || self.bytes + data.len() > STORE_MAX_BYTES {
+        while self.events.len() >= self.capacity || self.bytes + data.len() > self.max_bytes {
             let Some(old) = self.events.pop_front() else {
                 break;
             };
             self.bytes -= old.data.len();
+            self.hits.hit(Limit::EventStore);
         }
         self.bytes += data.len();
         let waiting = if delivered { None } else { held.take() };

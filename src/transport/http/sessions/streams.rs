@@ -2,11 +2,13 @@
 //! or resuming a stream after an event, detaching a connection, and handing each event to its
 //! stream's live connection and to the event store.
 
+use super::super::outbox::{outbox, Inbox, Outbox, Refused};
+use super::bounds::{Permit, StreamBounds};
 use super::events::{event_id, SseEvent, STANDALONE};
 use super::store::EventStore;
+use crate::server::limits::Limit;
 use crate::server::sink::Held;
 use std::sync::Arc;
-use tokio::sync::mpsc;
 
 /// The result of asking for a stream's live connection.
 pub enum Attach {
@@ -15,7 +17,7 @@ pub enum Attach {
         /// Events to send first.
         replay: Vec<SseEvent>,
         /// Live events; ends when the stream finishes or the session ends.
-        rx: mpsc::UnboundedReceiver<SseEvent>,
+        rx: Inbox<SseEvent>,
         /// Identifies this connection for [`super::HttpSession::detach`].
         conn: u64,
     },
@@ -23,6 +25,19 @@ pub enum Attach {
     Busy,
     /// No such stream in this session, or the session has ended.
     Unknown,
+    /// A bound on live streams (per session or in all) refused it (503).
+    Refused(Limit, usize),
+}
+
+/// One live connection of a stream: who it is, where its events go, and its place among the
+/// listener's live streams.
+struct Live {
+    /// Tells connections of one stream apart.
+    conn: u64,
+    /// Its send buffer.
+    tx: Outbox<SseEvent>,
+    /// Given back when the connection ends.
+    _permit: Permit,
 }
 
 /// The streams of one session.
@@ -34,7 +49,7 @@ pub(super) struct Streams {
     /// The most recent events, for replay.
     pub(super) store: EventStore,
     /// The connected receiver of each stream, with a number that tells connections apart.
-    live: crate::fast_map::FastMap<u64, (u64, mpsc::UnboundedSender<SseEvent>)>,
+    live: crate::fast_map::FastMap<u64, Live>,
     /// POST streams whose request is still being served (bounded by the requests in flight);
     /// a resumed GET on any other POST stream ends after its replay.
     open: crate::fast_map::FastSet<u64>,
@@ -45,21 +60,52 @@ pub(super) struct Streams {
     /// While a GET attaches (until [`super::HttpSession::record_held`]): the records of the
     /// standalone events it replays and of those sent to it since, written after the GET's own.
     unrecorded: Option<Vec<(Held, Arc<str>)>>,
+    /// What the streams may hold.
+    bounds: StreamBounds,
 }
 
 impl Streams {
-    /// No stream yet, and an event store that keeps at most `capacity` events.
-    pub(super) fn new(capacity: usize) -> Self {
+    /// No stream yet, within `bounds`.
+    pub(super) fn new(bounds: StreamBounds) -> Self {
         Self {
             next_stream: 1,
             next_event: 1,
-            store: EventStore::new(capacity),
+            store: EventStore::new(bounds.events, bounds.event_bytes, bounds.hits.clone()),
             live: Default::default(),
             open: Default::default(),
             closed: false,
             next_conn: 0,
             unrecorded: None,
+            bounds,
         }
+    }
+
+    /// A new live connection within the bounds on live streams, or which bound refused it.
+    fn connect(&mut self, replacing: Option<u64>) -> Result<(Live, Inbox<SseEvent>), Attach> {
+        let others =
+            self.live.len() - usize::from(replacing.is_some_and(|s| self.live.contains_key(&s)));
+        if others >= self.bounds.per_session {
+            self.bounds.hits.hit(Limit::StreamsPerSession);
+            return Err(Attach::Refused(
+                Limit::StreamsPerSession,
+                self.bounds.per_session,
+            ));
+        }
+        let Some(permit) = self.bounds.total.take() else {
+            self.bounds.hits.hit(Limit::Streams);
+            return Err(Attach::Refused(Limit::Streams, self.bounds.total.max()));
+        };
+        let (tx, rx) = outbox(self.bounds.buffer_bytes);
+        let conn = self.next_conn;
+        self.next_conn += 1;
+        Ok((
+            Live {
+                conn,
+                tx,
+                _permit: permit,
+            },
+            rx,
+        ))
     }
 
     /// Whether any stream has a live connection (which keeps the session from idling).
@@ -68,23 +114,20 @@ impl Streams {
     }
 
     /// Opens a new POST stream with a live connection; returns its id, the receiver, and the
-    /// id of a priming event (reserved, never replayed). `None` once the session ended.
-    pub(super) fn open_post_stream(
-        &mut self,
-    ) -> Option<(u64, mpsc::UnboundedReceiver<SseEvent>, Arc<str>)> {
+    /// id of a priming event (reserved, never replayed). [`Attach::Unknown`] once the session
+    /// ended, [`Attach::Refused`] at a bound on live streams.
+    pub(super) fn open_post_stream(&mut self) -> Result<(u64, Inbox<SseEvent>, Arc<str>), Attach> {
         if self.closed {
-            return None;
+            return Err(Attach::Unknown);
         }
+        let (live, rx) = self.connect(None)?;
         let stream = self.next_stream;
         self.next_stream += 1;
-        let (tx, rx) = mpsc::unbounded_channel();
-        let conn = self.next_conn;
-        self.next_conn += 1;
-        self.live.insert(stream, (conn, tx));
+        self.live.insert(stream, live);
         self.open.insert(stream);
         let n = self.next_event;
         self.next_event += 1;
-        Some((stream, rx, event_id(stream, n)))
+        Ok((stream, rx, event_id(stream, n)))
     }
 
     /// The request of POST stream `stream` was answered (or cancelled): its connection ends
@@ -107,7 +150,7 @@ impl Streams {
             && self
                 .live
                 .get(&stream)
-                .is_some_and(|(_, tx)| !tx.is_closed())
+                .is_some_and(|live| !live.tx.is_closed())
         {
             return Attach::Busy;
         }
@@ -115,18 +158,20 @@ impl Streams {
         if !known {
             return Attach::Unknown;
         }
+        let (live, rx) = match self.connect(Some(stream)) {
+            Ok(connected) => connected,
+            Err(refused) => return refused,
+        };
+        let conn = live.conn;
         let fresh_standalone = resume.is_none();
         let (replay, held) = self.store.replay(stream, after, fresh_standalone);
         if stream == STANDALONE {
             self.unrecorded.get_or_insert_with(Vec::new).extend(held);
         }
-        let (tx, rx) = mpsc::unbounded_channel();
-        let conn = self.next_conn;
-        self.next_conn += 1;
         if stream == STANDALONE || self.open.contains(&stream) {
-            self.live.insert(stream, (conn, tx));
+            self.live.insert(stream, live);
         } else {
-            // An answered POST stream: `tx` is dropped here, so the connection ends after the
+            // An answered POST stream: `live` is dropped here, so the connection ends after the
             // replay.
             self.live.remove(&stream);
         }
@@ -153,7 +198,7 @@ impl Streams {
 
     /// A connection went away: its stream has no live receiver until the next attach.
     pub(super) fn detach(&mut self, stream: u64, conn: u64) {
-        if self.live.get(&stream).is_some_and(|(c, _)| *c == conn) {
+        if self.live.get(&stream).is_some_and(|live| live.conn == conn) {
             self.live.remove(&stream);
         }
     }
@@ -174,7 +219,7 @@ impl Streams {
         let live = self
             .live
             .get(&STANDALONE)
-            .is_some_and(|(_, tx)| !tx.is_closed());
+            .is_some_and(|live| !live.tx.is_closed());
         let storable = self.store.keeps(frame.text().len());
         if self.closed || (live && self.unrecorded.is_none()) || (!live && !storable) {
             return Err(frame);
@@ -202,14 +247,18 @@ impl Streams {
         self.next_event += 1;
         let id = event_id(stream, n);
         let mut delivered = false;
-        if let Some((_, tx)) = self.live.get(&stream) {
-            delivered = tx
-                .send(SseEvent {
-                    id: Some(id.clone()),
-                    data: data.clone(),
-                })
-                .is_ok();
-            if !delivered {
+        if let Some(live) = self.live.get(&stream) {
+            let sent = live.tx.send(SseEvent {
+                id: Some(id.clone()),
+                data: data.clone(),
+            });
+            delivered = sent.is_ok();
+            if let Err(refused) = sent {
+                if refused == Refused::Overflow {
+                    // The reader fell `stream_buffer_bytes` behind: its stream is dropped (the
+                    // event stays in the store, for a resume), not the server's memory.
+                    self.bounds.hits.hit(Limit::StreamBufferBytes);
+                }
                 self.live.remove(&stream);
             }
         }
