@@ -37,6 +37,8 @@ pub mod fast_map;
 pub mod faults;
 pub mod field;
 pub mod field_error;
+#[cfg(any(fuzzing, test))]
+pub mod fuzzing;
 pub mod jsnum;
 pub mod jsonrpc;
 pub mod lock;

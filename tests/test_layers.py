@@ -73,6 +73,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("transports", ["transport"]),
     ("options", ["options"]),
     ("command line", ["cli"]),
+    ("fuzz targets", ["fuzzing"]),
     ("binding", ["python"]),
     ("crate root", ["", "main"]),
 ]

@@ -157,6 +157,17 @@ impl Recording {
         Ok(recording)
     }
 
+    /// Reads one recording from its text, as [`Recording::load`] reads a file named `name`.
+    pub fn from_text(name: &std::path::Path, text: &str) -> Result<Self, Error> {
+        let mut recording = Recording {
+            files: vec![name.to_path_buf()],
+            ..Recording::default()
+        };
+        let records = parse(name, text)?;
+        recording.add(1, &records);
+        Ok(recording)
+    }
+
     /// Files the records of file number `file` (from 1) into episodes and triggers.
     fn add(&mut self, file: usize, records: &[Value]) {
         // A stream of a Streamable HTTP connection → the id of the request answered on it.
