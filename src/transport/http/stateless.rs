@@ -138,6 +138,7 @@ pub async fn post(
         Some(p) => http_meta_reusing(&p.last_post_meta, &Method::POST, PATH, status, headers),
         None => http_meta(&Method::POST, PATH, status, headers),
     });
+    let id = decoded.request().map(|r| r.id.clone());
     let out = match server.accept(origin, &sink, decoded, http) {
         Work::Nothing => return answered(&alone, &outlet, StatusCode::ACCEPTED.into_response()),
         Work::Http(answer) => {
@@ -162,6 +163,12 @@ pub async fn post(
                     });
                     return stream(state, alone, first, outlet, Some(task));
                 }
+                // The listener is stopping: the request is answered now (and recorded), so
+                // graceful shutdown does not wait on a handler that runs on.
+                () = state.shutdown.cancelled() => Outgoing::One(Message::error(
+                    id,
+                    ErrorObject::internal("the server is shutting down"),
+                )),
             }
         }
     };
