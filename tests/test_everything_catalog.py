@@ -10,6 +10,7 @@ import os
 import re
 import sys
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -357,6 +358,98 @@ async def test_gzip_fetches_http_within_limits(local_file_server: str) -> None:
         async with connect("stdio", Peer(), "", env=env) as client:
             r = await client.call_tool("gzip-file-as-resource", {"data": url})
             assert texts(r) == [f"Error processing file {url}: Domain 127.0.0.1 is not in the allowed domains list."]
+
+
+@pytest.fixture
+def local_tls_server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
+    """A loopback HTTPS server (a certificate for 127.0.0.1 signed by a certificate authority made
+    here) whose every GET answers `Hello world`; with the environment that makes a client trust
+    that authority (`SSL_CERT_FILE`)."""
+    import datetime
+    import http.server
+    import ipaddress
+    import ssl
+    import threading
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    valid = (now - datetime.timedelta(days=1), now + datetime.timedelta(days=1))
+
+    def certificate(subject: str, key: Any, issuer: str, issuer_key: Any, ca: bool) -> Any:
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(valid[0])
+            .not_valid_after(valid[1])
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        )
+        if not ca:
+            san = x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))])
+            builder = builder.add_extension(san, critical=False)
+        return builder.sign(issuer_key, hashes.SHA256())
+
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca = certificate("everything-mcp test CA", ca_key, "everything-mcp test CA", ca_key, True)
+    leaf = certificate("127.0.0.1", key, "everything-mcp test CA", ca_key, False)
+    pem = serialization.Encoding.PEM
+    (tmp_path / "ca.pem").write_bytes(ca.public_bytes(pem))
+    (tmp_path / "cert.pem").write_bytes(leaf.public_bytes(pem) + ca.public_bytes(pem))
+    (tmp_path / "key.pem").write_bytes(
+        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("content-length", "11")
+            self.end_headers()
+            self.wfile.write(b"Hello world")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield (
+        f"https://127.0.0.1:{httpd.server_address[1]}/README.md",
+        {**os.environ, "SSL_CERT_FILE": str(tmp_path / "ca.pem")},
+    )
+    httpd.shutdown()
+    httpd.server_close()
+
+
+async def test_gzip_fetches_https_with_rustls_within_limits(local_tls_server: tuple[str, dict[str, str]]) -> None:
+    url, trusting = local_tls_server
+    with anyio.fail_after(30):
+        async with connect("stdio", Peer(), "", env=trusting) as client:
+            r = await client.call_tool("gzip-file-as-resource", {"name": "r.gz", "data": url, "outputType": "resource"})
+            assert r.content[0].resource.blob == "H4sIAAAAAAAAA/NIzcnJVyjPL8pJAQBSntaLCwAAAA=="
+        # The reference's limits hold for https as for http.
+        env = {**trusting, "GZIP_MAX_FETCH_SIZE": "5"}
+        async with connect("stdio", Peer(), "", env=env) as client:
+            r = await client.call_tool("gzip-file-as-resource", {"data": url})
+            assert texts(r) == [f"Error processing file {url}: Content-Length for {url} exceeds max of 5: 11"]
+        env = {**trusting, "GZIP_ALLOWED_DOMAINS": "example.com"}
+        async with connect("stdio", Peer(), "", env=env) as client:
+            r = await client.call_tool("gzip-file-as-resource", {"data": url})
+            assert texts(r) == [f"Error processing file {url}: Domain 127.0.0.1 is not in the allowed domains list."]
+        # A certificate nobody vouches for is refused, with rustls's reason.
+        untrusting = {k: v for k, v in trusting.items() if k != "SSL_CERT_FILE"}
+        async with connect("stdio", Peer(), "", env=untrusting) as client:
+            r = await client.call_tool("gzip-file-as-resource", {"data": url})
+            (text,) = texts(r)
+            assert text.startswith(f"Error processing file {url}: fetch failed") and "certificate" in text, text
 
 
 def test_url_elicitation_error_path_then_request_path() -> None:

@@ -1,4 +1,4 @@
-//! `files`: see `everything_mcp::fuzzing::files`.
+//! `files`: see `_core::fuzzing::files`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| everything_mcp::fuzzing::files(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| _core::fuzzing::files(data));

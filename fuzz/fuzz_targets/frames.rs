@@ -1,4 +1,4 @@
-//! `frames`: see `everything_mcp::fuzzing::frames`.
+//! `frames`: see `_core::fuzzing::frames`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| everything_mcp::fuzzing::frames(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| _core::fuzzing::frames(data));

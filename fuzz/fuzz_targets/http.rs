@@ -1,4 +1,4 @@
-//! `http`: see `everything_mcp::fuzzing::http`.
+//! `http`: see `_core::fuzzing::http`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| everything_mcp::fuzzing::http(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| _core::fuzzing::http(data));
