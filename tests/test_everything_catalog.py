@@ -10,8 +10,8 @@ import os
 import re
 import sys
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
