@@ -51,6 +51,9 @@ SERVER_OPTIONS: tuple[str, ...]
 HTTP_OPTIONS: tuple[str, ...]
 """The names of the options ``Server.start_http()`` takes besides the address."""
 
+class PanicException(BaseException):
+    """PyO3's exception for a Rust panic (a handler raising it must not take the server down)."""
+
 class EverythingMcpError(Exception):
     """Base class of every everything-mcp error."""
 

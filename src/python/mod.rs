@@ -55,6 +55,13 @@ pub mod _core {
             crate::transport::http::lab::CONTENT_SECURITY_POLICY,
         )?;
         m.add("DEFAULTS", super::options::defaults(m.py())?)?;
+        // PyO3's exception for a Rust panic, which PyO3 turns back into a panic when Rust reads
+        // it: `tests/test_panics.py` raises it from every kind of handler to check that none
+        // crosses back into Python or takes the server down (docs/reliability.md).
+        m.add(
+            "PanicException",
+            m.py().get_type::<pyo3::panic::PanicException>(),
+        )?;
         m.add(
             "SERVER_OPTIONS",
             super::options::names::<crate::options::ServerOptions>(m.py())?,
