@@ -27,6 +27,7 @@ __all__ = [
     "GatedTask",
     "InputRequired",
     "Pending",
+    "PanicException",
     "Reply",
     "Server",
     "TaskGate",
