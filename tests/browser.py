@@ -23,8 +23,14 @@ A plain module (not a conftest): a browser test imports it.
 - **Skipped, or failed under CI.** Without Chromium or the `playwright` package the test is
   skipped with the reason; when the environment variable `CI` is set (`CI=true`), it fails
   instead, since CI must run the browser tests.
-- **One browser per call.** Each `chromium_page()` launches and closes its own Chromium (about a
-  second), so the tests are independent under pytest-xdist (`-n 2`).
+- **One browser per call, or one per module.** Each `chromium_page()` launches and closes its own
+  Chromium (with Playwright's driver, about a second), so the tests are independent under
+  pytest-xdist (`-n 2`). A module of many browser tests can share one: `chromium()` in a
+  module-scoped fixture, and `chromium_page(browser)` (or `new_page(browser)`) per test, each in a
+  fresh browser context. Only in a module without asyncio: while Playwright's sync API is open it
+  leaves its event loop marked as running in the test's thread, so `anyio.run` and the asyncio
+  tests fail ("Cannot run the event loop while another loop is running") until it is closed, and
+  pytest closes a module's fixtures before the next module's tests.
 - **Artifacts.** `artifact_dir()` is `target/test-artifacts/` under the repository root (git
   ignores `target/`): screenshots kept after the run, e.g. by CI.
 """
@@ -44,7 +50,7 @@ import pytest
 from bench.chromium import CHROMIUM, CHROMIUM_ARGS, HEIGHT, WIDTH
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import Browser, Page
 
 TIMEOUT_MS = 10_000
 """Every Playwright wait (a click, a locator, a navigation) fails after this, well inside the
@@ -90,18 +96,18 @@ def unavailable(why: str) -> NoReturn:
 
 
 @contextlib.contextmanager
-def chromium_page() -> Iterator[Page]:
-    """A Playwright sync `Page` (1400 x 900) in a fresh headless Chromium; the page, its context,
-    the browser and Playwright are closed afterwards. Skips the test (fails it under CI) when
-    Chromium or Playwright is missing or Chromium does not start."""
+def chromium() -> Iterator[Browser]:
+    """A fresh headless Chromium, driven by Playwright's sync API; the browser and Playwright are
+    closed afterwards. Skips the test (fails it under CI) when Chromium or Playwright is missing
+    or Chromium does not start."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:  # no running loop: a plain sync test, as it should be
         pass
     else:
         raise RuntimeError(
-            "chromium_page() uses Playwright's sync API, which cannot run inside an asyncio event "
-            "loop: write the browser test as a plain `def` (no asyncio / anyio mark)"
+            "chromium() and chromium_page() use Playwright's sync API, which cannot run inside an "
+            "asyncio event loop: write the browser test as a plain `def` (no asyncio / anyio mark)"
         )
     try:
         from playwright.sync_api import Error, sync_playwright
@@ -116,11 +122,32 @@ def chromium_page() -> Iterator[Page]:
             lines = str(e).strip().splitlines()
             unavailable(f"{CHROMIUM} did not start: {lines[0] if lines else type(e).__name__}")
         try:
-            context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
-            context.set_default_timeout(TIMEOUT_MS)
-            try:
-                yield context.new_page()
-            finally:
-                context.close()
+            yield browser
         finally:
             browser.close()
+
+
+def new_page(browser: Browser) -> Page:
+    """A page (1400 x 900, every wait bounded by `TIMEOUT_MS`) in a new browser context of
+    `browser`: nothing shared with the other pages (cookies, storage, connections). Closing its
+    context (`page.context.close()`) closes it."""
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    context.set_default_timeout(TIMEOUT_MS)
+    return context.new_page()
+
+
+@contextlib.contextmanager
+def chromium_page(browser: Browser | None = None) -> Iterator[Page]:
+    """A Playwright sync `Page` (`new_page`) in `browser`, or in a fresh headless Chromium
+    (`chromium()`) when none is given; the page and its context are closed afterwards, and the
+    browser it launched. Skips the test (fails it under CI) when Chromium or Playwright is
+    missing or Chromium does not start."""
+    if browser is None:
+        with chromium() as launched, chromium_page(launched) as page:
+            yield page
+        return
+    page = new_page(browser)
+    try:
+        yield page
+    finally:
+        page.context.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 from collections.abc import Iterator
 from typing import Any
 
@@ -685,7 +686,13 @@ def test_hundred_concurrent_sessions(server: Server) -> None:
 
     async def all_of_them() -> list[str]:
         limits = httpx.Limits(max_connections=100)
-        clients = [httpx.AsyncClient(base_url=server.base_url or "", timeout=WAIT, limits=limits) for _ in range(100)]
+        # One TLS context for the hundred clients (none is used: the URLs are http://): each
+        # client would load the CA bundle into a context of its own, 2.8 s of the test's 3.4.
+        tls = ssl.create_default_context()
+        clients = [
+            httpx.AsyncClient(base_url=server.base_url or "", timeout=WAIT, limits=limits, verify=tls)
+            for _ in range(100)
+        ]
         try:
             return await asyncio.gather(*(one(c, i) for i, c in enumerate(clients)))
         finally:
