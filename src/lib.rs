@@ -37,7 +37,7 @@ pub mod fast_map;
 pub mod faults;
 pub mod field;
 pub mod field_error;
-#[cfg(any(fuzzing, test))]
+#[cfg(any(feature = "fuzzing", test))]
 pub mod fuzzing;
 pub mod jsnum;
 pub mod jsonrpc;

@@ -221,15 +221,23 @@ impl Fields {
                 }
             }
             return Ok(match id {
-                Some(id) => Message::Request(Request {
-                    id,
-                    method,
-                    params,
-                    meta: kept.and_then(|k| match k.value {
-                        KeptValue::Object(object) => Some(object),
-                        KeptValue::Other(_) => None,
-                    }),
-                }),
+                Some(id) => {
+                    let (params, meta) = match kept {
+                        Some(Kept {
+                            value: KeptValue::Object(object),
+                            ..
+                        }) => (params, Some(object)),
+                        // A `_meta` that is not an object stays in `params`, where the server's
+                        // check of a request's params refuses it (-32602).
+                        other => (params.map(|p| put_back(p, other)), None),
+                    };
+                    Message::Request(Request {
+                        id,
+                        method,
+                        params,
+                        meta,
+                    })
+                }
                 None => Message::Notification(Notification {
                     method,
                     params: params.map(|p| put_back(p, kept)),

@@ -397,7 +397,12 @@ mod tests {
             r#"{"_meta":{"a":1}}"#,
         ] {
             let mut expected: Map<String, Value> = serde_json::from_str(params).unwrap();
-            let meta = expected.shift_remove("_meta").filter(Value::is_object);
+            // An object `_meta` is kept apart; another value stays in params (the server's
+            // check of a request's params refuses it).
+            let meta = expected.get("_meta").filter(|m| m.is_object()).cloned();
+            if meta.is_some() {
+                expected.shift_remove("_meta");
+            }
             let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{params}}}"#);
             let Ok(Frame::Single(Message::Request(r))) =
                 parse_raw_str(&text).and_then(RawFrame::classify)

@@ -12,7 +12,7 @@ use super::scope::{Declarations, Declared};
 use super::seamed::Seamed;
 use super::seams::Inbound;
 pub use super::serve::Work;
-use super::serve::{begin, outcome_message, split_params};
+use super::serve::{begin, check_meta, outcome_message, split_params};
 use super::session::{Phase, Session};
 use super::sink::{Outgoing, Sink};
 use crate::jsonrpc::{ErrorObject, Frame, Invalid, Message, Notification, Request, RequestId};
@@ -362,6 +362,9 @@ impl Server {
                 self.method_not_found(&req.method),
             ));
         };
+        if let Err(e) = check_meta(&params, req.meta.as_ref()) {
+            return reply(Message::error(Some(req.id), e));
+        }
         let is = |m: ClientRequest| req.method == m.as_str();
         // A responder's `initialize` answered at once is answered in frame order too.
         let handshake = matches!(route, Route::Respond(_)) && is(ClientRequest::Initialize);

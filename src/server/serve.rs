@@ -14,6 +14,7 @@ use super::scope::{Declared, Scope};
 use super::session::Session;
 use super::sink::Sink;
 use crate::jsonrpc::{self, ErrorObject, Message, Request, RequestId};
+use crate::protocol::meta::{RequestMeta, META, PROGRESS_TOKEN};
 use crate::protocol::method_names::ClientRequest;
 use crate::protocol::Revision;
 use futures::FutureExt;
@@ -155,13 +156,39 @@ pub(super) fn split_params(
     req: &mut Request,
     routed: bool,
 ) -> Result<Map<String, Value>, ErrorObject> {
-    match req.params.take() {
-        None | Some(Value::Null) => Ok(Map::new()),
-        Some(Value::Object(m)) => Ok(m),
-        Some(_) if !routed => Ok(Map::new()),
+    let params = match req.params.take() {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(m)) => m,
+        Some(_) if !routed => Map::new(),
+        Some(other) => {
+            return Err(ErrorObject::invalid_params(format!(
+                "\"params\" must be an object, got {}",
+                jsonrpc::json_type(&other)
+            )))
+        }
+    };
+    Ok(params)
+}
+
+/// Every revision's schema types `params._meta` as an object and its `progressToken` as a string
+/// or an integer: anything else is `-32602`, before a handler could take it for absent (a
+/// `_meta` that is not an object is left in `params` by the frame reader).
+pub(super) fn check_meta(
+    params: &Map<String, Value>,
+    meta: Option<&RequestMeta>,
+) -> Result<(), ErrorObject> {
+    if let Some(other) = params.get(META) {
+        return Err(ErrorObject::invalid_params(format!(
+            "\"_meta\" must be an object, got {}",
+            jsonrpc::json_type(other)
+        )));
+    }
+    match meta.and_then(|m| m.get(PROGRESS_TOKEN)) {
+        None | Some(Value::String(_)) => Ok(()),
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Ok(()),
         Some(other) => Err(ErrorObject::invalid_params(format!(
-            "\"params\" must be an object, got {}",
-            jsonrpc::json_type(&other)
+            "\"_meta.progressToken\" must be a string or an integer, got {}",
+            jsonrpc::json_type(other)
         ))),
     }
 }

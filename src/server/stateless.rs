@@ -5,7 +5,7 @@
 //! completed the way every stateless result must be ([`complete`]). Handlers and
 //! `RequestContext` are the same in both eras.
 
-use super::serve::{begin, split_params, Work};
+use super::serve::{begin, check_meta, split_params, Work};
 
 use super::exchange::{Exchange, Origin};
 use super::methods::Route;
@@ -67,6 +67,9 @@ impl Server {
                 ))
             }
         };
+        if let Err(e) = check_meta(&params, req.meta.as_ref()) {
+            return reply(e);
+        }
         if let Origin::Connection(conn) = origin {
             conn.update(|s| {
                 if s.phase == Phase::New {

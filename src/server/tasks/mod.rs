@@ -102,6 +102,16 @@ pub fn decide(
     }
     // Before 2025-11-25 nobody can ask for a task (a `task` param means nothing), so a tool
     // that runs only as one is refused as the reference refuses it, whatever the revision.
+    // 2025-11-25's `task` is a TaskMetadata object: another type is -32602 rather than a call
+    // run as if no task was asked for (`null` stands for absent, as clients write an unset field).
+    if let Some(other) = task_param.filter(|t| !t.is_object() && !t.is_null()) {
+        if ctx.scope.revision.has_tasks() {
+            return Decision::Refuse(Err(ErrorObject::invalid_params(format!(
+                "\"task\" must be an object (TaskMetadata), got {}",
+                crate::jsonrpc::json_type(other)
+            ))));
+        }
+    }
     let asked = ctx.scope.revision.has_tasks() && task_param.is_some_and(Value::is_object);
     match (support, asked) {
         (TaskSupport::Forbidden, false) | (TaskSupport::Optional, false) => Decision::Call,

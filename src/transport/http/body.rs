@@ -70,3 +70,19 @@ pub async fn read_refused(body: Body, limit: usize) -> Vec<u8> {
         Err(refusal) => refusal.prefix,
     }
 }
+
+/// Reads `request`'s body whole before its handler runs, at most `limit` bytes: the request
+/// with its body in memory, or the refusal (`413`, counted in `hits`; `400` for a body the client
+/// broke off). The control API and the OAuth endpoints take their bodies through this, so
+/// `max_message_bytes` bounds them as it bounds `/mcp` (axum's own default would be 2 MB).
+pub async fn buffered(
+    request: axum::extract::Request,
+    limit: usize,
+    hits: &LimitHits,
+) -> Result<axum::extract::Request, Refusal> {
+    let (parts, body) = request.into_parts();
+    match read_body(body, limit).await {
+        Ok(bytes) => Ok(axum::extract::Request::from_parts(parts, Body::from(bytes))),
+        Err(refused) => Err(refused.into_refusal(limit, hits)),
+    }
+}

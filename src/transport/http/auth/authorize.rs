@@ -14,7 +14,6 @@ use crate::transport::http::state::HttpState;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// `GET /authorize`.
@@ -41,12 +40,11 @@ pub async fn authorize(
             Ok(exchange) => exchange,
             Err(answer) => return *answer,
         };
-    let params: HashMap<String, String> =
-        serde_urlencoded::from_str::<Vec<(String, String)>>(query)
-            .unwrap_or_default()
-            .into_iter()
-            .rev() // the first occurrence wins
-            .collect();
+    // A malformed request is never redirected: the redirect URI is not known to be good.
+    let params = match super::params::parse(query) {
+        Ok(params) => params,
+        Err(why) => return exchange.error(StatusCode::BAD_REQUEST, "invalid_request", &why),
+    };
     let param = |name: &str| params.get(name).map(String::as_str);
     // A client id that is a URL is checked against its document on every request (the
     // document may have changed, and the errors read the same each time).

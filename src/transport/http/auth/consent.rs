@@ -69,6 +69,7 @@ pub async fn decide(
     method: Method,
     uri: Uri,
     headers: HeaderMap,
+    oversized: Option<axum::Extension<super::Oversized>>,
     body: Bytes,
 ) -> Response {
     let lab = state.auth.as_ref().expect("served only with the auth lab");
@@ -76,6 +77,9 @@ pub async fn decide(
     let parts = (&method, uri.path(), &headers);
     // Not through the auth seam: the authorization request was counted when it came.
     let exchange = Exchange::new(&state, parts, redact_form(&text));
+    if let Some(axum::Extension(oversized)) = oversized {
+        return oversized.answer(exchange);
+    }
     let form: Vec<(String, String)> = serde_urlencoded::from_str(&text).unwrap_or_default();
     let field = |name: &str| {
         form.iter()

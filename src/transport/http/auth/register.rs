@@ -18,6 +18,7 @@ pub async fn register(
     method: Method,
     uri: Uri,
     headers: HeaderMap,
+    oversized: Option<axum::Extension<super::Oversized>>,
     body: Bytes,
 ) -> Response {
     let lab = state.auth.as_ref().expect("served only with the auth lab");
@@ -27,6 +28,9 @@ pub async fn register(
         Ok(exchange) => exchange,
         Err(answer) => return *answer,
     };
+    if let Some(axum::Extension(oversized)) = oversized {
+        return oversized.answer(exchange);
+    }
     let metadata = match serde_json::from_slice::<Value>(&body) {
         Ok(Value::Object(map)) => map,
         _ => {

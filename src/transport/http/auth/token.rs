@@ -34,17 +34,18 @@ pub async fn token(
     method: Method,
     uri: Uri,
     headers: HeaderMap,
+    oversized: Option<axum::Extension<super::Oversized>>,
     body: Bytes,
 ) -> Response {
     let lab = state.auth.as_ref().expect("served only with the auth lab");
     let text = String::from_utf8_lossy(&body);
-    let form: HashMap<String, String> = serde_urlencoded::from_str::<Vec<(String, String)>>(&text)
-        .unwrap_or_default()
-        .into_iter()
-        .rev()
-        .collect();
+    let form = super::params::parse(&text);
     let parts = (&method, uri.path(), &headers);
-    let grant_type = form.get("grant_type").map(String::as_str);
+    let grant_type = form
+        .as_ref()
+        .ok()
+        .and_then(|f| f.get("grant_type"))
+        .map(String::as_str);
     let exchange = match Exchange::at(
         &state,
         parts,
@@ -56,6 +57,16 @@ pub async fn token(
     {
         Ok(exchange) => exchange,
         Err(answer) => return basic_challenge(&headers, *answer),
+    };
+    if let Some(axum::Extension(oversized)) = oversized {
+        return oversized.answer(exchange);
+    }
+    let form = match form {
+        Ok(form) => form,
+        Err(why) => {
+            let response = exchange.error(StatusCode::BAD_REQUEST, "invalid_request", &why);
+            return basic_challenge(&headers, response);
+        }
     };
     let expired = exchange.fault.as_ref().is_some_and(|f| f.expired_token);
     let at = lab.at(uri.path());

@@ -118,8 +118,27 @@ pub fn routes(state: Arc<HttpState>) -> Router {
             "/_control/{*rest}",
             delete(unknown).get(unknown).post(unknown),
         )
+        .route_layer(middleware::from_fn_with_state(state.clone(), bounded_body))
         .route_layer(middleware::from_fn_with_state(state.clone(), token_check))
         .with_state(state)
+}
+
+/// Every control call's body is read first, within `max_message_bytes` (`413` past it, in the
+/// API's error shape): a test suite's mistake is refused, not buffered.
+async fn bounded_body(
+    State(state): State<Arc<HttpState>>,
+    request: axum::extract::Request,
+    next: middleware::Next,
+) -> Response {
+    let server = &state.server;
+    match super::body::buffered(request, server.config.max_message_bytes, &server.limit_hits).await
+    {
+        Ok(request) => next.run(request).await,
+        Err(refused) => answer(
+            refused.status,
+            json!({ "error": { "field": "", "message": refused.message } }),
+        ),
+    }
 }
 
 /// `GET /_control/`: what is served, and the API's version.
