@@ -52,9 +52,10 @@ for target in "${targets[@]}"; do
     "target/$dir/$target" "$scratch/$target" "fuzz/corpus/$target" \
         -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=10 -print_final_stats=1 \
         -artifact_prefix="fuzz/artifacts/$target/" >"$scratch/$target.log" 2>&1 || status=$?
-    grep -E "^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::new_units_added|stat::peak_rss_mb|cov:)" \
+    # The last status line (executions, edges covered, features, corpus) and the final stats.
+    grep -E "^#[0-9]+.*cov: " "$scratch/$target.log" | tail -1 || true
+    grep -E "^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)" \
         "$scratch/$target.log" || true
-    grep -E "^#[0-9]+ +(DONE|pulse)" "$scratch/$target.log" | tail -1 || true
     if [ "$status" != 0 ]; then
         tail -40 "$scratch/$target.log"
         echo "fuzz target $target failed (exit $status): the input is in fuzz/artifacts/$target/"

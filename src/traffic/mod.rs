@@ -16,6 +16,8 @@
 mod exchanges;
 mod file;
 pub mod frame;
+#[cfg(test)]
+mod properties;
 pub mod record;
 pub mod recorder;
 #[cfg(test)]

@@ -64,7 +64,7 @@ fn a_tasks_request_marks_its_answer() {
     assert_eq!(written[1]["method"], "tasks/update");
 }
 
-fn meta(dir: Direction) -> FrameMeta {
+pub(super) fn meta(dir: Direction) -> FrameMeta {
     FrameMeta::new(dir, TransportKind::Stdio, "c1".into())
 }
 

@@ -14,6 +14,8 @@
 mod bounds;
 mod events;
 mod outlet;
+#[cfg(test)]
+mod properties;
 mod session;
 mod store;
 mod streams;
