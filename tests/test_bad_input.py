@@ -300,10 +300,12 @@ CASES: list[Case] = [
          b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-sum","arguments":{"a":1e400,"b":1}}}',
          parse(error(None, -32700, "Parse error: number out of range at line 1 column 95")),
          "a tool argument `1e400`", "-32700"),
-    id_row("id-2-pow-70", BIG_ID, "answered with the same id",
-           bugs={t: "an integer id beyond 64 bits (2^70) is refused with -32600 'id must be a string or an "
-                 "integer, got 1.1805916207174113e+21' (MCP: 'string or integer ID'; JSON-RPC §5: the response "
-                 "id MUST be the same)" for t in TRANSPORTS}),
+    Case("ids", "id-2-pow-70", echo(BIG_ID, "id-2-pow-70"),
+         parse(error(None, -32600, 'Invalid Request: "id" is an integer beyond 64 bits (1.1805916207174113e+21), which '
+                     "an answer could not carry back exactly: use a string or a 64-bit integer")),
+         f"id `{BIG_ID}`",
+         "-32600, id null: the answer could not carry the same id (RFC 8259 §6: integers past 2^53 do not "
+         "interoperate; this server echoes every 64-bit one)"),
     id_row("id-u64-max", 2**64 - 1, "answered with the same id"),
     id_row("id-i64-min", -(2**63), "answered with the same id"),
     # strings and sizes

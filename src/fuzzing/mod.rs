@@ -1,12 +1,12 @@
 //! The fuzz targets: what a client (or a test suite's files) can hand the server, fed whole
 //! through the code that takes it, with the properties every input must keep (no panic, an
 //! answer that is JSON-RPC, a refusal that is a clear error). `fuzz/` runs them under
-//! libFuzzer (`cargo fuzz run NAME`); the unit tests of [`tests`] run them over the committed
+//! libFuzzer (`scripts/fuzz.sh [SECONDS] [NAME]`); the unit tests of [`tests`] run them over the committed
 //! corpus and a few thousand mutations of it on every `cargo test`, so a crash the fuzzer once
 //! found stays fixed (docs/reliability.md, "Fuzzing").
 //!
-//! Compiled for `cargo fuzz` (`--cfg fuzzing`) and for the unit tests only: nothing here is part
-//! of the product.
+//! Compiled for the fuzz targets (the `fuzzing` feature, which `fuzz/` turns on) and for the unit
+//! tests only: nothing here is part of the product.
 
 mod files;
 mod frames;

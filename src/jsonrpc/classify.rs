@@ -183,6 +183,14 @@ impl Fields {
             Some(v) => match RequestId::from_value(v) {
                 Some(id) => Some(id),
                 None if v.is_null() && method.is_none() => None,
+                // An integer past 64 bits arrives as a float: it is an integer, but the answer
+                // could not carry it back exactly (RFC 8259 §6: such numbers do not interoperate).
+                None if v.as_f64().is_some_and(|f| f.fract() == 0.0 && f.abs() >= 9.2e18) => {
+                    return Err(Invalid::anonymous(ErrorObject::invalid_request(format!(
+                        "\"id\" is an integer beyond 64 bits ({}), which an answer could not carry back exactly: use a string or a 64-bit integer",
+                        describe(v)
+                    ))))
+                }
                 None => {
                     return Err(Invalid::anonymous(ErrorObject::invalid_request(format!(
                         "\"id\" must be a string or an integer, got {}",
