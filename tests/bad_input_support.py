@@ -728,7 +728,8 @@ def cli_http(command: list[str], record: Path, *args: str) -> Iterator[tuple[sub
 class Row:
     """One row of the matrix as docs/reliability.md shows it: what is sent, what a conformant
     server answers, and per column whether the server does (`ok`), does not (`bug`: the row is
-    an xfail), or the row does not apply (absent)."""
+    an xfail), does otherwise on purpose (`differs`: an xfail too, explained under the table),
+    or the row does not apply (absent)."""
 
     group: str
     id: str
@@ -741,7 +742,7 @@ def markdown(rows: Sequence[Row], columns: Sequence[str]) -> str:
     """The Markdown table of `rows`."""
     out = ["| group | row | input | a conformant server answers | " + " | ".join(columns) + " |"]
     out.append("| --- | --- | --- | --- | " + " | ".join("---" for _ in columns) + " |")
-    mark = {"ok": "pass", "bug": "**bug**"}
+    mark = {"ok": "pass", "bug": "**bug**", "differs": "**differs**"}
     for r in rows:
         cells = [mark.get(r.cells.get(c, ""), "n/a") for c in columns]
         out.append(f"| {r.group} | `{r.id}` | {r.input} | {r.expect} | " + " | ".join(cells) + " |")

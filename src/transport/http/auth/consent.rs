@@ -69,7 +69,7 @@ pub async fn decide(
     method: Method,
     uri: Uri,
     headers: HeaderMap,
-    oversized: Option<axum::Extension<super::Oversized>>,
+    oversized: Option<axum::Extension<super::oversized::Oversized>>,
     body: Bytes,
 ) -> Response {
     let lab = state.auth.as_ref().expect("served only with the auth lab");

@@ -24,6 +24,7 @@ mod exchange;
 pub mod jwt;
 pub mod lab;
 mod metadata;
+mod oversized;
 mod params;
 mod random;
 mod redirect;
@@ -88,46 +89,7 @@ pub fn routes(state: Arc<HttpState>) -> Router {
     router
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            bounded_body,
+            oversized::bounded_body,
         ))
         .with_state(state)
-}
-
-/// A form or registration is read within `max_message_bytes` before its endpoint sees it. Past
-/// the limit the endpoint gets the body's first bytes and this mark, and answers `413` as an
-/// OAuth error (`invalid_request`, RFC 6749 §5.2's shape) through its exchange, so the refusal is
-/// recorded like any answer of the lab.
-async fn bounded_body(
-    axum::extract::State(state): axum::extract::State<Arc<HttpState>>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    let limit = state.server.config.max_message_bytes;
-    let (mut parts, body) = request.into_parts();
-    let body = match super::body::read_body(body, limit).await {
-        Ok(bytes) => bytes,
-        Err(refused) => {
-            let refusal = refused.into_refusal(limit, &state.server.limit_hits);
-            parts.extensions.insert(Oversized(refusal.message));
-            refused.prefix.into()
-        }
-    };
-    next.run(axum::extract::Request::from_parts(parts, body.into()))
-        .await
-}
-
-/// The mark [`bounded_body`] leaves on a request whose body was over the limit: the refusal's
-/// message (the endpoint answers `413` with it).
-#[derive(Clone)]
-pub struct Oversized(pub String);
-
-impl Oversized {
-    /// The answer to a request that carries the mark.
-    pub fn answer(self, exchange: exchange::Exchange<'_>) -> axum::response::Response {
-        exchange.error(
-            axum::http::StatusCode::PAYLOAD_TOO_LARGE,
-            "invalid_request",
-            &self.0,
-        )
-    }
 }

@@ -18,7 +18,7 @@ pub async fn register(
     method: Method,
     uri: Uri,
     headers: HeaderMap,
-    oversized: Option<axum::Extension<super::Oversized>>,
+    oversized: Option<axum::Extension<super::oversized::Oversized>>,
     body: Bytes,
 ) -> Response {
     let lab = state.auth.as_ref().expect("served only with the auth lab");

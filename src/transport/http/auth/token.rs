@@ -34,7 +34,7 @@ pub async fn token(
     method: Method,
     uri: Uri,
     headers: HeaderMap,
-    oversized: Option<axum::Extension<super::Oversized>>,
+    oversized: Option<axum::Extension<super::oversized::Oversized>>,
     body: Bytes,
 ) -> Response {
     let lab = state.auth.as_ref().expect("served only with the auth lab");
