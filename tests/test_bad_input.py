@@ -1125,8 +1125,8 @@ OAUTH_CASES: list[HttpCase] = [
              "400, no redirect (RFC 6749 §3.1: parameters MUST NOT repeat; an invalid client_id MUST NOT redirect)"),
     HttpCase("oauth", "authorize-state-not-utf8", "GET", authorize(state="%ff%fe"), None, 302, "state=%FF%FE",
              "`/authorize` with `state=%FF%FE`",
-             "302 carrying the state exactly as received (RFC 6749 §4.1.2), or an `invalid_request` redirect",
-             bug="the state comes back as U+FFFD U+FFFD (state=%EF%BF%BD%EF%BF%BD), not as received"),
+             "302 carrying the state exactly as received (RFC 6749 §4.1.2), or an `invalid_request` redirect "
+             "(here: `state is not UTF-8 once percent-decoded`, without the state)"),
     HttpCase("oauth", "decide-garbage", "POST", "/authorize/decide", b"garbage\xff", 400,
              {"error": "invalid_request", "error_description": "no authorization request is waiting under that id "
                                                                "(answered already?)"},

@@ -90,6 +90,15 @@ pub async fn authorize(
         redirect_uri: redirect_uri.clone(),
         state: param("state").map(str::to_string),
     };
+    if let Some(name) = super::params::not_utf8(query) {
+        // The state could not go back exactly as received: the redirect carries none.
+        let back = Back {
+            state: None,
+            ..back
+        };
+        let why = format!("{name} is not UTF-8 once percent-decoded");
+        return back.error(exchange, "invalid_request", &why);
+    }
     let refusal = if param("response_type") != Some("code") {
         Some(("unsupported_response_type", "response_type must be code"))
     } else if param("code_challenge").is_none_or(str::is_empty) {

@@ -23,9 +23,35 @@ pub fn parse(text: &str) -> Result<HashMap<String, String>, String> {
     Ok(params)
 }
 
+/// The name of the first parameter of `text` whose name or value is not UTF-8 once
+/// percent-decoded (`parse` reads those as U+FFFD, so the value could not be given back as
+/// received).
+pub fn not_utf8(text: &str) -> Option<String> {
+    let utf8 = |part: &str| {
+        percent_encoding::percent_decode_str(&part.replace('+', " "))
+            .decode_utf8()
+            .is_ok()
+    };
+    text.split('&').find_map(|pair| {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        (!utf8(name) || !utf8(value)).then(|| {
+            percent_encoding::percent_decode_str(name)
+                .decode_utf8_lossy()
+                .into_owned()
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse;
+    use super::{not_utf8, parse};
+
+    #[test]
+    fn a_parameter_that_is_not_utf8_is_named() {
+        assert_eq!(not_utf8("a=1&state=%ff%fe"), Some("state".into()));
+        assert_eq!(not_utf8("%ff=1"), Some("\u{fffd}".into()));
+        assert_eq!(not_utf8("state=%C3%BC+x&b"), None);
+    }
 
     #[test]
     fn a_parameter_without_a_value_is_omitted_and_a_repeated_one_refused() {
