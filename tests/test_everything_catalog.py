@@ -5,6 +5,7 @@ capability-gated tools and their `list_changed`, completions, per-session state,
 from __future__ import annotations
 
 import base64
+import http.server
 import json
 import os
 import re
@@ -317,23 +318,25 @@ async def test_get_env_redacts_secrets() -> None:
             assert text.startswith("{\n  ")
 
 
+class HelloWorld(http.server.BaseHTTPRequestHandler):
+    """Answers every GET with `Hello world` (the local servers `gzip-file-as-resource` fetches)."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("content-length", "11")
+        self.end_headers()
+        self.wfile.write(b"Hello world")
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
 @pytest.fixture
 def local_file_server() -> Iterator[str]:
     """A loopback HTTP server whose every GET answers `Hello world`."""
-    import http.server
     import threading
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("content-length", "11")
-            self.end_headers()
-            self.wfile.write(b"Hello world")
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), HelloWorld)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}/README.md"
@@ -366,7 +369,6 @@ def local_tls_server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
     here) whose every GET answers `Hello world`; with the environment that makes a client trust
     that authority (`SSL_CERT_FILE`)."""
     import datetime
-    import http.server
     import ipaddress
     import ssl
     import threading
@@ -405,17 +407,7 @@ def local_tls_server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
         key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
     )
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("content-length", "11")
-            self.end_headers()
-            self.wfile.write(b"Hello world")
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), HelloWorld)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
     httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
