@@ -1,6 +1,6 @@
 //! `http`: one HTTP request through the whole app (the guard, Streamable HTTP in both eras,
-//! legacy SSE's `/message`, the control API, the OAuth lab's endpoints, bearer tokens and JWTs)
-//! without a socket. The first byte picks the route, the second the headers; the rest is the
+//! legacy SSE's `GET /sse` and `/message`, the control API, the OAuth lab's endpoints, bearer
+//! tokens and JWTs) without a socket. The first byte picks the route, the second the headers; the rest is the
 //! body (a GET's query). A fresh server per input: the control API changes what it serves.
 //! Properties: never a 500, and every JSON-RPC answer is JSON-RPC.
 
@@ -40,6 +40,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("GET", "/authorize?"),
     ("POST", "/authorize/decide"),
     ("DELETE", "/_control/resources?"),
+    ("GET", "/sse"),
 ];
 
 /// The target.
