@@ -29,40 +29,14 @@ pub async fn serve_stdio(server: Arc<Server>, shutdown: CancellationToken) -> st
     let chunks = Box::pin(futures::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|c| (c, rx))
     }));
-    serve_lines(
+    serve_io(
         server,
         StreamReader::new(chunks),
         ProcessStdout(tokio::io::stdout()),
-        (TransportKind::Stdio, shutdown),
-        stdout_closed(),
+        TransportKind::Stdio,
+        shutdown,
     )
     .await
-}
-
-/// Resolves when the reader of the process's stdout is gone (the pipe's other end closed: the
-/// descriptor reports an error condition, without a write). Writes go through tokio's blocking
-/// pool, so a write into a closed pipe would fail only after it was counted as sent; watching
-/// the descriptor, the frames after the reader left are recorded as not delivered. Never
-/// resolves where stdout cannot be watched (a regular file, or not unix).
-async fn stdout_closed() {
-    #[cfg(unix)]
-    {
-        use std::os::fd::AsFd as _;
-        use tokio::io::unix::AsyncFd;
-        use tokio::io::Interest;
-        // A duplicate of descriptor 1, owned by the watch: closing stdout (a fault rule's
-        // `close_output`) cannot pull it from under it. It holds the pipe's write end only while
-        // the writer runs, which ends the watch when it ends.
-        if let Ok(fd) = std::io::stdout().as_fd().try_clone_to_owned() {
-            // SAFETY: `fd` is an open descriptor the `AsyncFd` owns for its whole life.
-            if let Ok(watch) = unsafe { AsyncFd::register_with_interest(fd, Interest::ERROR) } {
-                if watch.ready(Interest::ERROR).await.is_ok() {
-                    return;
-                }
-            }
-        }
-    }
-    std::future::pending::<()>().await;
 }
 
 /// The process's stdout, whose shutdown closes it (a client reading it sees its end): tokio's
@@ -149,42 +123,20 @@ where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let never = std::future::pending::<()>();
-    serve_lines(server, reader, writer, (transport, shutdown), never).await
-}
-
-/// [`serve_io`], the output also ending when `output_closed` resolves (its reader is gone):
-/// the frames after it are recorded as not delivered.
-async fn serve_lines<R, W>(
-    server: Arc<Server>,
-    reader: R,
-    writer: W,
-    (transport, shutdown): (TransportKind, CancellationToken),
-    output_closed: impl std::future::Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()>
-where
-    R: AsyncRead + Unpin + Send,
-    W: AsyncWrite + Unpin + Send + 'static,
-{
     let (tx, rx) = mpsc::unbounded_channel::<Arc<str>>();
     let session = server.open_session(transport, Arc::new(tx));
     let stop_writing = CancellationToken::new();
     let seam = (server.seams.clone(), session.id.clone());
     let stop = stop_writing.clone();
     let writer_task = tokio::spawn(async move {
-        tokio::select! {
-            written = write_lines(writer, rx, stop, seam) => match written {
-                // The reader went away mid-write: its end, not the server's failure.
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                    tracing::info!("the output's reader is gone: {e}");
-                    Ok(())
-                }
-                other => other,
-            },
-            () = output_closed => {
-                tracing::info!("the output's reader is gone: nothing more is written");
+        match write_lines(writer, rx, stop, seam).await {
+            // The reader went away (a client that closed its end of our stdout): its end, not
+            // the server's failure; what is sent from now on is recorded as not delivered.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                tracing::info!("the output's reader is gone: {e}");
                 Ok(())
             }
+            other => other,
         }
     });
     let limit = server.config.max_message_bytes;
