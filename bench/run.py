@@ -269,7 +269,11 @@ def contenders(available: set[str], rust_profile: str = "release") -> list[Conte
             lambda p: (cli_http(p, "--no-lab", "--auth", "bearer", "--token", BEARER_TOKEN), {}),
             loadgen_args=("--bearer", BEARER_TOKEN),
         ),
-        Contender("ours-tape", None, lambda p: ([py, in_process, "--port", str(p), "--max-sessions", "20000"], {})),
+        Contender(
+            "ours-tape",
+            None,
+            lambda p: ([py, in_process, "--python-tools", "--port", str(p), "--max-sessions", "20000"], {}),
+        ),
         Contender("ours-py", None, lambda p: ([py, in_process, "--python-echo", "--port", str(p)], {})),
         Contender(
             "ours-faults",
@@ -423,6 +427,9 @@ def bench_stdio(cs: list[Contender], sizes: Sizes, out: Results) -> None:
 
 STATELESS = "ours-stateless"
 """The figures of `ours-tape` served to a stateless (2026-07-28) client."""
+SAME_SERVER_PY = {"ours-tape-py": "py_echo", "ours-tape-async": "py_async_echo"}
+"""The figures of `ours-tape`'s Python tools, by pseudo-contender: the same echo written as a
+plain function and as an `async def`, called on the same server right after its Rust `echo`."""
 
 
 def stateless_connections(sizes: Sizes) -> int:
@@ -455,6 +462,16 @@ def bench_http(cs: list[Contender], sizes: Sizes, out: Results) -> None:
                     out.add(f"http_rps_c{conns}", STATELESS, got["rps"])
                     out.add(f"http_p50_ms_c{conns}", STATELESS, got["p50_ms"])
                     out.add(f"http_p99_ms_c{conns}", STATELESS, got["p99_ms"])
+                    # Its Python tools, on the same server: the Rust `echo` against the same
+                    # tool as a Python function, so the ratio is the Python handler path alone.
+                    for who, tool in SAME_SERVER_PY.items():
+                        got = loadgen(
+                            sizes, "http", *c.target(url), "--connections", conns, "--duration", sizes.http_seconds,
+                            "--warmup", sizes.http_warmup, "--tool", tool,
+                        )  # fmt: skip
+                        out.add(f"http_rps_c{conns}", who, got["rps"])
+                        out.add(f"http_p50_ms_c{conns}", who, got["p50_ms"])
+                        out.add(f"http_p99_ms_c{conns}", who, got["p99_ms"])
 
 
 def bench_sessions(cs: list[Contender], sizes: Sizes, out: Results) -> None:
@@ -738,6 +755,30 @@ TARGETS = (
         "x",
     ),
     Target(
+        "Python sync echo >= 0.5 of the Rust echo's requests/s (same server, tape on, 16 connections)",
+        ("http_rps_c16", "ours-tape-py"),
+        ("http_rps_c16", "ours-tape"),
+        ">=",
+        0.5,
+        "x",
+    ),
+    Target(
+        "Python `async def` echo >= 0.4 of the Rust echo's requests/s (same server, tape on, 16 connections)",
+        ("http_rps_c16", "ours-tape-async"),
+        ("http_rps_c16", "ours-tape"),
+        ">=",
+        0.4,
+        "x",
+    ),
+    Target(
+        "free-threaded Python: sync echo with 2 worker threads >= 1.6x with 1 (16 connections)",
+        ("ft_rps_c16", "ours-ft-2"),
+        ("ft_rps_c16", "ours-ft-1"),
+        ">=",
+        1.6,
+        "x",
+    ),
+    Target(
         "`initialize` rate >= 20x the reference's",
         ("initialize_per_s", "ours"),
         ("initialize_per_s", "reference"),
@@ -828,7 +869,7 @@ def ratios(res: Results, sizes: Sizes) -> list[str]:
 
 
 def report(res: Results, sizes: Sizes, who: list[str], command: str) -> str:
-    who = [row for w in who for row in ((w, STATELESS) if w == "ours-tape" else (w,))]
+    who = [row for w in who for row in ((w, STATELESS, *SAME_SERVER_PY) if w == "ours-tape" else (w,))]
     http_cols: list[tuple[str, str]] = []
     for c in sizes.connections:
         http_cols += [(f"http_rps_c{c}", f"req/s, {c} conn."), (f"http_p50_ms_c{c}", "p50 ms")]
@@ -965,6 +1006,14 @@ def report(res: Results, sizes: Sizes, who: list[str], command: str) -> str:
         [("fixture_ms", "`Server()` + `start_http()` + `stop()` ms"), ("relay_ms", "relay start → first answer ms")],
         who,
     )
+    lines += table(
+        res,
+        "Python handlers on free-threaded Python (`py_echo`, 16 connections)",
+        [("ft_rps_c16", "req/s")],
+        ["ours-ft-1", "ours-ft-2"],
+    )
+    if why := res.skipped.get("free-threaded"):
+        lines += [f"Free-threaded Python: skipped: {why}.", ""]
     return "\n".join([*lines, NOTES])
 
 
@@ -1420,6 +1469,47 @@ def bench_lab(sizes: Sizes, out: Results) -> None:
         out.skipped["lab"] = skipped
 
 
+FREE_THREADED_PYTHON = ROOT / ".cache" / "venv-ft" / "bin" / "python"
+"""The free-threaded interpreter's environment (`scripts/free_threaded_python.sh` makes it and
+installs the package into it)."""
+
+
+def free_threaded_python() -> tuple[Path | None, str]:
+    """The free-threaded interpreter with the package installed, or None and why not."""
+    if not FREE_THREADED_PYTHON.exists():
+        return None, f"no free-threaded interpreter at {FREE_THREADED_PYTHON.relative_to(ROOT)}"
+    probe = "import sys, everything_mcp; print(int(sys._is_gil_enabled()))"
+    done = subprocess.run([str(FREE_THREADED_PYTHON), "-c", probe], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        return None, f"the free-threaded interpreter cannot import everything_mcp: {done.stderr.strip()[-200:]}"
+    if done.stdout.strip() != "0":
+        return None, "the interpreter at .cache/venv-ft runs with the GIL enabled"
+    return FREE_THREADED_PYTHON, ""
+
+
+def bench_free_threaded(sizes: Sizes, out: Results) -> None:
+    """The sync Python echo (`py_echo`) of an in-process server on the free-threaded interpreter,
+    16 connections, with 1 and with 2 runtime worker threads: whether Python handlers run in
+    parallel. Skipped, with the reason in the report, when no such interpreter is installed."""
+    py, why = free_threaded_python()
+    if py is None:
+        out.skipped["free-threaded"] = why
+        return
+    in_process = str(BENCH / "peers" / "ours_in_process.py")
+    conns = stateless_connections(sizes)
+    threads = [Contender(f"ours-ft-{n}", None, lambda p, n=n: (
+        [str(py), in_process, "--python-tools", "--worker-threads", str(n), "--port", str(p)], {}
+    )) for n in (1, 2)]  # fmt: skip
+    for r in range(sizes.http_rounds):
+        for c in rotated(threads, r):
+            with serving(c) as (url, _pid):
+                got = loadgen(
+                    sizes, "http", *c.target(url), "--connections", conns, "--duration", sizes.http_seconds,
+                    "--warmup", sizes.http_warmup, "--tool", "py_echo",
+                )  # fmt: skip
+                out.add(f"ft_rps_c{conns}", c.name, got["rps"])
+
+
 BENCHMARKS: dict[str, Callable[[list[Contender], Sizes, Results], None]] = {
     "cold-start": bench_cold_start,
     "stdio": bench_stdio,
@@ -1431,8 +1521,9 @@ BENCHMARKS: dict[str, Callable[[list[Contender], Sizes, Results], None]] = {
     "tasks": lambda _cs, sizes, out: bench_tasks(sizes, out),
     "report": lambda _cs, sizes, out: bench_report(sizes, out),
     "lab": lambda _cs, sizes, out: bench_lab(sizes, out),
+    "free-threaded": lambda _cs, sizes, out: bench_free_threaded(sizes, out),
 }
-PEER_BENCHMARKS = frozenset(("cold-start", "stdio", "http", "sessions", "memory"))
+PEER_BENCHMARKS = frozenset(("cold-start", "stdio", "http", "sessions", "memory", "free-threaded"))
 """The benchmarks that run the contenders (and loadgen): the others measure our server alone, so
 a run of only those neither builds bench/rust nor installs the peers."""
 NAMES = (

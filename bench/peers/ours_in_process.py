@@ -1,10 +1,12 @@
 """Our server the way a test suite holds it: an in-process `Server` with the traffic tape on.
 
-    python bench/peers/ours_in_process.py [--python-echo] [--keep-traffic N] [--max-sessions N]
-        [--fault-rules N] [--clock real|manual] [--port P]
+    python bench/peers/ours_in_process.py [--python-echo | --python-tools] [--keep-traffic N]
+        [--max-sessions N] [--fault-rules N] [--clock real|manual] [--worker-threads N] [--port P]
 
 `--python-echo` serves `echo` from a plain Python function (`@srv.tool()`) instead of the
-built-in catalog's. `--fault-rules N` puts N fault rules in force that match no request of the
+built-in catalog's. `--python-tools` keeps the catalog's `echo` and adds the same tool written
+in Python twice, `py_echo` (a plain function) and `py_async_echo` (an `async def`), so the three
+are measured on one server (`bench.python_handlers`). `--fault-rules N` puts N fault rules in force that match no request of the
 load (a `tools/call` of a tool that does not exist), so every frame is checked against them
 all. `--clock manual` runs it on the manual clock a test advances (nothing advances it here:
 the figure shows what the clock costs a request). Prints `{"event": "listening", "url": ...}` on stderr, serves until
@@ -25,6 +27,8 @@ from everything_mcp import Server
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--python-echo", action="store_true")
+    parser.add_argument("--python-tools", action="store_true")
+    parser.add_argument("--worker-threads", type=int, default=None, help="the runtime's threads (default: the Server's)")
     parser.add_argument("--keep-traffic", type=int, default=None, help="records kept in memory (default: the Server's)")
     parser.add_argument("--max-sessions", type=int, default=1000)
     parser.add_argument("--fault-rules", type=int, default=0)
@@ -32,12 +36,26 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     ns = parser.parse_args()
 
-    kwargs = {} if ns.keep_traffic is None else {"keep_traffic": ns.keep_traffic}
+    kwargs: dict[str, int] = {} if ns.keep_traffic is None else {"keep_traffic": ns.keep_traffic}
+    if ns.worker_threads is not None:
+        kwargs["worker_threads"] = ns.worker_threads
     srv = Server(catalogs=["none"] if ns.python_echo else ["everything"], clock=ns.clock, **kwargs)
     if ns.python_echo:
 
         @srv.tool()
         def echo(message: str) -> str:
+            """Echoes back the input string."""
+            return f"Echo: {message}"
+
+    if ns.python_tools:
+
+        @srv.tool()
+        def py_echo(message: str) -> str:
+            """Echoes back the input string."""
+            return f"Echo: {message}"
+
+        @srv.tool()
+        async def py_async_echo(message: str) -> str:
             """Echoes back the input string."""
             return f"Echo: {message}"
 

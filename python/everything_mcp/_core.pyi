@@ -118,11 +118,28 @@ class Context:
         """Set the status message of the task this work runs as (no-op outside a task)."""
 
 @final
+class Invoker:
+    """A registered function as the core calls it: `call(*args, ctx, reply)`, and whether it runs
+    on the event-loop thread (`async def`) rather than a runner thread."""
+
+    def __init__(self, call: Callable[..., _Cancel], on_loop: bool) -> None: ...
+    @property
+    def on_loop(self) -> bool: ...
+    @on_loop.setter
+    def on_loop(self, on_loop: bool) -> None: ...
+
+class LoopDrain:
+    """Starts the `async def` handler calls queued for the event-loop thread."""
+
+    def __call__(self) -> None: ...
+
 class Reply:
     """Where a Python handler's answer goes, once (the first answer wins)."""
 
     def result(self, json: str) -> None:
         """Answer with the handler's result (JSON text)."""
+    def tool_text(self, text: str) -> None:
+        """Answer a tool call with one text block (`{"content": [{"type": "text", "text": text}]}`)."""
     def error(self, code: int, message: str, data: str | None = None) -> None:
         """Answer with this JSON-RPC error (`data` JSON text; None: no data member)."""
     def fail(self, text: str) -> None:
@@ -208,24 +225,23 @@ class Server:
         """Send notifications/resources/updated to subscribers of uri; return how many."""
     def notify_list_changed(self, kind: str) -> None:
         """Send notifications/<kind>/list_changed (tools, resources, prompts)."""
-    def add_tool(
-        self, definition: str, invoker: Callable[[str, Context, Reply], _Cancel], requires: str | None = None
-    ) -> None:
-        """Register a tool: listed as `definition`, served by `invoker(arguments_json, ctx, reply)`."""
-    def add_resource(self, definition: str, invoker: Callable[[str, Context, Reply], _Cancel]) -> None:
+    def add_tool(self, definition: str, invoker: Invoker, requires: str | None = None) -> None:
+        """Register a tool: listed as `definition`, served by `invoker(arguments, ctx, reply)`."""
+    def add_resource(self, definition: str, invoker: Invoker) -> None:
         """Register a resource served by `invoker(uri, ctx, reply)` (a contents JSON array)."""
-    def add_template(self, definition: str, invoker: Callable[[str, str, Context, Reply], _Cancel]) -> None:
-        """Register a template served by `invoker(uri, variables_json, ctx, reply)`."""
-    def add_prompt(self, definition: str, invoker: Callable[[str, Context, Reply], _Cancel]) -> None:
-        """Register a prompt served by `invoker(arguments_json, ctx, reply)`."""
-    def add_method(self, name: str, invoker: Callable[[str, Context, Reply], _Cancel]) -> None:
-        """Register a custom JSON-RPC method served by `invoker(params_json, ctx, reply)`."""
+    def add_template(self, definition: str, invoker: Invoker) -> None:
+        """Register a template served by `invoker(uri, variables, ctx, reply)`."""
+    def add_prompt(self, definition: str, invoker: Invoker) -> None:
+        """Register a prompt served by `invoker(arguments, ctx, reply)`."""
+    def add_method(self, name: str, invoker: Invoker) -> None:
+        """Register a custom JSON-RPC method served by `invoker(params, ctx, reply)`."""
+    def set_handler_loop(self, schedule: Callable[[LoopDrain], object]) -> None:
+        """How the `async def` handlers' event-loop thread is reached: `schedule(drain)` makes it
+        call `drain()` soon (`loop.call_soon_threadsafe`)."""
     def add_skill(self, files: list[tuple[str, bytes]]) -> str:
         """Serve a skill made of `(path, bytes)` files (SEP-2640); returns its `SKILL.md` URI."""
-    def add_completion(
-        self, ref_type: str, ref_name: str, argument: str, invoker: Callable[[str, str, Context, Reply], _Cancel]
-    ) -> None:
-        """Register completions: `invoker(value, context_arguments_json, ctx, reply)` (a JSON array of strings)."""
+    def add_completion(self, ref_type: str, ref_name: str, argument: str, invoker: Invoker) -> None:
+        """Register completions: `invoker(value, context_arguments, ctx, reply)` (a JSON array of strings)."""
     def ask(
         self, method: str, params: str | None = None, session: str | None = None, timeout: float = 30.0
     ) -> list[tuple[str, str]]:

@@ -41,6 +41,7 @@ class Server(ServerAuthoring, ServerControls, ServerOutbound):
     def __init__(self, **options: Unpack[ServerOptions]) -> None:
         self._core = _core.Server(**options)
         self._loop = HandlerLoop()
+        self._core.set_handler_loop(self._loop.schedule)
         self._relay: str | None = None
         self._relay_dir: str | None = None
 

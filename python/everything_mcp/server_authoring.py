@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _core
-from .authoring.context import Context
 from .authoring.handle import Handle
 from .authoring.results import prompt_json, tool_json, values_json
 from .authoring.running import Cancel, HandlerLoop, run_handler
@@ -75,11 +74,10 @@ class ServerAuthoring:
                 definition["execution"] = {"taskSupport": task_support}
             handle = Handle(fn, "tool", definition["name"])
 
-            def invoke(arguments_json: str, core_ctx: _core.Context, reply: _core.Reply) -> Cancel:
-                arguments = json.loads(arguments_json)
-                return run_handler(handle, self._loop, arguments, Context(core_ctx), ctx_param, reply, tool_json)
+            def invoke(arguments: dict[str, Any], core_ctx: _core.Context, reply: _core.Reply) -> Cancel:
+                return run_handler(handle, self._loop, arguments, core_ctx, ctx_param, reply, tool_json)
 
-            self._core.add_tool(json.dumps(definition), invoke, requires)
+            self._core.add_tool(json.dumps(definition), handle._invoker(invoke), requires)
             return handle
 
         return register
@@ -95,7 +93,7 @@ class ServerAuthoring:
             if description or inspect.getdoc(fn):
                 definition["description"] = description or inspect.getdoc(fn) or ""
             handle = Handle(fn, "resource", uri)
-            self._core.add_resource(json.dumps(definition), self._resource_invoker(handle, mime_type))
+            self._core.add_resource(json.dumps(definition), handle._invoker(self._resource_invoker(handle, mime_type)))
             return handle
 
         return register
@@ -118,7 +116,8 @@ class ServerAuthoring:
             handle = Handle(fn, "resource", uri_template)
             invoker = self._resource_invoker(handle, mime_type)
             self._core.add_template(
-                json.dumps(definition), lambda uri, variables, ctx, reply: invoker(uri, ctx, reply, variables)
+                json.dumps(definition),
+                handle._invoker(lambda uri, variables, ctx, reply: invoker(uri, ctx, reply, variables)),
             )
             return handle
 
@@ -127,7 +126,7 @@ class ServerAuthoring:
     def _resource_invoker(self, handle: Handle, mime_type: str) -> Callable[..., Cancel]:
         _, ctx_param = schema_of(handle.fn)
 
-        def invoke(uri: str, core_ctx: _core.Context, reply: _core.Reply, variables: str = "{}") -> Cancel:
+        def invoke(uri: str, core_ctx: _core.Context, reply: _core.Reply, variables: dict[str, Any] | None = None) -> Cancel:
             def contents(value: Any) -> str:
                 item: dict[str, Any] = {"uri": uri, "mimeType": mime_type}
                 if isinstance(value, bytes):
@@ -138,7 +137,7 @@ class ServerAuthoring:
                     item["text"] = value if isinstance(value, str) else json.dumps(value)
                 return json.dumps([item])
 
-            return run_handler(handle, self._loop, json.loads(variables), Context(core_ctx), ctx_param, reply, contents)
+            return run_handler(handle, self._loop, variables or {}, core_ctx, ctx_param, reply, contents)
 
         return invoke
 
@@ -170,11 +169,10 @@ class ServerAuthoring:
                 definition["arguments"] = arguments
             handle = Handle(fn, "prompt", definition["name"])
 
-            def invoke(arguments_json: str, core_ctx: _core.Context, reply: _core.Reply) -> Cancel:
-                arguments = json.loads(arguments_json)
-                return run_handler(handle, self._loop, arguments, Context(core_ctx), ctx_param, reply, prompt_json)
+            def invoke(arguments: dict[str, Any], core_ctx: _core.Context, reply: _core.Reply) -> Cancel:
+                return run_handler(handle, self._loop, arguments, core_ctx, ctx_param, reply, prompt_json)
 
-            self._core.add_prompt(json.dumps(definition), invoke)
+            self._core.add_prompt(json.dumps(definition), handle._invoker(invoke))
             return handle
 
         return register
@@ -188,11 +186,11 @@ class ServerAuthoring:
             _, ctx_param = schema_of(fn)
             handle = Handle(fn, "method", name)
 
-            def invoke(params_json: str, core_ctx: _core.Context, reply: _core.Reply) -> Cancel:
-                params = {k: v for k, v in json.loads(params_json).items() if k != "_meta"}
-                return run_handler(handle, self._loop, params, Context(core_ctx), ctx_param, reply, json.dumps)
+            def invoke(params: dict[str, Any], core_ctx: _core.Context, reply: _core.Reply) -> Cancel:
+                params.pop("_meta", None)
+                return run_handler(handle, self._loop, params, core_ctx, ctx_param, reply, json.dumps)
 
-            self._core.add_method(name, invoke)
+            self._core.add_method(name, handle._invoker(invoke))
             return handle
 
         return register
@@ -241,11 +239,11 @@ class ServerAuthoring:
                 raise TypeError(f"a completion takes (value, arguments); {fn.__name__} takes {params}")
             handle = Handle(fn, "completion", f"{ref} {argument}")
 
-            def invoke(value: str, context_json: str, core_ctx: _core.Context, reply: _core.Reply) -> Cancel:
-                kwargs = {params[0]: value, params[1]: json.loads(context_json)}
-                return run_handler(handle, self._loop, kwargs, Context(core_ctx), ctx_param, reply, values_json)
+            def invoke(value: str, context: dict[str, Any], core_ctx: _core.Context, reply: _core.Reply) -> Cancel:
+                kwargs = {params[0]: value, params[1]: context}
+                return run_handler(handle, self._loop, kwargs, core_ctx, ctx_param, reply, values_json)
 
-            self._core.add_completion(ref_type, ref, argument, invoke)
+            self._core.add_completion(ref_type, ref, argument, handle._invoker(invoke))
             return handle
 
         return register

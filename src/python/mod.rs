@@ -10,6 +10,7 @@ mod errors;
 mod handlers;
 mod logging;
 mod options;
+mod runners;
 mod server;
 mod tasks;
 mod wait;
@@ -30,7 +31,7 @@ pub mod _core {
         ClientError, ConfigError, ConnectionClosedError, EverythingMcpError, InputRequired,
     };
     #[pymodule_export]
-    use super::handlers::{Context, Reply};
+    use super::handlers::{Context, Invoker, LoopDrain, Reply};
     #[pymodule_export]
     use super::logging::init_logging;
     #[pymodule_export]

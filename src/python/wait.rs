@@ -23,7 +23,8 @@ pub enum Waited<T> {
     Stopped,
 }
 
-/// Runs `fut` on `handle` for at most `limit` with the GIL released.
+/// Runs `fut` on `handle` for at most `limit` with the GIL released (on a handler's runner,
+/// counted as waiting: [`super::runners::while_waiting`]).
 pub fn wait_detached<F>(
     py: Python<'_>,
     handle: &Handle,
@@ -34,16 +35,19 @@ where
     F: Future + Send,
     F::Output: Send,
 {
+    // A sync handler waiting here (`ctx.ask`) lets the calls queued behind it have a runner.
     py.detach(|| {
-        // A runtime shut down by a concurrent stop() makes tokio panic on timers: contain it.
-        let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            handle.block_on(async { tokio::time::timeout(limit, fut).await })
-        }));
-        match run {
-            Ok(Ok(out)) => Waited::Done(out),
-            Ok(Err(_elapsed)) => Waited::TimedOut,
-            Err(_panic) => Waited::Stopped,
-        }
+        super::runners::while_waiting(|| {
+            // A runtime shut down by a concurrent stop() makes tokio panic on timers: contain it.
+            let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                handle.block_on(async { tokio::time::timeout(limit, fut).await })
+            }));
+            match run {
+                Ok(Ok(out)) => Waited::Done(out),
+                Ok(Err(_elapsed)) => Waited::TimedOut,
+                Err(_panic) => Waited::Stopped,
+            }
+        })
     })
 }
 

@@ -3,10 +3,13 @@ put in its place."""
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from .. import _core
 
 
 @dataclass
@@ -44,6 +47,9 @@ class Handle:
     _side_effect: Any = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _effects: Iterator[Any] | None = field(default=None, repr=False)
+    _invokers: list[_core.Invoker] = field(default_factory=list, repr=False)
+    """How the core calls this function (one per registration): told where calls run when the
+    side effect changes (:meth:`_runs_on_loop`)."""
 
     @property
     def side_effect(self) -> Any:
@@ -55,6 +61,7 @@ class Handle:
         with self._lock:
             self._side_effect = effect
             self._effects = None
+            self._dispatch_changed()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
@@ -73,6 +80,28 @@ class Handle:
             self.calls.clear()
             self._side_effect = None
             self._effects = None
+            self._dispatch_changed()
+
+    def _invoker(self, call: Callable[..., Any]) -> _core.Invoker:
+        """``call`` (the invoker of one registration) as the core calls it."""
+        invoker = _core.Invoker(call, self._runs_on_loop())
+        self._invokers.append(invoker)
+        return invoker
+
+    def _runs_on_loop(self) -> bool:
+        """Whether calls start on the event-loop thread: what runs in the function's place (the
+        function, or a callable side effect) is an ``async def``. A sync function runs on a
+        runner thread, where it may block; one that returns an awaitable anyway still works
+        (:func:`~everything_mcp.authoring.running.run_handler` hands it to the loop)."""
+        effect = self._side_effect
+        if effect is not None and callable(effect) and not _is_exception(effect):
+            return inspect.iscoroutinefunction(effect)
+        return inspect.iscoroutinefunction(self.fn)
+
+    def _dispatch_changed(self) -> None:
+        on_loop = self._runs_on_loop()
+        for invoker in self._invokers:
+            invoker.on_loop = on_loop
 
     def _next_effect(self) -> tuple[str, Any]:
         """What this call does: ``("run", None)`` the function, ``("raise", exc)``,

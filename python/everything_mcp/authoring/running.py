@@ -1,6 +1,7 @@
 """How a registered function runs and answers: a sync one on the thread that calls its invoker
-(one of the server's blocking pool), an ``async def`` one as a task on the server's event-loop
-thread (:class:`LoopThread`, started by the first one); the call is recorded on its
+(a runner of the server's blocking pool), an ``async def`` one as a task on the server's
+event-loop thread (:class:`LoopThread`, started by the first one; the core calls its invoker
+there); the call is recorded on its
 :class:`~everything_mcp.authoring.handle.Handle` and the value or the error goes back through a
 ``_core.Reply``."""
 
@@ -18,6 +19,7 @@ from typing import Any
 from .. import _core
 from .context import Context
 from .handle import Call, Handle
+from .results import tool_json
 from .rpc_error import RpcError
 
 log = logging.getLogger("everything_mcp")
@@ -67,7 +69,10 @@ class LoopThread:
             except RuntimeError:  # the loop is closed: the task ended with it
                 pass
 
-        self.loop.call_soon_threadsafe(start)
+        if threading.get_ident() == self.thread.ident:
+            start()  # called by the loop (the core's drain of queued calls): no hop
+        else:
+            self.loop.call_soon_threadsafe(start)
         return cancel
 
     def stop(self) -> None:
@@ -92,6 +97,11 @@ class HandlerLoop:
                 self._thread = LoopThread()
             return self._thread
 
+    def schedule(self, drain: Callable[[], object]) -> None:
+        """Makes the loop thread (started now if it is not running) call ``drain()``: how the
+        core starts the ``async def`` calls it queued for it."""
+        self().loop.call_soon_threadsafe(drain)
+
     def stop(self) -> None:
         """Stops the loop thread if it runs; a later handler starts a new one."""
         with self._lock:
@@ -100,24 +110,31 @@ class HandlerLoop:
                 self._thread = None
 
 
+_NOT_AWAITABLE = frozenset((str, dict, list, int, float, bool, type(None), bytes))
+"""Return types a handler's value is never awaitable as: checked before the slower
+``inspect.isawaitable``."""
+
+
 def run_handler(
     handle: Handle,
     loop: Callable[[], LoopThread],
     kwargs: dict[str, Any],
-    ctx: Context,
+    core_ctx: _core.Context,
     ctx_param: str | None,
     reply: _core.Reply,
     convert: Callable[[Any], str],
 ) -> Callable[[], None] | None:
     """Calls the handle's function (or side effect), records the call, and answers ``reply``
-    with ``convert(value)`` (JSON text) or the error it raised.
+    with ``convert(value)`` (JSON text) or the error it raised. The function gets a
+    :class:`Context` of ``core_ctx`` as ``ctx_param`` when it asks for one.
 
     A sync function has answered when this returns None. An ``async def`` function becomes a task
-    on the loop thread whose done-callback answers; this returns its ``cancel()``, which the core
-    calls when the request is cancelled. No thread waits for the task."""
-    record = Call(arguments=dict(kwargs), session_id=ctx.session_id, started=time.monotonic())
+    on the loop thread (started here when this runs there) whose done-callback answers; this
+    returns its ``cancel()``, which the core calls when the request is cancelled. No thread waits
+    for the task."""
+    record = Call(arguments=dict(kwargs), session_id=core_ctx.session_id, started=time.monotonic())
     if ctx_param:
-        kwargs = {**kwargs, ctx_param: ctx}
+        kwargs[ctx_param] = Context(core_ctx)
     with handle._lock:
         handle.calls.append(record)
 
@@ -130,11 +147,14 @@ def run_handler(
         answer(reply, convert, value, error)
 
     try:
-        action, effect = handle._next_effect()
-        if action == "raise":
-            raise effect
-        value = effect if action == "return" else (effect if action == "call" else handle.fn)(**kwargs)
-        if inspect.isawaitable(value):
+        if handle._side_effect is None:
+            value = handle.fn(**kwargs)
+        else:
+            action, effect = handle._next_effect()
+            if action == "raise":
+                raise effect
+            value = effect if action == "return" else (effect if action == "call" else handle.fn)(**kwargs)
+        if type(value) not in _NOT_AWAITABLE and inspect.isawaitable(value):
             try:
                 return loop().run(value, finish)
             except BaseException:
@@ -153,7 +173,10 @@ def answer(reply: _core.Reply, convert: Callable[[Any], str], value: Any, error:
     the exception's text (an ``isError`` result for a tool, ``-32603`` elsewhere)."""
     if error is None:
         try:
-            reply.result(convert(value))
+            if type(value) is str and convert is tool_json:
+                reply.tool_text(value)
+            else:
+                reply.result(convert(value))
             return
         except Exception as e:  # the value does not convert: that is the handler's failure
             error = e

@@ -17,6 +17,7 @@ mod triggers;
 
 use super::callback::Pending;
 use super::connection::Connection;
+use super::handlers::Invoker;
 use super::options;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -217,39 +218,45 @@ impl PyServer {
         self.core.listener_count()
     }
 
-    /// Registers a tool whose `definition` (JSON text) is listed and whose `invoker(arguments_json,
-    /// context) -> result_json` runs on `tools/call`; `requires` gates it on a client capability.
+    /// Registers a tool whose `definition` (JSON text) is listed and whose `invoker(arguments,
+    /// context, reply)` runs on `tools/call`; `requires` gates it on a client capability.
     #[pyo3(signature = (definition, invoker, requires=None))]
     fn add_tool(
         &self,
         definition: &str,
-        invoker: Py<PyAny>,
+        invoker: Py<Invoker>,
         requires: Option<String>,
     ) -> PyResult<()> {
         registration::tool(self, definition, invoker, requires)
     }
 
-    /// Registers a resource: `definition` (JSON text with `uri`), `invoker(uri, context) ->
-    /// contents_json` (a JSON array of contents).
-    fn add_resource(&self, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
+    /// Registers a resource: `definition` (JSON text with `uri`), `invoker(uri, context, reply)`
+    /// answering a JSON array of contents.
+    fn add_resource(&self, definition: &str, invoker: Py<Invoker>) -> PyResult<()> {
         registration::resource(self, definition, invoker)
     }
 
     /// Registers a resource template: `definition` (JSON text with `uriTemplate`),
-    /// `invoker(uri, variables_json, context) -> contents_json`.
-    fn add_template(&self, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
+    /// `invoker(uri, variables, context, reply)` answering a JSON array of contents.
+    fn add_template(&self, definition: &str, invoker: Py<Invoker>) -> PyResult<()> {
         registration::template(self, definition, invoker)
     }
 
     /// Registers a prompt: `definition` (JSON text with `name`, `arguments`),
-    /// `invoker(arguments_json, context) -> result_json`.
-    fn add_prompt(&self, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
+    /// `invoker(arguments, context, reply)`.
+    fn add_prompt(&self, definition: &str, invoker: Py<Invoker>) -> PyResult<()> {
         registration::prompt(self, definition, invoker)
     }
 
-    /// Registers a custom JSON-RPC method served by `invoker(params_json, context) -> result_json`.
-    fn add_method(&self, name: &str, invoker: Py<PyAny>) -> PyResult<()> {
+    /// Registers a custom JSON-RPC method served by `invoker(params, context, reply)`.
+    fn add_method(&self, name: &str, invoker: Py<Invoker>) -> PyResult<()> {
         registration::method(self, name, invoker)
+    }
+
+    /// How the `async def` handlers' event-loop thread is reached: `schedule(drain)` makes it
+    /// call `drain()` soon (`loop.call_soon_threadsafe`).
+    fn set_handler_loop(&self, schedule: Py<PyAny>) {
+        self.dispatch.set_loop(schedule);
     }
 
     /// Serves a skill (SEP-2640) made of `files`, `(path inside the skill folder, bytes)`: its
@@ -259,9 +266,9 @@ impl PyServer {
     }
 
     /// Registers completions for `argument` of a prompt (`ref/prompt`, by name) or a resource
-    /// template (`ref/resource`, by `uriTemplate`): `invoker(value, context_arguments_json,
-    /// context, reply)` answers a JSON array of strings.
-    fn add_completion(&self, ref_type: &str, ref_name: &str, argument: &str, invoker: Py<PyAny>) {
+    /// template (`ref/resource`, by `uriTemplate`): `invoker(value, context_arguments, context,
+    /// reply)` answers a JSON array of strings.
+    fn add_completion(&self, ref_type: &str, ref_name: &str, argument: &str, invoker: Py<Invoker>) {
         registration::completion(self, ref_type, ref_name, argument, invoker);
     }
 

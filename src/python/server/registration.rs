@@ -3,7 +3,8 @@
 
 use super::state::PyServer;
 use crate::python::errors::{to_py, ConfigError};
-use crate::python::{args, handlers};
+use crate::python::handlers::{self, Invoker};
+use crate::python::args;
 use crate::server::registry::{CompletionKey, Prompt, Resource, ResourceTemplate, Tool};
 use crate::server::skills::Skill;
 use pyo3::prelude::*;
@@ -12,10 +13,10 @@ use pyo3::pybacked::PyBackedBytes;
 pub(super) fn tool(
     server: &PyServer,
     definition: &str,
-    invoker: Py<PyAny>,
+    invoker: Py<Invoker>,
     requires: Option<String>,
 ) -> PyResult<()> {
-    let handler = handlers::object(invoker, &server.handle);
+    let handler = handlers::object(invoker, &server.dispatch);
     let mut tool = Tool::new(args::json(definition)?, handler).map_err(to_py)?;
     if let Some(path) = requires {
         tool = tool.requiring(&path);
@@ -24,33 +25,33 @@ pub(super) fn tool(
     Ok(())
 }
 
-pub(super) fn resource(server: &PyServer, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
+pub(super) fn resource(server: &PyServer, definition: &str, invoker: Py<Invoker>) -> PyResult<()> {
     server.core.add_resource(Resource {
         definition: args::object(definition, "a resource")?,
-        handler: handlers::resource(invoker, &server.handle),
+        handler: handlers::resource(invoker, &server.dispatch),
     });
     Ok(())
 }
 
-pub(super) fn template(server: &PyServer, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
-    let handler = handlers::template(invoker, &server.handle);
+pub(super) fn template(server: &PyServer, definition: &str, invoker: Py<Invoker>) -> PyResult<()> {
+    let handler = handlers::template(invoker, &server.dispatch);
     let template = ResourceTemplate::new(args::json(definition)?, handler).map_err(to_py)?;
     server.core.add_template(template);
     Ok(())
 }
 
-pub(super) fn prompt(server: &PyServer, definition: &str, invoker: Py<PyAny>) -> PyResult<()> {
+pub(super) fn prompt(server: &PyServer, definition: &str, invoker: Py<Invoker>) -> PyResult<()> {
     server.core.add_prompt(Prompt {
         definition: args::object(definition, "a prompt")?,
-        handler: handlers::object(invoker, &server.handle),
+        handler: handlers::object(invoker, &server.dispatch),
     });
     Ok(())
 }
 
-pub(super) fn method(server: &PyServer, name: &str, invoker: Py<PyAny>) -> PyResult<()> {
+pub(super) fn method(server: &PyServer, name: &str, invoker: Py<Invoker>) -> PyResult<()> {
     server
         .core
-        .add_method(name, handlers::object(invoker, &server.handle))
+        .add_method(name, handlers::object(invoker, &server.dispatch))
         .map_err(to_py)
 }
 
@@ -67,7 +68,7 @@ pub(super) fn completion(
     ref_type: &str,
     ref_name: &str,
     argument: &str,
-    invoker: Py<PyAny>,
+    invoker: Py<Invoker>,
 ) {
     let key = CompletionKey {
         ref_type: ref_type.into(),
@@ -76,7 +77,7 @@ pub(super) fn completion(
     };
     server
         .core
-        .add_completion(key, handlers::completion(invoker, &server.handle));
+        .add_completion(key, handlers::completion(invoker, &server.dispatch));
 }
 
 pub(super) fn remove(server: &PyServer, kind: &str, name: &str) -> PyResult<bool> {

@@ -5,6 +5,7 @@ use super::state::{HttpRunning, PyServer};
 use crate::options::{HttpOptions, ServerOptions};
 use crate::python::connection::Connection;
 use crate::python::errors::{to_py, ConfigError};
+use crate::python::handlers::Dispatch;
 use crate::python::wait::lock_attached;
 use crate::python::wait::{run_interruptibly, wait_detached, wait_interruptibly, Waited};
 use crate::transport::{http, memory, relay, stdio};
@@ -23,10 +24,12 @@ pub(super) fn new(py: Python<'_>, options: ServerOptions) -> PyResult<PyServer> 
         .set(super::report::source(core.recorder.clone()));
     let runtime = options.runtime()?;
     let handle = runtime.handle().clone();
+    let dispatch = Dispatch::new(py, handle.clone(), options.worker_threads());
     Ok(PyServer {
         core,
         runtime: Mutex::new(Some(runtime)),
         handle,
+        dispatch,
         shutdown: CancellationToken::new(),
         http: Mutex::new(None),
     })

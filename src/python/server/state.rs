@@ -2,6 +2,7 @@
 //! shutdown token and the HTTP listener; its Python methods are in `mod.rs`, each delegating to
 //! the module of its concern.
 
+use crate::python::handlers::Dispatch;
 use crate::server::Server;
 use pyo3::prelude::*;
 use std::net::SocketAddr;
@@ -18,6 +19,8 @@ pub struct PyServer {
     pub(super) runtime: Mutex<Option<Runtime>>,
     /// A handle kept outside the lock so connections can spawn without locking.
     pub(super) handle: Handle,
+    /// Where its Python handlers run (runner threads, the event-loop thread).
+    pub(super) dispatch: Arc<Dispatch>,
     /// Cancelled by `stop()`: every transport this server runs ends.
     pub(super) shutdown: CancellationToken,
     /// The HTTP listener, once `start_http` ran: its address and its serving task.

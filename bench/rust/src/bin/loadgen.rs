@@ -7,6 +7,8 @@
 //! measure memory per idle session) and `stdio` (pipelined echo calls to a child process).
 //! In the HTTP modes, `--bearer TOKEN` sends `Authorization: Bearer TOKEN` on every request, for
 //! a server behind the auth lab's bearer mode (`--auth bearer --token TOKEN`).
+//! `--tool NAME` calls another echo-shaped tool (`{"message"}` in, its text out), e.g. a Python
+//! one registered beside the built-in `echo` (`bench.python_handlers`).
 //! It prints exactly one JSON object on stdout; diagnostics go to stderr.
 
 use std::collections::HashMap;
@@ -40,7 +42,7 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","param
 /// The notification that completes the handshake.
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 /// Shown when the command line makes no sense.
-const USAGE: &str = "usage: loadgen http --url URL --connections C (--duration S [--warmup S] | --count N) [--no-handshake | --stateless] [--message T] [--bearer TOKEN]\n       loadgen initialize --url URL --connections C --count K [--bearer TOKEN]\n       loadgen stdio --count N [--warmup W] -- CMD ARGS...";
+const USAGE: &str = "usage: loadgen http --url URL --connections C (--duration S [--warmup S] | --count N) [--no-handshake | --stateless] [--message T] [--tool NAME] [--bearer TOKEN]\n       loadgen initialize --url URL --connections C --count K [--bearer TOKEN]\n       loadgen stdio --count N [--warmup W] -- CMD ARGS...";
 
 /// Request ids for `tools/call`, unique across all workers.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -105,10 +107,11 @@ impl Args {
     }
 }
 
-/// The body of one echo `tools/call`; `message` is already JSON-encoded.
-fn echo_call(id: u64, message: &str) -> String {
+/// The body of one echo `tools/call` of `tool` (`--tool`, default `echo`); `tool` and `message`
+/// are already JSON-encoded.
+fn echo_call(id: u64, tool: &str, message: &str) -> String {
     format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":{message}}}}}}}"#
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":{tool},"arguments":{{"message":{message}}}}}}}"#
     )
 }
 
@@ -184,9 +187,13 @@ struct Reply {
 }
 
 impl Reply {
-    /// A JSON-RPC success: status 200 and a response object carrying `"result"`.
+    /// A JSON-RPC success: status 200 and a response object carrying `"result"`, not a tool's
+    /// `"isError":true` one (a Python handler that raised answers that way).
     fn ok(&self) -> bool {
-        self.status == StatusCode::OK && contains(response_payload(&self.body), b"\"result\"")
+        let payload = response_payload(&self.body);
+        self.status == StatusCode::OK
+            && contains(payload, b"\"result\"")
+            && !contains(payload, b"\"isError\":true")
     }
 
     /// A success that also carries `marker` (a stateless result's `"resultType":"complete"`).
@@ -414,7 +421,11 @@ async fn http_mode(args: &Args) -> Result<Value, BoxError> {
     };
     let message: Arc<str> =
         serde_json::to_string(&args.get("message", Some("hello".to_string()))?)?.into();
+    let tool: Arc<str> = serde_json::to_string(&args.get("tool", Some("echo".to_string()))?)?.into();
     let stateless = args.stateless;
+    if stateless && &*tool != "\"echo\"" {
+        return Err("--tool is for the handshake era only".into());
+    }
     let headers = Arc::new(if stateless {
         stateless_headers()
     } else if args.no_handshake {
@@ -432,6 +443,7 @@ async fn http_mode(args: &Args) -> Result<Value, BoxError> {
     let window_end = window_start + duration;
     let workers = conns.into_iter().map(|mut conn| {
         let (headers, message, taken) = (headers.clone(), message.clone(), taken.clone());
+        let tool = tool.clone();
         tokio::spawn(async move {
             let mut stats = Stats::default();
             while Instant::now() < window_end
@@ -441,7 +453,7 @@ async fn http_mode(args: &Args) -> Result<Value, BoxError> {
                 let body = Bytes::from(if stateless {
                     stateless_echo_call(id, &message)
                 } else {
-                    echo_call(id, &message)
+                    echo_call(id, &tool, &message)
                 });
                 let start = Instant::now();
                 let result = conn.post(&body, &headers).await;
@@ -527,7 +539,7 @@ async fn pipelined_batch(
 ) -> Result<(BufWriter<ChildStdin>, u64, u64), BoxError> {
     let writer = tokio::spawn(async move {
         for id in first..first + n {
-            let mut line = echo_call(id, &message);
+            let mut line = echo_call(id, "\"echo\"", &message);
             line.push('\n');
             stdin.write_all(line.as_bytes()).await?;
         }
