@@ -1497,9 +1497,14 @@ def bench_free_threaded(sizes: Sizes, out: Results) -> None:
         return
     in_process = str(BENCH / "peers" / "ours_in_process.py")
     conns = stateless_connections(sizes)
-    threads = [Contender(f"ours-ft-{n}", None, lambda p, n=n: (
-        [str(py), in_process, "--python-tools", "--worker-threads", str(n), "--port", str(p)], {}
-    )) for n in (1, 2)]  # fmt: skip
+
+    def server(threads: int) -> Callable[[int], tuple[list[str], dict[str, str]]]:
+        return lambda p: (
+            [str(py), in_process, "--python-tools", "--worker-threads", str(threads), "--port", str(p)],
+            {},
+        )
+
+    threads = [Contender(f"ours-ft-{n}", None, server(n)) for n in (1, 2)]
     for r in range(sizes.http_rounds):
         for c in rotated(threads, r):
             with serving(c) as (url, _pid):

@@ -418,6 +418,115 @@ def test_a_cancelled_request_cancels_its_async_handler() -> None:
         assert isinstance(waited.error, asyncio.CancelledError) and waited.ended >= waited.started
 
 
+def _initialized(srv: Server, capabilities: dict[str, Any] | None = None) -> Any:
+    """An in-process connection past the handshake (2025-11-25)."""
+    conn = srv.connect()
+    client = {"name": "t", "version": "1"}
+    hello = {"protocolVersion": "2025-11-25", "capabilities": capabilities or {}, "clientInfo": client}
+    conn.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}))
+    conn.recv(timeout=5)
+    conn.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    return conn
+
+
+def _call(conn: Any, id: int, name: str, arguments: dict[str, Any] | None = None) -> None:
+    params = {"name": name, "arguments": arguments or {}}
+    conn.send(json.dumps({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}))
+
+
+def test_a_sync_handler_blocked_in_its_own_code_does_not_hold_up_the_next_call() -> None:
+    import threading
+
+    entered, release = threading.Event(), threading.Event()
+    with Server(catalogs=["none"]) as srv:
+
+        @srv.tool()
+        def stuck() -> str:
+            entered.set()
+            release.wait(20)  # blocks its thread in the user's code: the server cannot see why
+            return "released"
+
+        @srv.tool()
+        def quick(n: int) -> int:
+            return n + 1
+
+        conn = _initialized(srv)
+        try:
+            _call(conn, 1, "stuck")
+            assert entered.wait(10)
+            _call(conn, 2, "quick", {"n": 41})
+            answer = json.loads(conn.recv(timeout=10) or "")
+            assert answer["id"] == 2 and answer["result"]["structuredContent"] == {"result": 42}
+        finally:
+            release.set()
+        answer = json.loads(conn.recv(timeout=10) or "")
+        assert answer["id"] == 1 and answer["result"]["content"][0]["text"] == "released"
+
+
+def test_a_sync_handler_waiting_for_the_client_does_not_hold_up_the_next_call() -> None:
+    with Server(catalogs=["none"]) as srv:
+
+        @srv.tool()
+        def client_roots(ctx: Context) -> Any:
+            return ctx.list_roots()  # a runner waits here while the client thinks
+
+        @srv.tool()
+        def quick(n: int) -> int:
+            return n + 1
+
+        conn = _initialized(srv, {"roots": {}})
+        _call(conn, 1, "client_roots")
+        asked = json.loads(conn.recv(timeout=10) or "")
+        assert asked["method"] == "roots/list"
+        _call(conn, 2, "quick", {"n": 1})  # answered before the client answers the ask
+        answer = json.loads(conn.recv(timeout=10) or "")
+        assert answer["id"] == 2 and answer["result"]["structuredContent"] == {"result": 2}
+        roots = {"roots": [{"uri": "file:///p", "name": "p"}]}
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": asked["id"], "result": roots}))
+        answer = json.loads(conn.recv(timeout=10) or "")
+        assert answer["id"] == 1 and answer["result"]["structuredContent"] == {"result": roots["roots"]}
+
+
+def test_a_side_effect_runs_where_its_kind_belongs() -> None:
+    import threading
+
+    def thread_name(**_: Any) -> str:
+        return threading.current_thread().name
+
+    async def on_loop(**_: Any) -> str:
+        return threading.current_thread().name
+
+    with Server(catalogs=["none"]) as srv:
+
+        @srv.tool()
+        async def coroutine() -> str:
+            return threading.current_thread().name
+
+        @srv.tool()
+        def plain() -> str:
+            return threading.current_thread().name
+
+        conn = _initialized(srv)
+        ids = iter(range(1, 100))
+
+        def ran_on(name: str) -> str:
+            _call(conn, next(ids), name)
+            text: str = json.loads(conn.recv(timeout=10) or "")["result"]["content"][0]["text"]
+            return text
+
+        assert ran_on("coroutine") == "everything-mcp-asyncio"
+        assert ran_on("plain") != "everything-mcp-asyncio"
+        coroutine.side_effect = thread_name  # a sync stand-in may block: not on the loop
+        plain.side_effect = on_loop  # an async one runs on the loop
+        assert ran_on("coroutine") != "everything-mcp-asyncio"
+        assert ran_on("plain") == "everything-mcp-asyncio"
+        coroutine.reset()
+        plain.side_effect = [ValueError("nope")]  # values and exceptions keep the function's place
+        assert ran_on("coroutine") == "everything-mcp-asyncio"
+        _call(conn, 50, "plain")
+        assert json.loads(conn.recv(timeout=10) or "")["result"]["isError"] is True
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts threads in /proc")
 def test_sync_handlers_share_a_bounded_pool() -> None:
     import os

@@ -6,8 +6,9 @@
 `--python-echo` serves `echo` from a plain Python function (`@srv.tool()`) instead of the
 built-in catalog's. `--python-tools` keeps the catalog's `echo` and adds the same tool written
 in Python twice, `py_echo` (a plain function) and `py_async_echo` (an `async def`), so the three
-are measured on one server (`bench.python_handlers`). `--fault-rules N` puts N fault rules in force that match no request of the
-load (a `tools/call` of a tool that does not exist), so every frame is checked against them
+are measured on one server (`bench.run`'s HTTP figures). `--worker-threads N` sets the runtime's
+threads (the free-threaded benchmark's 1 and 2). `--fault-rules N` puts N fault rules in force
+that match no request of the load (a `tools/call` of a tool that does not exist), so every frame is checked against them
 all. `--clock manual` runs it on the manual clock a test advances (nothing advances it here:
 the figure shows what the clock costs a request). Prints `{"event": "listening", "url": ...}` on stderr, serves until
 SIGTERM/SIGINT, then stops cleanly.
@@ -28,7 +29,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--python-echo", action="store_true")
     parser.add_argument("--python-tools", action="store_true")
-    parser.add_argument("--worker-threads", type=int, default=None, help="the runtime's threads (default: the Server's)")
+    parser.add_argument("--worker-threads", type=int, default=None, help="runtime threads (default: the Server's)")
     parser.add_argument("--keep-traffic", type=int, default=None, help="records kept in memory (default: the Server's)")
     parser.add_argument("--max-sessions", type=int, default=1000)
     parser.add_argument("--fault-rules", type=int, default=0)
@@ -36,10 +37,12 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     ns = parser.parse_args()
 
-    kwargs: dict[str, int] = {} if ns.keep_traffic is None else {"keep_traffic": ns.keep_traffic}
-    if ns.worker_threads is not None:
-        kwargs["worker_threads"] = ns.worker_threads
-    srv = Server(catalogs=["none"] if ns.python_echo else ["everything"], clock=ns.clock, **kwargs)
+    srv = Server(
+        catalogs=["none"] if ns.python_echo else ["everything"],
+        clock=ns.clock,
+        keep_traffic=ns.keep_traffic,  # None: the Server's default
+        worker_threads=ns.worker_threads,
+    )
     if ns.python_echo:
 
         @srv.tool()

@@ -26,6 +26,8 @@ __all__ = [
     "EverythingMcpError",
     "GatedTask",
     "InputRequired",
+    "Invoker",
+    "LoopDrain",
     "PanicException",
     "Pending",
     "Reply",
@@ -122,17 +124,19 @@ class Invoker:
     """A registered function as the core calls it: `call(*args, ctx, reply)`, and whether it runs
     on the event-loop thread (`async def`) rather than a runner thread."""
 
-    def __init__(self, call: Callable[..., _Cancel], on_loop: bool) -> None: ...
+    def __new__(cls, call: Callable[..., _Cancel], on_loop: bool) -> Invoker: ...
     @property
     def on_loop(self) -> bool: ...
     @on_loop.setter
     def on_loop(self, on_loop: bool) -> None: ...
 
+@final
 class LoopDrain:
     """Starts the `async def` handler calls queued for the event-loop thread."""
 
-    def __call__(self) -> None: ...
+    def __call__(self, *args: object, **kwargs: object) -> None: ...
 
+@final
 class Reply:
     """Where a Python handler's answer goes, once (the first answer wins)."""
 

@@ -126,7 +126,9 @@ class ServerAuthoring:
     def _resource_invoker(self, handle: Handle, mime_type: str) -> Callable[..., Cancel]:
         _, ctx_param = schema_of(handle.fn)
 
-        def invoke(uri: str, core_ctx: _core.Context, reply: _core.Reply, variables: dict[str, Any] | None = None) -> Cancel:
+        def invoke(
+            uri: str, core_ctx: _core.Context, reply: _core.Reply, variables: dict[str, Any] | None = None
+        ) -> Cancel:
             def contents(value: Any) -> str:
                 item: dict[str, Any] = {"uri": uri, "mimeType": mime_type}
                 if isinstance(value, bytes):

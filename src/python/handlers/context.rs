@@ -235,4 +235,3 @@ impl Context {
         }
     }
 }
-

@@ -95,7 +95,12 @@ impl Arg {
 pub fn object(invoker: Py<Invoker>, dispatch: &Arc<Dispatch>) -> ObjectFn {
     let (invoker, dispatch) = (Arc::new(invoker), dispatch.clone());
     Arc::new(move |ctx, args| {
-        call_invoker(invoker.clone(), dispatch.clone(), ctx, vec![Arg::Object(args)])
+        call_invoker(
+            invoker.clone(),
+            dispatch.clone(),
+            ctx,
+            vec![Arg::Object(args)],
+        )
     })
 }
 
@@ -218,7 +223,11 @@ fn start(
         }
         call_args.push(Bound::new(py, context)?.into_any());
         call_args.push(reply.bind(py).clone().into_any());
-        let returned = invoker.get().call.bind(py).call1(PyTuple::new(py, call_args)?)?;
+        let returned = invoker
+            .get()
+            .call
+            .bind(py)
+            .call1(PyTuple::new(py, call_args)?)?;
         Ok((!returned.is_none()).then(|| returned.unbind()))
     })();
     match called {

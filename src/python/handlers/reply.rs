@@ -83,4 +83,3 @@ impl Reply {
         self.send(Err(HandlerError::Failed(text)));
     }
 }
-

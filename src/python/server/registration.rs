@@ -2,9 +2,9 @@
 //! prompts, custom methods and completions, skills, and their removal.
 
 use super::state::PyServer;
+use crate::python::args;
 use crate::python::errors::{to_py, ConfigError};
 use crate::python::handlers::{self, Invoker};
-use crate::python::args;
 use crate::server::registry::{CompletionKey, Prompt, Resource, ResourceTemplate, Tool};
 use crate::server::skills::Skill;
 use pyo3::prelude::*;

@@ -421,7 +421,8 @@ async fn http_mode(args: &Args) -> Result<Value, BoxError> {
     };
     let message: Arc<str> =
         serde_json::to_string(&args.get("message", Some("hello".to_string()))?)?.into();
-    let tool: Arc<str> = serde_json::to_string(&args.get("tool", Some("echo".to_string()))?)?.into();
+    let tool: Arc<str> =
+        serde_json::to_string(&args.get("tool", Some("echo".to_string()))?)?.into();
     let stateless = args.stateless;
     if stateless && &*tool != "\"echo\"" {
         return Err("--tool is for the handshake era only".into());
