@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+import weakref
 from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,9 @@ class Server(ServerAuthoring, ServerControls, ServerOutbound):
         self._core = _core.Server(**options)
         self._loop = HandlerLoop()
         self._core.set_handler_loop(self._loop.schedule)
+        # Stopped when collected, and at the latest at interpreter exit (before finalization,
+        # when its handler threads can still leave Python cleanly).
+        weakref.finalize(self, self._core.stop)
         self._relay: str | None = None
         self._relay_dir: str | None = None
 
@@ -141,7 +145,6 @@ class Server(ServerAuthoring, ServerControls, ServerOutbound):
         if self._relay is None:
             import shutil
             import tempfile
-            import weakref
 
             self._relay_dir = tempfile.mkdtemp(prefix="everything-mcp-")
             # Removed by stop(), or when the server is garbage-collected without it.

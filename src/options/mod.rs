@@ -30,7 +30,7 @@ mod server;
 pub use group::{defaults, names, parse, Group, OptionError, Seconds};
 pub use http::{HttpOptions, Listener};
 pub use replay::ReplayOptions;
-pub use server::{ServerOptions, CATALOGS, WORKER_THREADS};
+pub use server::{ServerOptions, CATALOGS, MAX_BLOCKING_THREADS, WORKER_THREADS};
 
 #[cfg(test)]
 mod tests {

@@ -47,7 +47,7 @@ impl Dispatch {
     /// drains at a time with the GIL, `workers` without it (a free-threaded interpreter).
     pub fn new(py: Python<'_>, handle: Handle, workers: usize) -> Arc<Self> {
         let parallel = if gil_enabled(py) { 1 } else { workers };
-        let runners = Runners::new(handle.clone(), parallel);
+        let runners = Runners::new(parallel);
         Arc::new(Self {
             on_loop: LoopQueue::new(runners.clone()),
             runners,
@@ -59,6 +59,13 @@ impl Dispatch {
     /// `drain()` soon (`loop.call_soon_threadsafe`).
     pub fn set_loop(&self, schedule: Py<PyAny>) {
         self.on_loop.set_schedule(schedule);
+    }
+
+    /// Ends the runners (waiting at most `timeout` for the idle ones: call it detached from
+    /// Python) and drops the calls not started yet.
+    pub fn stop(&self, timeout: std::time::Duration) {
+        self.on_loop.stop();
+        self.runners.stop(timeout);
     }
 }
 
@@ -182,13 +189,20 @@ fn call_invoker(
         } else {
             Some(dispatch.runners.submit(job))
         };
+        let mut seen = dispatch.runners.taken();
         let answer = loop {
-            let stalled = ticket.is_some_and(|t| !dispatch.runners.started(t));
+            let queued = ticket.is_some_and(|t| seen <= t);
             tokio::select! {
                 answer = &mut answer => break answer,
                 () = cancelled.cancelled() => return Err(HandlerError::failed("the request was cancelled")),
-                // Still queued: the runner may be blocked in another handler.
-                () = tokio::time::sleep(STALL), if stalled => dispatch.runners.rescue(),
+                // Still queued: if nothing left the queue meanwhile, the runners are blocked.
+                () = tokio::time::sleep(STALL), if queued => {
+                    let now = dispatch.runners.taken();
+                    if now == seen {
+                        dispatch.runners.rescue();
+                    }
+                    seen = now;
+                }
             }
         };
         crate::lock::lock(&running.slot).cancel = None; // it answered: nothing left to cancel

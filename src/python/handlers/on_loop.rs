@@ -49,6 +49,14 @@ impl LoopQueue {
         *crate::lock::lock(&self.schedule) = Some(Arc::new(schedule));
     }
 
+    /// Drops the calls not started yet (the server is stopping: their requests end unanswered)
+    /// and the way to the loop.
+    pub fn stop(&self) {
+        let calls = std::mem::take(&mut crate::lock::lock(&self.queue).calls);
+        let schedule = crate::lock::lock(&self.schedule).take();
+        drop((calls, schedule)); // outside the locks
+    }
+
     /// Queues `call` for the loop thread; the first of a batch schedules a drain.
     pub fn submit(&self, call: Job) {
         let wake = {

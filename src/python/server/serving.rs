@@ -122,5 +122,7 @@ pub(super) fn stop(server: &PyServer, py: Python<'_>) {
     if let Some(rt) = runtime {
         py.detach(|| rt.shutdown_timeout(STOP_TIMEOUT));
     }
+    // Detached: the runners need the GIL to leave Python.
+    py.detach(|| server.dispatch.stop(STOP_TIMEOUT));
     server.core.recorder.flush();
 }

@@ -38,6 +38,9 @@ impl PyServer {
 impl Drop for PyServer {
     fn drop(&mut self) {
         self.shutdown.cancel();
+        // Only told to end, not waited for: dropped with the GIL held, and possibly while the
+        // interpreter finalizes (the package stops its servers at exit, before that).
+        self.dispatch.stop(std::time::Duration::ZERO);
         if let Some(rt) = self.runtime.get_mut().ok().and_then(Option::take) {
             rt.shutdown_background(); // never wait here: the caller may be attached to Python
         }
