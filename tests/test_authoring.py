@@ -527,6 +527,25 @@ def test_a_side_effect_runs_where_its_kind_belongs() -> None:
         assert json.loads(conn.recv(timeout=10) or "")["result"]["isError"] is True
 
 
+def test_a_handle_keeps_its_newest_calls_and_counts_the_dropped() -> None:
+    with Server(catalogs=["none"]) as srv:
+
+        @srv.tool()
+        def double(n: int) -> int:
+            return 2 * n
+
+        double.keep_calls = 8  # trimmed to 8 once past 8 + 8 // 8
+        conn = _initialized(srv)
+        for i in range(1, 21):
+            _call(conn, i, "double", {"n": i})
+            assert json.loads(conn.recv(timeout=10) or "")["result"]["structuredContent"] == {"result": 2 * i}
+        assert double.call_count == 20 and 8 <= len(double.calls) <= 9
+        assert double.calls_dropped == 20 - len(double.calls)
+        assert [c.arguments["n"] for c in double.calls] == list(range(21 - len(double.calls), 21))
+        double.reset()
+        assert double.call_count == 0 and double.calls_dropped == 0 and not double.calls
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts threads in /proc")
 def test_sync_handlers_share_a_bounded_pool() -> None:
     import os

@@ -83,6 +83,8 @@ struct State {
     threads: usize,
     /// Runners that are ending: no longer counted in `threads`, still to leave Python.
     ending: usize,
+    /// Runners started that have not looked at the queue yet.
+    starting: usize,
     /// Of those, the ones waiting for a call.
     idle: usize,
     /// Of those running a call, the ones blocked in one of our waits.
@@ -140,11 +142,12 @@ impl Runners {
 
     /// Adds a runner for calls stuck behind a blocked one (at most one per [`STALL`]); called
     /// by a call's future still queued after [`STALL`] in which no call left the queue (a
-    /// queue that moves, however slowly, has runners enough: more would only wait for the GIL).
+    /// queue that moves, however slowly, has runners enough: more would only wait for the GIL;
+    /// and a runner still starting is not blocked).
     pub fn rescue(&self) {
         let mut state = self.shared.lock();
         let recent = state.rescued.is_some_and(|t| t.elapsed() < STALL);
-        if !state.queue.is_empty() && !recent {
+        if !state.queue.is_empty() && !recent && state.starting == 0 {
             state.rescued = Some(Instant::now());
             self.shared.add_runner(state);
         }
@@ -186,6 +189,7 @@ impl Shared {
             self.work.notify_one();
         } else if state.threads < MAX_RUNNERS {
             state.threads += 1;
+            state.starting += 1;
             drop(state);
             let shared = self.clone();
             let started = std::thread::Builder::new()
@@ -193,7 +197,9 @@ impl Shared {
                 .spawn(move || shared.run());
             if started.is_err() {
                 // Out of threads: the calls wait for a runner that exists.
-                self.lock().threads -= 1;
+                let mut state = self.lock();
+                state.threads -= 1;
+                state.starting -= 1;
             }
         }
     }
@@ -204,6 +210,7 @@ impl Shared {
     fn run(self: Arc<Self>) {
         CURRENT.with(|c| *c.borrow_mut() = Some(self.clone()));
         Python::attach(|py| {
+            self.lock().starting -= 1;
             // The next call without letting go of the GIL while there is one; detached to wait.
             while let Some(job) = self.take().or_else(|| py.detach(|| self.next())) {
                 // A panic in a call drops its reply (that request ends unanswered); the runner
@@ -231,7 +238,9 @@ impl Shared {
                 self.taken.fetch_add(1, Ordering::Release);
                 return Some(job);
             }
-            if state.stopping {
+            // Enough runners wait already: an extra one (added for a blocked call) ends rather
+            // than stay to fight the others for the GIL once the queue moves again.
+            if state.stopping || state.idle >= self.parallel {
                 state.threads -= 1;
                 state.ending += 1;
                 return None;

@@ -31,6 +31,10 @@ class Call:
     """What it raised, if anything."""
 
 
+KEEP_CALLS = 10_000
+"""How many of its newest calls a :class:`Handle` keeps by default (the traffic tape's count)."""
+
+
 @dataclass
 class Handle:
     """A registered Python function: callable as before, plus its record of calls.
@@ -44,6 +48,12 @@ class Handle:
     kind: str
     name: str
     calls: list[Call] = field(default_factory=list)
+    """The newest calls, oldest first: at least the newest ``keep_calls`` (older ones are
+    dropped in batches, counted in :attr:`calls_dropped`), so a handler under sustained load
+    holds bounded memory."""
+    keep_calls: int = KEEP_CALLS
+    """How many of the newest calls ``calls`` keeps at least."""
+    _dropped: int = field(default=0, repr=False)
     _side_effect: Any = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _effects: Iterator[Any] | None = field(default=None, repr=False)
@@ -72,12 +82,29 @@ class Handle:
 
     @property
     def call_count(self) -> int:
-        return len(self.calls)
+        """Every call since the last :meth:`reset`, the dropped ones included."""
+        return self._dropped + len(self.calls)
+
+    @property
+    def calls_dropped(self) -> int:
+        """Calls no longer in ``calls`` (the oldest, past ``keep_calls``)."""
+        return self._dropped
+
+    def _record(self, call: Call) -> None:
+        """Appends ``call``; past ``keep_calls`` plus an eighth, drops the oldest down to
+        ``keep_calls`` (in batches: one ``del`` of a list's head per eighth of calls)."""
+        with self._lock:
+            self.calls.append(call)
+            excess = len(self.calls) - self.keep_calls
+            if excess > self.keep_calls // 8:
+                del self.calls[:excess]
+                self._dropped += excess
 
     def reset(self) -> None:
         """Forget the calls and the side effect."""
         with self._lock:
             self.calls.clear()
+            self._dropped = 0
             self._side_effect = None
             self._effects = None
             self._dispatch_changed()

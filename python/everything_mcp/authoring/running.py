@@ -135,8 +135,7 @@ def run_handler(
     record = Call(arguments=dict(kwargs), session_id=core_ctx.session_id, started=time.monotonic())
     if ctx_param:
         kwargs[ctx_param] = Context(core_ctx)
-    with handle._lock:
-        handle.calls.append(record)
+    handle._record(record)
 
     def finish(value: Any, error: BaseException | None) -> None:
         record.ended = time.monotonic()
