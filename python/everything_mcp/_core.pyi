@@ -135,6 +135,10 @@ class LoopDrain:
     """Starts the `async def` handler calls queued for the event-loop thread."""
 
     def __call__(self, *args: object, **kwargs: object) -> None: ...
+    def fileno(self) -> int | None:
+        """The descriptor the loop watches (`loop.add_reader`) to be woken; None where there is none."""
+    def watched(self, watched: bool) -> None:
+        """Whether the loop watches the descriptor (calls then wake it through it)."""
 
 @final
 class Reply:

@@ -89,6 +89,7 @@ class HandlerLoop:
     def __init__(self) -> None:
         self._thread: LoopThread | None = None
         self._lock = threading.Lock()
+        self._watched: _core.LoopDrain | None = None
 
     def __call__(self) -> LoopThread:
         """The loop thread, started now if it is not running."""
@@ -97,17 +98,38 @@ class HandlerLoop:
                 self._thread = LoopThread()
             return self._thread
 
-    def schedule(self, drain: Callable[[], object]) -> None:
+    def schedule(self, drain: _core.LoopDrain) -> None:
         """Makes the loop thread (started now if it is not running) call ``drain()``: how the
-        core starts the ``async def`` calls it queued for it."""
-        self().loop.call_soon_threadsafe(drain)
+        core starts the ``async def`` calls it queued for it. The first time, the loop also
+        starts watching the drain's descriptor, so later calls wake it without this."""
+        thread = self()
+        thread.loop.call_soon_threadsafe(drain)
+        fd = drain.fileno()
+        with self._lock:
+            if self._watched is not None or fd is None:
+                return
+            self._watched = drain
+        thread.loop.call_soon_threadsafe(_watch, thread.loop, fd, drain)
 
     def stop(self) -> None:
         """Stops the loop thread if it runs; a later handler starts a new one."""
         with self._lock:
+            if self._watched is not None:
+                self._watched.watched(False)  # calls go through schedule() again
+                self._watched = None
             if self._thread is not None:
                 self._thread.stop()
                 self._thread = None
+
+
+def _watch(loop: Any, fd: int, drain: _core.LoopDrain) -> None:
+    """On the loop: run ``drain`` whenever ``fd`` is readable, and tell the core to wake the loop
+    that way from now on (a proactor loop, on Windows, cannot: ``schedule`` goes on)."""
+    try:
+        loop.add_reader(fd, drain)
+    except NotImplementedError:
+        return
+    drain.watched(True)
 
 
 _NOT_AWAITABLE = frozenset((str, dict, list, int, float, bool, type(None), bytes))
