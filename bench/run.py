@@ -1217,6 +1217,69 @@ guard, the tool call and its result value, serialising it, the SSE framing and t
 stream bookkeeping that makes the answer resumable, each a few percent. The load generator
 takes its share of the same two cores, the larger for the faster server.
 
+## Python handlers: what stood between the user's function and the wire
+
+`ours-tape-py` and `ours-tape-async` are `ours-tape`'s own `py_echo` and `py_async_echo`
+(`bench/peers/ours_in_process.py --python-tools`): the built-in `echo` written as a plain Python
+function and as an `async def`, registered beside it and called right after it on the same server
+(`loadgen --tool`), so their ratio to `ours-tape` is the Python handler path alone. Before this
+work they served 0.26 and 0.18 of the Rust `echo`'s requests/s (16 connections, non-LTO release
+build). A `perf` profile of the server under the Python echo put 62% of its time in the kernel
+switching threads (`finish_task_switch`, futex waits) and 3.5% in the Python interpreter: each
+call hopped to a thread of tokio's blocking pool, and the 16 threads of 16 concurrent calls
+handed the GIL to each other call by call. What changed, each measured same-run A/B (separate
+servers, alternated, 16 connections, 2-3 s rounds, medians of 6 rounds; this machine's rounds
+vary by ±10%, so only the large steps are sure):
+
+The targets, measured with the release build (fat LTO) on 2026-12-03 by `python -m bench.run
+--only http,free-threaded --contenders ours-tape,ours-py` (5 rounds, 16 connections, tape on;
+median and min-max of the per-round values):
+
+| on `ours-tape`'s server | req/s | p99 ms | / Rust `echo` (per round) | target |
+|---|---|---|---|---|
+| `echo` (Rust, built in) | 67,576 (60,229-72,670) | 0.47 | 1 | |
+| `py_echo` (plain function) | 38,825 (36,058-40,192) | 0.86 | 0.55 (0.54-0.64) | >= 0.5: holds |
+| `py_async_echo` (`async def`) | 32,219 (30,972-33,359) | 1.04 | 0.46 (0.45-0.52) | >= 0.4: holds |
+
+`ours-py` (a server whose only tool is the Python `echo`) went from 11,459 to 37,580 req/s at 16
+connections (3.3x), and from 3,902 to 6,597 on one connection.
+
+| step | Python echo req/s, median | ratio |
+|---|---|---|
+| one runner drains the sync calls; async calls start in batches (1) | 0.26 → 0.44-0.47 of Rust's | ~1.7x |
+| a tool's `str` answered without JSON text (`Reply.tool_text`) | 17,265 → 18,517 | 1.06x |
+| runner threads of our own, attached for life (2) | 17,191 → 21,744 | 1.24x |
+| async: the loop woken by a socket it watches (3) | 21,608 → 23,354 | 1.09x |
+
+(1) No per-call hop to tokio's blocking pool and no GIL handoff: the runner takes the next call
+while it holds the GIL; `async def` calls queue for the loop thread. (2) A thread that attaches to
+Python without a thread state gets one and loses it on leaving, which tokio's pool threads did
+every time the queue ran dry. (3) A byte written by the tokio worker, instead of a runner calling
+`call_soon_threadsafe` (the `async def` echo's figures).
+
+Tried and dropped: running the sync function on the tokio worker that holds the request, inside
+`block_in_place` (safe for a handler that blocks: the worker's other tasks move to a new thread):
+0.49x the runner's requests/s, since every call still hands the worker's core to another thread;
+a runner lingering 50 µs for the next call before parking: 0.96x (no gain, CPU taken from the
+workers); an on-loop `create_task` without the wrapper coroutine and closures: 0.94x. Two bugs
+the benchmark found on the way: a call still queued after 2 ms added a runner even when the queue
+was moving, so the first seconds of a run grew runners that then fought over the GIL (a third of
+the requests/s, 23 ms p99), and a `Handle` kept every call it ever served (100,000 records after
+five seconds of load, and the garbage collector walking them: the `async` figure measured after
+the sync one fell to 6,101 req/s with a 14 ms p99); a handle now keeps its newest 10,000.
+
+Free-threaded CPython: the module is declared GIL-free (`#[pymodule(gil_used = false)]`) and, on
+an interpreter without the GIL, as many runners as worker threads drain the queue side by side;
+`free-threaded` measures `py_echo` with 1 and with 2 worker threads. PyO3 0.30 supports 3.14t and
+newer only (it dropped 3.13t in 0.29). What was tried on this machine: Debian trixie's `python3.13`
+source package built a working 3.13t (`--disable-gil`, 250 s), which PyO3 refuses; `python3.14`
+is listed in sid's and forky's Sources indexes, but the mirror reachable here answers 404 for its
+source files, every version; Debian builds no free-threaded 3.14 binary; nothing on the Python or
+npm registries carries CPython's source or a 3.14t build, and python.org and GitHub are not
+reachable. `scripts/free_threaded_python.sh` does the whole route (sid's source, `--disable-gil`,
+a venv, this package installed into it) where the mirror serves the source; until then the
+benchmark is skipped, with the reason in the report.
+
 ## Run-to-run variance, and where the tape's cost is
 
 This is a shared 2-core machine whose speed drifts by 10-20% over minutes, so single rounds
