@@ -1662,6 +1662,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: {name} ...", file=sys.stderr, flush=True)
         BENCHMARKS[name](cs, sizes, res)
         print(f"bench: {name} done in {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
+        if ns.json:  # after each benchmark: a later one that fails loses nothing measured
+            Path(ns.json).write_text(json.dumps(res.samples, indent=1))
     command = "python -m bench.run" + (" --smoke" if ns.smoke else "") + (f" --only {ns.only}" if ns.only else "")
     command += " --write-docs" if ns.write_docs else ""
     text = report(res, sizes, [c.name for c in cs], command)
