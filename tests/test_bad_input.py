@@ -28,8 +28,11 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import os
+import signal
 import socket
 import subprocess
+import time
 import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -757,6 +760,24 @@ def test_half_close_after_request(transport: str, tmp_path: Path) -> None:
                 assert [json.loads(d) for d in sse_datas(reply.body.decode())] == [echoed(f"half-{i}", "half")("http")]
         assert not lost, f"answer {lost[0] + 1} of up to 200 lost"
         driver.assert_serves("after-half-close")
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="SIGSTOP stalls the process (POSIX)")
+def test_half_close_then_stalled_stdio(tmp_path: Path) -> None:
+    """A request read just before EOF is answered even when the process stalls past the close
+    grace (50 ms) before it ran: a loaded machine (CI) stalls a process that long. The stall is
+    SIGSTOP for 80 ms; before the fix two answers in three were lost."""
+    for i in range(5):
+        (tmp_path / str(i)).mkdir()
+        with fresh("stdio", tmp_path / str(i)) as driver:
+            assert isinstance(driver, StdioDriver)
+            driver.write(frame(echo(f"stall-{i}", "stall"), "stdio").body)
+            driver.proc.stdin.close()  # type: ignore[union-attr]
+            os.kill(driver.proc.pid, signal.SIGSTOP)
+            time.sleep(0.08)  # the stall itself, not a wait for an event
+            os.kill(driver.proc.pid, signal.SIGCONT)
+            assert json.loads(driver.read()) == echoed(f"stall-{i}", "stall")("stdio")
+            assert driver.proc.wait(WAIT) == 0
 
 
 @pytest.mark.parametrize("transport", connection_params("half-close-slow-request"))

@@ -22,6 +22,12 @@ use tokio_util::task::TaskTracker;
 /// process still exits within 100 ms of EOF.
 pub const CLOSE_GRACE: Duration = Duration::from_millis(50);
 
+/// How long, at most, the requests read before the client closed wait for their first run
+/// before [`CLOSE_GRACE`] starts: a request is never cancelled unrun because the machine was busy
+/// (a loaded CI host stalled the process past the grace before an `echo` ran, and lost its
+/// answer).
+pub const FIRST_RUN_LIMIT: Duration = Duration::from_secs(5);
+
 /// One frame as read from the wire.
 #[derive(Debug)]
 pub enum Inbound {
@@ -54,8 +60,9 @@ async fn outlive_input(server: &Server, session: &Session, shutdown: &Cancellati
 }
 
 /// Serves one connection: feeds every frame of `frames` to the server until the stream ends
-/// (the client closed) or `shutdown` fires, then lets in-flight requests finish for at most
-/// [`CLOSE_GRACE`], cancels the rest and closes the session.
+/// (the client closed) or `shutdown` fires, then lets in-flight requests run once (within
+/// [`FIRST_RUN_LIMIT`]) and finish for at most [`CLOSE_GRACE`], cancels the rest and closes the
+/// session.
 pub async fn drive<S>(
     server: Arc<Server>,
     session: Arc<Session>,
@@ -66,6 +73,8 @@ pub async fn drive<S>(
 {
     let mut frames = std::pin::pin!(frames);
     let tasks = TaskTracker::new();
+    // Held by each request until its first poll returned.
+    let unrun = TaskTracker::new();
     loop {
         let inbound = tokio::select! {
             biased;
@@ -91,16 +100,25 @@ pub async fn drive<S>(
             Work::Reply(out) => {
                 session.sink.send_outgoing(&out);
             }
-            Work::Task(fut) => {
+            Work::Task(mut fut) => {
                 let sink = session.sink.clone();
+                let first_run = unrun.token();
                 tasks.spawn(async move {
-                    if let Some(out) = fut.await {
+                    let first = futures::poll!(fut.as_mut());
+                    drop(first_run);
+                    let answer = match first {
+                        std::task::Poll::Ready(answer) => answer,
+                        std::task::Poll::Pending => fut.await,
+                    };
+                    if let Some(out) = answer {
                         sink.send_outgoing(&out);
                     }
                 });
             }
         }
     }
+    unrun.close();
+    let _ = tokio::time::timeout(FIRST_RUN_LIMIT, unrun.wait()).await;
     // A listen stream never ends on its own: end this connection's gracefully (each answers
     // with its listen result), so they finish within the grace like any other request.
     server.end_listeners(Some(&session.id));
