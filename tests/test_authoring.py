@@ -546,6 +546,32 @@ def test_a_handle_keeps_its_newest_calls_and_counts_the_dropped() -> None:
         assert double.call_count == 0 and double.calls_dropped == 0 and not double.calls
 
 
+def test_a_handle_keeps_calls_within_its_bytes_and_counts_the_dropped() -> None:
+    """A call's size is its arguments and its answer as JSON text; past ``keep_calls_bytes`` the
+    oldest calls go, down to seven eighths of it, and are counted."""
+    with Server(catalogs=["none"]) as srv:
+
+        @srv.tool()
+        def shout(text: str) -> str:
+            return text.upper()
+
+        shout.keep_calls_bytes = 5000
+        conn = _initialized(srv)
+        size = len('{"text":""}') + 1000 + 1000  # the arguments, then the text answered
+        for i in range(1, 11):
+            _call(conn, i, "shout", {"text": "x" * 1000})
+            assert json.loads(conn.recv(timeout=10) or "")["result"]["content"][0]["text"] == "X" * 1000
+            assert [c.size for c in shout.calls] == [size] * min(i, 2)
+        # The third call's arguments passed 5,000 bytes: the oldest went, down to <= 4,375.
+        assert shout.call_count == 10 and shout.calls_dropped == 8 and shout.calls_bytes == 2 * size
+        shout.keep_calls_bytes = 1  # the newest call stays, however large
+        _call(conn, 11, "shout", {"text": "y"})
+        assert conn.recv(timeout=10)
+        assert [c.arguments["text"] for c in shout.calls] == ["y"] and shout.calls_dropped == 10
+        shout.reset()
+        assert shout.calls_bytes == 0 and shout.calls_dropped == 0
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts threads in /proc")
 def test_sync_handlers_share_a_bounded_pool() -> None:
     import os

@@ -29,10 +29,20 @@ class Call:
     """What the function returned (before conversion)."""
     error: BaseException | None = None
     """What it raised, if anything."""
+    size: int = 0
+    """Its arguments and its answer as JSON text, in bytes (the answer's once it is sent): what
+    it counts against the handle's ``keep_calls_bytes``."""
+    _kept: bool = field(default=True, init=False, repr=False, compare=False)
+    """Whether the handle still keeps it (an answer sent after the call was dropped no longer
+    counts)."""
 
 
 KEEP_CALLS = 10_000
 """How many of its newest calls a :class:`Handle` keeps by default (the traffic tape's count)."""
+
+KEEP_CALLS_BYTES = 64 * 1024 * 1024
+"""How many bytes of calls (:attr:`Call.size`) a :class:`Handle` keeps by default (the traffic
+tape's bound)."""
 
 
 @dataclass
@@ -48,12 +58,16 @@ class Handle:
     kind: str
     name: str
     calls: list[Call] = field(default_factory=list)
-    """The newest calls, oldest first: at least the newest ``keep_calls`` (older ones are
-    dropped in batches, counted in :attr:`calls_dropped`), so a handler under sustained load
-    holds bounded memory."""
+    """The newest calls, oldest first, bounded by count and by bytes, so a handler under
+    sustained load holds bounded memory: the newest ``keep_calls`` at least, as long as their
+    sizes stay within ``keep_calls_bytes`` (the newest call is always kept). Older ones are
+    dropped in batches and counted in :attr:`calls_dropped`."""
     keep_calls: int = KEEP_CALLS
-    """How many of the newest calls ``calls`` keeps at least."""
+    """How many of the newest calls ``calls`` keeps at least (bytes allowing)."""
+    keep_calls_bytes: int = KEEP_CALLS_BYTES
+    """How many bytes of calls (:attr:`Call.size`) ``calls`` keeps at most."""
     _dropped: int = field(default=0, repr=False)
+    _kept_bytes: int = field(default=0, repr=False)
     _side_effect: Any = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _effects: Iterator[Any] | None = field(default=None, repr=False)
@@ -87,24 +101,62 @@ class Handle:
 
     @property
     def calls_dropped(self) -> int:
-        """Calls no longer in ``calls`` (the oldest, past ``keep_calls``)."""
+        """Calls no longer in ``calls`` (the oldest, past ``keep_calls`` or
+        ``keep_calls_bytes``)."""
         return self._dropped
 
+    @property
+    def calls_bytes(self) -> int:
+        """The sizes of the calls in ``calls``, summed (:attr:`Call.size`)."""
+        return self._kept_bytes
+
     def _record(self, call: Call) -> None:
-        """Appends ``call``; past ``keep_calls`` plus an eighth, drops the oldest down to
-        ``keep_calls`` (in batches: one ``del`` of a list's head per eighth of calls)."""
+        """Appends ``call`` and keeps the bounds."""
         with self._lock:
             self.calls.append(call)
-            excess = len(self.calls) - self.keep_calls
-            if excess > self.keep_calls // 8:
-                del self.calls[:excess]
-                self._dropped += excess
+            self._kept_bytes += call.size
+            if len(self.calls) > self.keep_calls + self.keep_calls // 8 or self._kept_bytes > self.keep_calls_bytes:
+                self._trim()
+
+    def _answered(self, call: Call, size: int) -> None:
+        """Adds the ``size`` of ``call``'s answer and keeps the bounds."""
+        with self._lock:
+            call.size += size
+            if call._kept:
+                self._kept_bytes += size
+                if self._kept_bytes > self.keep_calls_bytes:
+                    self._trim()
+
+    def _trim(self) -> None:
+        """Past ``keep_calls`` plus an eighth, drops the oldest down to ``keep_calls``; past
+        ``keep_calls_bytes``, down to seven eighths of it (the newest call stays). In batches:
+        one ``del`` of the list's head per eighth of either bound."""
+        calls = self.calls
+        excess = len(calls) - self.keep_calls
+        drop = excess if excess > self.keep_calls // 8 else 0
+        bytes_left = self._kept_bytes
+        for call in calls[:drop]:
+            bytes_left -= call.size
+        if bytes_left > self.keep_calls_bytes:
+            target = self.keep_calls_bytes - self.keep_calls_bytes // 8
+            while bytes_left > target and drop < len(calls) - 1:
+                bytes_left -= calls[drop].size
+                drop += 1
+        if drop:
+            for call in calls[:drop]:
+                call._kept = False
+            del calls[:drop]
+            self._kept_bytes = bytes_left
+            self._dropped += drop
 
     def reset(self) -> None:
         """Forget the calls and the side effect."""
         with self._lock:
+            for call in self.calls:
+                call._kept = False
             self.calls.clear()
             self._dropped = 0
+            self._kept_bytes = 0
             self._side_effect = None
             self._effects = None
             self._dispatch_changed()

@@ -154,7 +154,12 @@ def run_handler(
     on the loop thread (started here when this runs there) whose done-callback answers; this
     returns its ``cancel()``, which the core calls when the request is cancelled. No thread waits
     for the task."""
-    record = Call(arguments=dict(kwargs), session_id=core_ctx.session_id, started=time.monotonic())
+    record = Call(
+        arguments=dict(kwargs),
+        session_id=core_ctx.session_id,
+        started=time.monotonic(),
+        size=core_ctx.arguments_bytes,
+    )
     if ctx_param:
         kwargs[ctx_param] = Context(core_ctx)
     handle._record(record)
@@ -165,7 +170,7 @@ def run_handler(
             record.result = value
         else:
             record.error = error
-        answer(reply, convert, value, error)
+        answer(reply, convert, value, error, lambda size: handle._answered(record, size))
 
     try:
         if handle._side_effect is None:
@@ -189,15 +194,26 @@ def run_handler(
     return None
 
 
-def answer(reply: _core.Reply, convert: Callable[[Any], str], value: Any, error: BaseException | None) -> None:
+def answer(
+    reply: _core.Reply,
+    convert: Callable[[Any], str],
+    value: Any,
+    error: BaseException | None,
+    sized: Callable[[int], None],
+) -> None:
     """Answers the request: the converted value, the :class:`RpcError` as is, or a failure with
-    the exception's text (an ``isError`` result for a tool, ``-32603`` elsewhere)."""
+    the exception's text (an ``isError`` result for a tool, ``-32603`` elsewhere). Tells ``sized``
+    the answer's size as text (its length: a byte per character of ASCII) before it is sent, so
+    the call's record has its size when the client has its answer."""
     if error is None:
         try:
             if type(value) is str and convert is tool_json:
+                sized(len(value))
                 reply.tool_text(value)
-            else:
-                reply.result(convert(value))
+                return
+            text = convert(value)
+            sized(len(text))
+            reply.result(text)
             return
         except Exception as e:  # the value does not convert: that is the handler's failure
             error = e
@@ -205,11 +221,16 @@ def answer(reply: _core.Reply, convert: Callable[[Any], str], value: Any, error:
         try:
             data = None if error.data is None else json.dumps(error.data)
         except (TypeError, ValueError) as e:
-            reply.fail(f"the data of RpcError({error.code}) is not JSON: {e}")
+            message = f"the data of RpcError({error.code}) is not JSON: {e}"
+            sized(len(message))
+            reply.fail(message)
             return
+        sized(len(error.message) + len(data or ""))
         reply.error(error.code, error.message, data)
         return
-    reply.fail(error_text(error))
+    message = error_text(error)
+    sized(len(message))
+    reply.fail(message)
 
 
 async def _awaitable(value: Any) -> Any:

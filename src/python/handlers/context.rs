@@ -24,6 +24,9 @@ pub struct Context {
     /// The runtime: `ask` waits on it from a sync handler's (blocking-pool) thread, `ask_async`
     /// starts its task there.
     pub(super) handle: Handle,
+    /// The call's arguments as JSON text, in bytes: the package's record of the call counts
+    /// them against its handle's byte bound (the arguments it keeps are Python objects).
+    pub(super) arguments_bytes: usize,
 }
 
 #[pymethods]
@@ -32,6 +35,13 @@ impl Context {
     #[getter]
     fn request_id(&self) -> String {
         serde_json::to_string(&self.ctx.request_id).unwrap_or_default()
+    }
+
+    /// The call's arguments as JSON text, in bytes (what the handle's record of the call
+    /// counts against `keep_calls_bytes`).
+    #[getter]
+    fn arguments_bytes(&self) -> usize {
+        self.arguments_bytes
     }
 
     /// The session (connection) id.

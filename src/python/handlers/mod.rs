@@ -90,11 +90,40 @@ pub enum Arg {
 }
 
 impl Arg {
+    /// Its size as JSON text in bytes (a `str` by its UTF-8 length), counted without building
+    /// the text: what the package's record of the call counts against its handle's byte bound
+    /// (`Handle.keep_calls_bytes`).
+    fn json_bytes(&self) -> usize {
+        match self {
+            Self::Text(text) => text.len(),
+            Self::Object(map) => {
+                let mut counted = Counted(0);
+                // Writing to a counter cannot fail, nor can a map of JSON values be refused.
+                let _ = serde_json::to_writer(&mut counted, map);
+                counted.0
+            }
+        }
+    }
+
     fn to_python<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         match self {
             Self::Text(text) => Ok(PyString::new(py, text).into_any()),
             Self::Object(map) => Ok(pythonize::pythonize(py, map)?),
         }
+    }
+}
+
+/// A writer that only counts the bytes written to it.
+struct Counted(usize);
+
+impl std::io::Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -172,6 +201,7 @@ fn call_invoker(
         let context = Context {
             ctx,
             handle: dispatch.handle.clone(),
+            arguments_bytes: args.iter().map(Arg::json_bytes).sum(),
         };
         // Made before the invoker runs: this future may be dropped (the request cancelled) while
         // the handler is still queued, and the slot then still cancels it once started.
